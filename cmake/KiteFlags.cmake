@@ -1,0 +1,37 @@
+# Compiler flags shared by Kite's own targets. Third-party headers that do not
+# build cleanly (QuickFIX) are kept in targets that do not use these.
+add_library(kite_flags INTERFACE)
+target_compile_options(kite_flags INTERFACE -Wall -Wextra -Wpedantic -Werror)
+target_include_directories(kite_flags INTERFACE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+
+set(KITE_ARCH_FLAGS "")
+if(KITE_NATIVE)
+  set(KITE_ARCH_FLAGS "-march=native")
+endif()
+if(KITE_ARCH_FLAGS)
+  add_compile_options(${KITE_ARCH_FLAGS})
+endif()
+
+if(KITE_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# The flags that describe this build, written into binaries for the lab's stamp.
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _kite_bt)
+set(KITE_BUILD_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_kite_bt}} ${KITE_ARCH_FLAGS}")
+string(STRIP "${KITE_BUILD_FLAGS}" KITE_BUILD_FLAGS)
+set(KITE_COMPILER "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}")
+
+# kite_test(NAME SOURCES... LIBS ... LABELS ...): a GoogleTest binary registered with ctest.
+function(kite_test name)
+  cmake_parse_arguments(KT "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${KT_SOURCES})
+  target_link_libraries(${name} PRIVATE kite_flags ${KT_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  if(NOT KT_LABELS)
+    set(KT_LABELS unit)
+  endif()
+  add_test(NAME ${name} COMMAND ${name} --gtest_brief=1)
+  set_tests_properties(${name} PROPERTIES LABELS "${KT_LABELS}" TIMEOUT 300
+    ENVIRONMENT "KITE_DICTIONARY_DIR=${KITE_DICTIONARY_DIR};KITE_SOURCE_DIR=${CMAKE_SOURCE_DIR};KITE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+endfunction()

@@ -1,0 +1,192 @@
+// The encoder writes a message straight into a buffer it is handed.
+//
+// A HeaderTemplate is rendered once per session: BeginString and the CompID,
+// SubID and LocationID fields that never change. MessageWriter then writes
+//   8=BeginString|9=NNN|35=MsgType|<template fields>|34=SeqNum|52=SendingTime|
+// followed by body fields from typed calls, and finish() fills BodyLength and
+// the CheckSum in place. BodyLength's digits are reserved from the previous
+// message's count, so the body moves only when that count changes.
+// SendingTime's date and seconds are re-rendered once per second.
+// Nothing allocates after construction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "kite/codec/fix.hpp"
+#include "kite/codec/scan.hpp"
+#include "kite/codec/values.hpp"
+
+namespace kite::codec {
+
+struct HeaderFields {
+  std::string begin_string = "FIX.4.4";
+  std::string sender_comp_id;
+  std::string target_comp_id;
+  std::string sender_sub_id;
+  std::string target_sub_id;
+  std::string sender_location_id;
+  std::string target_location_id;
+};
+
+class HeaderTemplate {
+ public:
+  explicit HeaderTemplate(const HeaderFields& f);
+
+  std::string_view begin() const noexcept { return begin_; }    // "8=FIX.4.4|9="
+  std::string_view fixed() const noexcept { return fixed_; }    // "49=S|56=T|..." (may be empty)
+  const HeaderFields& fields() const noexcept { return fields_; }
+
+ private:
+  HeaderFields fields_;
+  std::string begin_;
+  std::string fixed_;
+};
+
+class MessageWriter {
+ public:
+  explicit MessageWriter(const HeaderTemplate& h, TimePrecision precision = TimePrecision::millis) noexcept
+      : header_(&h), precision_(precision) {}
+
+  // Starts a message at buf. Header fields other than the template's, 34 and
+  // 52 (PossDupFlag, OrigSendingTime, OnBehalfOfCompID...) are added next with
+  // the typed calls, before the body fields.
+  void begin(char* buf, std::size_t capacity, std::string_view msg_type, std::uint64_t seq_num,
+             std::int64_t sending_time_ns) noexcept {
+    buf_ = buf;
+    end_ = buf + capacity;
+    ok_ = true;
+    p_ = buf;
+    put(header_->begin());
+    if (!room(length_digits_ + 1)) return;
+    p_ += length_digits_;  // BodyLength's digits, written by finish()
+    *p_++ = kSoh;
+    body_ = p_;
+    put_tag(tag::MsgType);
+    put(msg_type);
+    put_soh();
+    put(header_->fixed());
+    add_uint(tag::MsgSeqNum, seq_num);
+    add_timestamp(tag::SendingTime, sending_time_ns);
+  }
+
+  void add_string(std::uint32_t t, std::string_view v) noexcept {
+    put_tag(t);
+    put(v);
+    put_soh();
+  }
+  void add_char(std::uint32_t t, char c) noexcept {
+    put_tag(t);
+    if (room(2)) {
+      *p_++ = c;
+      *p_++ = kSoh;
+    }
+  }
+  void add_bool(std::uint32_t t, bool b) noexcept { add_char(t, b ? 'Y' : 'N'); }
+  void add_uint(std::uint32_t t, std::uint64_t v) noexcept {
+    put_tag(t);
+    if (room(kMaxUintChars + 1)) {
+      p_ = write_uint(p_, v);
+      *p_++ = kSoh;
+    }
+  }
+  void add_int(std::uint32_t t, std::int64_t v) noexcept {
+    put_tag(t);
+    if (room(kMaxIntChars + 1)) {
+      p_ = write_int(p_, v);
+      *p_++ = kSoh;
+    }
+  }
+  void add_decimal(std::uint32_t t, Decimal d) noexcept {
+    put_tag(t);
+    if (room(kMaxDecimalChars + 1)) {
+      p_ = write_decimal(p_, d);
+      *p_++ = kSoh;
+    }
+  }
+  // A UTCTimestamp at the writer's precision (or the one given).
+  void add_timestamp(std::uint32_t t, std::int64_t nanos) noexcept { add_timestamp(t, nanos, precision_); }
+  void add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept;
+  // Bytes already in "tag=value<SOH>" form (a stored body, a pre-rendered block).
+  void add_raw(std::string_view fields) noexcept { put(fields); }
+
+  // Fills BodyLength and CheckSum; returns the message's length (it starts at
+  // buf), or 0 when it did not fit the capacity.
+  std::size_t finish() noexcept {
+    if (!ok_) return 0;
+    const std::size_t body = static_cast<std::size_t>(p_ - body_);
+    const std::size_t digits = uint_digits(body);
+    if (digits != length_digits_) {  // rare: the reserved width was wrong
+      const std::ptrdiff_t shift = static_cast<std::ptrdiff_t>(digits) - static_cast<std::ptrdiff_t>(length_digits_);
+      if (shift > 0 && end_ - p_ < shift) return fail();
+      std::memmove(body_ + shift, body_, body);
+      body_ += shift;
+      p_ += shift;
+      length_digits_ = static_cast<std::uint8_t>(digits);
+    }
+    write_uint(body_ - 1 - digits, body);
+    body_[-1] = kSoh;
+    if (!room(7)) return 0;
+    const std::uint32_t sum = SwarScan::checksum(buf_, p_);
+    p_[0] = '1';
+    p_[1] = '0';
+    p_[2] = '=';
+    p_[3] = static_cast<char>('0' + sum / 100);
+    p_[4] = static_cast<char>('0' + sum / 10 % 10);
+    p_[5] = static_cast<char>('0' + sum % 10);
+    p_[6] = kSoh;
+    p_ += 7;
+    return static_cast<std::size_t>(p_ - buf_);
+  }
+
+  bool ok() const noexcept { return ok_; }
+  // Bytes written so far (the message is not valid before finish()).
+  std::size_t written() const noexcept { return static_cast<std::size_t>(p_ - buf_); }
+  TimePrecision precision() const noexcept { return precision_; }
+
+ private:
+  // Whether n more bytes fit; once one call fails, every later one does too.
+  bool room(std::size_t n) noexcept {
+    if (ok_ && static_cast<std::size_t>(end_ - p_) >= n) return true;
+    ok_ = false;
+    return false;
+  }
+  std::size_t fail() noexcept {
+    ok_ = false;
+    return 0;
+  }
+  void put(std::string_view s) noexcept {
+    if (!room(s.size())) return;
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void put_soh() noexcept {
+    if (room(1)) *p_++ = kSoh;
+  }
+  void put_tag(std::uint32_t t) noexcept {
+    if (!room(11)) return;
+    p_ = write_uint(p_, t);
+    *p_++ = '=';
+  }
+
+  const HeaderTemplate* header_;
+  TimePrecision precision_;
+  std::uint8_t length_digits_ = 3;
+  bool ok_ = true;
+  char* buf_ = nullptr;
+  char* p_ = nullptr;
+  char* end_ = nullptr;
+  char* body_ = nullptr;
+  // "YYYYMMDD-HH:MM:SS" of the last second rendered.
+  std::int64_t cached_second_ = INT64_MIN;
+  char cached_[17] = {};
+};
+
+// Nanoseconds since the Unix epoch from CLOCK_REALTIME (SendingTime's clock).
+std::int64_t utc_now_ns() noexcept;
+
+}  // namespace kite::codec

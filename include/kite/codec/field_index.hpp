@@ -1,0 +1,228 @@
+// The field index: one walk over a complete frame records, for every field,
+// its tag and where its value lies. Nothing is copied: values are views into
+// the frame, parsed on demand. The index allocates once, at construction, and
+// resets in O(1) between messages (a generation counter on the tag table).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "kite/codec/fix.hpp"
+#include "kite/codec/scan.hpp"
+#include "kite/codec/values.hpp"
+
+namespace kite::codec {
+
+struct FieldRef {
+  std::uint32_t tag;
+  std::uint32_t offset;  // of the value's first byte, from the frame's start
+  std::uint32_t length;  // of the value, without the SOH
+};
+
+enum class IndexError : std::uint8_t {
+  none,
+  bad_tag,          // a tag that is empty, zero, not digits or too long
+  missing_equals,   // a field without '=' before the end of the frame
+  missing_soh,      // a value that runs to the end of the frame unterminated
+  bad_data_length,  // a data field whose stated length does not fit the frame
+  too_many_fields,  // more fields than the index's capacity
+};
+
+const char* to_string(IndexError e) noexcept;
+
+struct IndexResult {
+  IndexError error = IndexError::none;
+  std::uint32_t offset = 0;  // where the problem was found
+  std::uint32_t tag = 0;     // the field it concerns, when known
+  explicit operator bool() const noexcept { return error == IndexError::none; }
+};
+
+// Field access result for typed reads.
+enum class Get : std::uint8_t { ok, missing, bad_format };
+
+namespace detail {
+// Data fields whose value may contain SOH: the length field that must
+// immediately precede each, and the data field it governs.
+constexpr std::uint32_t data_tag_for_length(std::uint32_t length_tag) noexcept {
+  switch (length_tag) {
+    case 90: return 91;    // SecureDataLen -> SecureData
+    case 93: return 89;    // SignatureLength -> Signature
+    case 95: return 96;    // RawDataLength -> RawData
+    case 212: return 213;  // XmlDataLen -> XmlData
+    case 348: return 349;  // EncodedIssuerLen
+    case 350: return 351;  // EncodedSecurityDescLen
+    case 352: return 353;  // EncodedListExecInstLen
+    case 354: return 355;  // EncodedTextLen
+    case 356: return 357;  // EncodedSubjectLen
+    case 358: return 359;  // EncodedHeadlineLen
+    case 360: return 361;  // EncodedAllocTextLen
+    case 362: return 363;  // EncodedUnderlyingIssuerLen
+    case 364: return 365;  // EncodedUnderlyingSecurityDescLen
+    case 445: return 446;  // EncodedListStatusTextLen
+    case 618: return 619;  // EncodedLegIssuerLen
+    case 621: return 622;  // EncodedLegSecurityDescLen
+    default: return 0;
+  }
+}
+
+// Bit t set when tag t is a length field above: a cheap test before the switch.
+inline constexpr std::uint32_t kLengthTagLimit = 640;
+struct LengthTagBits {
+  std::uint64_t words[kLengthTagLimit / 64] = {};
+  constexpr LengthTagBits() {
+    for (std::uint32_t t = 0; t < kLengthTagLimit; ++t)
+      if (data_tag_for_length(t) != 0) words[t / 64] |= std::uint64_t{1} << (t % 64);
+  }
+};
+inline constexpr LengthTagBits kLengthTags{};
+
+constexpr bool is_length_tag(std::uint32_t tag) noexcept {
+  return tag < kLengthTagLimit && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
+}
+}  // namespace detail
+
+class FieldIndex {
+ public:
+  static constexpr std::uint32_t kDirectTags = 2048;  // tags below this are found in O(1)
+
+  explicit FieldIndex(std::uint32_t capacity = 1024);
+  FieldIndex(const FieldIndex&) = delete;
+  FieldIndex& operator=(const FieldIndex&) = delete;
+  FieldIndex(FieldIndex&&) noexcept = default;
+  FieldIndex& operator=(FieldIndex&&) noexcept = default;
+
+  // Walks a complete frame (as framed by frame()) and indexes every field,
+  // the header's and trailer's included. The frame's bytes must outlive the
+  // views handed out. Scan picks the SWAR walk or its scalar twin.
+  template <class Scan = SwarScan>
+  IndexResult build(const char* frame, std::size_t size) noexcept;
+  IndexResult build(std::string_view frame) noexcept { return build<SwarScan>(frame.data(), frame.size()); }
+
+  std::string_view frame() const noexcept { return {base_, size_}; }
+  std::uint32_t size() const noexcept { return count_; }
+  std::uint32_t capacity() const noexcept { return capacity_; }
+  const FieldRef& operator[](std::uint32_t i) const noexcept { return fields_[i]; }
+  const FieldRef* begin() const noexcept { return fields_.get(); }
+  const FieldRef* end() const noexcept { return fields_.get() + count_; }
+
+  std::string_view value(const FieldRef& f) const noexcept { return {base_ + f.offset, f.length}; }
+  std::string_view value_at(std::uint32_t i) const noexcept { return value(fields_[i]); }
+
+  // Position of the first field with this tag, or -1.
+  std::int32_t find_pos(std::uint32_t tag) const noexcept {
+    if (tag < kDirectTags) {
+      const std::uint32_t slot = slots_[tag];
+      return (slot >> 16) == generation_ ? static_cast<std::int32_t>(slot & 0xFFFFu) : -1;
+    }
+    for (std::uint32_t i = 0; i < count_; ++i)
+      if (fields_[i].tag == tag) return static_cast<std::int32_t>(i);
+    return -1;
+  }
+  // Position of the first field with this tag at or after `from`, or -1.
+  std::int32_t find_pos_from(std::uint32_t tag, std::uint32_t from) const noexcept {
+    for (std::uint32_t i = from; i < count_; ++i)
+      if (fields_[i].tag == tag) return static_cast<std::int32_t>(i);
+    return -1;
+  }
+  const FieldRef* find(std::uint32_t tag) const noexcept {
+    const std::int32_t i = find_pos(tag);
+    return i < 0 ? nullptr : &fields_[i];
+  }
+  bool has(std::uint32_t tag) const noexcept { return find_pos(tag) >= 0; }
+
+  // Typed reads of the first field with a tag.
+  Get get(std::uint32_t tag, std::string_view& out) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    out = value(*f);
+    return Get::ok;
+  }
+  template <class T, bool (*Parse)(std::string_view, T&) noexcept>
+  Get get_as(std::uint32_t tag, T& out) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    return Parse(value(*f), out) ? Get::ok : Get::bad_format;
+  }
+  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept { return get_as<std::uint64_t, parse_uint>(tag, out); }
+  Get get(std::uint32_t tag, std::int64_t& out) const noexcept { return get_as<std::int64_t, parse_int>(tag, out); }
+  Get get(std::uint32_t tag, Decimal& out) const noexcept { return get_as<Decimal, parse_decimal>(tag, out); }
+  Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
+  Get get(std::uint32_t tag, bool& out) const noexcept { return get_as<bool, parse_bool>(tag, out); }
+  Get get_timestamp(std::uint32_t tag, std::int64_t& nanos) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;
+  }
+
+ private:
+  void reset() noexcept {
+    count_ = 0;
+    if (++generation_ == 0x10000u) {  // 16-bit generation wrapped: clear once
+      for (std::uint32_t i = 0; i < kDirectTags; ++i) slots_[i] = 0;
+      generation_ = 1;
+    }
+  }
+  bool push(std::uint32_t tag, std::uint32_t offset, std::uint32_t length) noexcept {
+    if (count_ == capacity_) return false;
+    fields_[count_] = {tag, offset, length};
+    if (tag < kDirectTags && (slots_[tag] >> 16) != generation_) slots_[tag] = (generation_ << 16) | count_;
+    ++count_;
+    return true;
+  }
+
+  std::unique_ptr<FieldRef[]> fields_;
+  std::unique_ptr<std::uint32_t[]> slots_;  // generation << 16 | position
+  const char* base_ = nullptr;
+  std::uint32_t size_ = 0;
+  std::uint32_t count_ = 0;
+  std::uint32_t capacity_ = 0;
+  std::uint32_t generation_ = 0;
+};
+
+template <class Scan>
+IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
+  reset();
+  base_ = frame;
+  size_ = static_cast<std::uint32_t>(size);
+  const char* const end = frame + size;
+  const char* p = frame;
+  std::uint32_t pending_data_tag = 0;  // set right after a length field
+  std::uint64_t pending_data_len = 0;
+  while (p < end) {
+    const char* eq = Scan::find(p, end, '=');
+    const auto at = static_cast<std::uint32_t>(p - frame);
+    if (eq == end) return {IndexError::missing_equals, at, 0};
+    const std::size_t tag_len = static_cast<std::size_t>(eq - p);
+    if (tag_len == 0 || tag_len > 9 || *p == '0') return {IndexError::bad_tag, at, 0};
+    std::uint32_t tag = 0;
+    for (const char* d = p; d < eq; ++d) {
+      const unsigned v = static_cast<unsigned char>(*d) - static_cast<unsigned>('0');
+      if (v > 9) return {IndexError::bad_tag, at, 0};
+      tag = tag * 10 + v;
+    }
+    const char* v = eq + 1;
+    const char* soh;
+    if (pending_data_tag != 0 && tag == pending_data_tag) [[unlikely]] {
+      if (pending_data_len >= static_cast<std::uint64_t>(end - v) || v[pending_data_len] != kSoh) {
+        return {IndexError::bad_data_length, at, tag};
+      }
+      soh = v + pending_data_len;
+    } else {
+      soh = Scan::find(v, end, kSoh);
+      if (soh == end) return {IndexError::missing_soh, at, tag};
+    }
+    const auto off = static_cast<std::uint32_t>(v - frame);
+    const auto len = static_cast<std::uint32_t>(soh - v);
+    if (!push(tag, off, len)) return {IndexError::too_many_fields, at, tag};
+    pending_data_tag = 0;
+    if (detail::is_length_tag(tag)) [[unlikely]] {
+      if (parse_uint({v, len}, pending_data_len)) pending_data_tag = detail::data_tag_for_length(tag);
+    }
+    p = soh + 1;
+  }
+  return {};
+}
+
+}  // namespace kite::codec

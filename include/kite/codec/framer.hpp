@@ -1,0 +1,151 @@
+// Framing: where does the next FIX message in a byte buffer end?
+//
+// frame() looks at the start of a buffer that may hold nothing, part of a
+// message, one message or many, and answers:
+//   complete    the first `size` bytes are one whole message, checksum verified;
+//   incomplete  more bytes are needed (nothing is consumed);
+//   invalid     the bytes cannot start a valid message: `error` says why and
+//               `size` (at least 1) is how many bytes to discard to reach the
+//               next place a message could start.
+// It never reads past the buffer and never looks at more than `max_size` bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "kite/codec/fix.hpp"
+#include "kite/codec/scan.hpp"
+
+namespace kite::codec {
+
+enum class FrameStatus : std::uint8_t { complete, incomplete, invalid };
+
+enum class FrameError : std::uint8_t {
+  none,
+  garbage_before_begin_string,  // the buffer does not start with "8="
+  bad_begin_string,             // BeginString is not FIX.x.y or FIXT.1.1
+  body_length_missing,          // the second field is not BodyLength (9)
+  body_length_not_number,       // BodyLength is empty, not digits, or too long
+  body_length_mismatch,         // no field boundary where BodyLength says the body ends
+  checksum_missing,             // the body ends on a boundary but no "10=" follows
+  checksum_not_three_digits,    // CheckSum is not exactly three digits and SOH
+  checksum_mismatch,            // CheckSum does not match the bytes
+  too_large,                    // BodyLength makes the message longer than max_size
+};
+
+const char* to_string(FrameError e) noexcept;
+
+struct FrameResult {
+  FrameStatus status;
+  FrameError error;
+  std::uint32_t size;  // complete: frame length; invalid: bytes to discard; incomplete: 0
+  // Offsets inside a complete frame, so the index walk need not find them again.
+  std::uint32_t body_begin;  // first byte after "9=NNN<SOH>"
+  std::uint32_t body_end;    // first byte of "10="
+};
+
+inline constexpr std::uint32_t kDefaultMaxMessageSize = 64 * 1024;
+
+namespace detail {
+
+// Offset of the next "<SOH>8=" start after position 0 within [0, limit), as the
+// count of bytes to discard; at least 1. When none is seen, keeps the last two
+// bytes, which could begin the next message.
+inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
+  for (std::size_t i = 1; i + 1 < limit; ++i) {
+    if (p[i] == '8' && p[i + 1] == '=' && p[i - 1] == kSoh) return static_cast<std::uint32_t>(i);
+  }
+  return static_cast<std::uint32_t>(limit > 2 ? limit - 2 : 1);
+}
+
+inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {
+  return {FrameStatus::invalid, e, discard == 0 ? 1u : discard, 0, 0};
+}
+
+inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
+  const std::string_view v(s, n);
+  if (v == "FIXT.1.1") return true;
+  return n == 7 && v.substr(0, 4) == "FIX." && s[4] >= '4' && s[4] <= '5' && s[5] == '.' && s[6] >= '0' &&
+         s[6] <= '9';
+}
+
+}  // namespace detail
+
+template <class Scan = SwarScan>
+FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
+  constexpr FrameResult kIncomplete{FrameStatus::incomplete, FrameError::none, 0, 0, 0};
+  const std::size_t limit = n < max_size ? n : max_size;
+  if (n == 0) return kIncomplete;
+
+  // "8=" BeginString SOH
+  if (p[0] != '8' || (n >= 2 && p[1] != '=')) {
+    return detail::invalid(FrameError::garbage_before_begin_string, detail::resync(p, limit));
+  }
+  if (n < 2) return kIncomplete;
+  constexpr std::size_t kMaxBeginString = 8;  // "FIXT.1.1"
+  const char* bs = p + 2;
+  const char* search_end = p + (limit < 2 + kMaxBeginString + 1 ? limit : 2 + kMaxBeginString + 1);
+  const char* bs_end = Scan::find(bs, search_end, kSoh);
+  if (bs_end == search_end) {
+    if (search_end == p + n && n < max_size) return kIncomplete;
+    return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
+  }
+  if (!detail::valid_begin_string(bs, static_cast<std::size_t>(bs_end - bs))) {
+    return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
+  }
+
+  // "9=" digits SOH
+  const char* q = bs_end + 1;
+  const char* const stop = p + limit;
+  if (stop - q < 2) return n < max_size ? kIncomplete : detail::invalid(FrameError::too_large, detail::resync(p, limit));
+  if (q[0] != '9' || q[1] != '=') return detail::invalid(FrameError::body_length_missing, detail::resync(p, limit));
+  q += 2;
+  constexpr int kMaxDigits = 9;
+  std::uint64_t body = 0;
+  int digits = 0;
+  for (;; ++q, ++digits) {
+    if (q == stop) {
+      if (n >= max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
+      return digits > kMaxDigits ? detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit))
+                                 : kIncomplete;
+    }
+    const char c = *q;
+    if (c == kSoh) break;
+    if (c < '0' || c > '9' || digits == kMaxDigits) {
+      return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
+    }
+    body = body * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (digits == 0) return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
+
+  const std::uint64_t body_begin = static_cast<std::uint64_t>(q + 1 - p);
+  const std::uint64_t body_end = body_begin + body;
+  const std::uint64_t total = body_end + 7;  // "10=" ddd SOH
+  if (total > max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
+  if (total > n) return kIncomplete;
+
+  const char* t = p + body_end;
+  if (body == 0 || t[-1] != kSoh || t[0] != '1' || t[1] != '0' || t[2] != '=') {
+    const bool boundary = body != 0 && t[-1] == kSoh;
+    return detail::invalid(boundary ? FrameError::checksum_missing : FrameError::body_length_mismatch,
+                           detail::resync(p, limit));
+  }
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!digit(t[3]) || !digit(t[4]) || !digit(t[5]) || t[6] != kSoh) {
+    return detail::invalid(FrameError::checksum_not_three_digits, static_cast<std::uint32_t>(total));
+  }
+  const std::uint32_t stated =
+      static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
+  if (stated != Scan::checksum(p, t)) {
+    return detail::invalid(FrameError::checksum_mismatch, static_cast<std::uint32_t>(total));
+  }
+  return {FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+          static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)};
+}
+
+inline FrameResult frame(std::string_view bytes, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
+  return frame<SwarScan>(bytes.data(), bytes.size(), max_size);
+}
+
+}  // namespace kite::codec

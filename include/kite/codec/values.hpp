@@ -1,0 +1,219 @@
+// Typed FIX values, parsed on demand from a field's bytes and rendered into a
+// buffer without the C library's formatted output. Prices and quantities are
+// fixed point (mantissa and decimal exponent), never double.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace kite::codec {
+
+// A decimal number: mantissa * 10^exponent. "101.250" is {101250, -3}.
+struct Decimal {
+  std::int64_t mantissa = 0;
+  std::int32_t exponent = 0;
+
+  // The same value with trailing zeros of the mantissa removed.
+  constexpr Decimal normalized() const noexcept {
+    Decimal d = *this;
+    if (d.mantissa == 0) return {0, 0};
+    while (d.mantissa % 10 == 0) {
+      d.mantissa /= 10;
+      ++d.exponent;
+    }
+    return d;
+  }
+  // The mantissa at a given exponent (e.g. price in ticks of 10^-4), when it
+  // is exact and fits; false otherwise.
+  bool scaled_to(std::int32_t exp, std::int64_t& out) const noexcept;
+
+  friend bool operator==(const Decimal& a, const Decimal& b) noexcept;
+  friend bool operator<(const Decimal& a, const Decimal& b) noexcept;
+  friend bool operator<=(const Decimal& a, const Decimal& b) noexcept { return !(b < a); }
+  friend bool operator>(const Decimal& a, const Decimal& b) noexcept { return b < a; }
+  friend bool operator>=(const Decimal& a, const Decimal& b) noexcept { return !(a < b); }
+};
+
+struct Date {
+  std::int32_t year = 0;
+  std::int32_t month = 0;
+  std::int32_t day = 0;
+  friend bool operator==(const Date&, const Date&) = default;
+};
+
+// Digits after the seconds in a timestamp: 0, 3 (ms), 6 (us) or 9 (ns).
+enum class TimePrecision : std::uint8_t { seconds = 0, millis = 3, micros = 6, nanos = 9 };
+
+// --- parsing: each returns false when the bytes are not of the type ---------
+inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept;
+inline bool parse_int(std::string_view s, std::int64_t& out) noexcept;
+inline bool parse_decimal(std::string_view s, Decimal& out) noexcept;
+inline bool parse_char(std::string_view s, char& out) noexcept;
+inline bool parse_bool(std::string_view s, bool& out) noexcept;  // Y or N
+// UTCTimestamp "YYYYMMDD-HH:MM:SS[.sss|.ssssss|.sssssssss]" as nanoseconds
+// since the Unix epoch; `precision`, when given, receives the digits seen.
+bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision = nullptr) noexcept;
+// UTCTimeOnly "HH:MM:SS[.sss|.ssssss|.sssssssss]" as nanoseconds since midnight.
+bool parse_utc_time_only(std::string_view s, std::int64_t& nanos) noexcept;
+// LocalMktDate and UTCDateOnly "YYYYMMDD" (a real calendar date).
+bool parse_date(std::string_view s, Date& out) noexcept;
+
+// --- rendering: write at p, return the end; the caller guarantees room -------
+inline constexpr std::size_t kMaxUintChars = 20;
+inline constexpr std::size_t kMaxIntChars = 20;
+inline constexpr std::size_t kMaxDecimalChars = 42;
+inline constexpr std::size_t kMaxTimestampChars = 27;
+
+inline char* write_uint(char* p, std::uint64_t v) noexcept;
+inline char* write_int(char* p, std::int64_t v) noexcept;
+inline char* write_decimal(char* p, Decimal d) noexcept;
+char* write_utc_timestamp(char* p, std::int64_t nanos, TimePrecision precision) noexcept;
+char* write_date(char* p, Date d) noexcept;
+inline std::size_t uint_digits(std::uint64_t v) noexcept;
+
+// Days since 1970-01-01 for a proleptic Gregorian date, and back.
+std::int64_t days_from_civil(std::int32_t y, std::int32_t m, std::int32_t d) noexcept;
+Date civil_from_days(std::int64_t days) noexcept;
+
+// --- inline definitions of the hot ones ---------------------------------------
+
+inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept {
+  if (s.empty() || s.size() > 19) return false;  // 19 digits always fit
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    const unsigned d = static_cast<unsigned char>(c) - static_cast<unsigned>('0');
+    if (d > 9) return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+inline bool parse_int(std::string_view s, std::int64_t& out) noexcept {
+  bool neg = false;
+  if (!s.empty() && s[0] == '-') {
+    neg = true;
+    s.remove_prefix(1);
+  }
+  std::uint64_t v;
+  if (s.size() > 18 || !parse_uint(s, v)) return false;
+  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+  return true;
+}
+
+inline bool parse_decimal(std::string_view s, Decimal& out) noexcept {
+  std::size_t i = 0;
+  const bool neg = !s.empty() && s[0] == '-';
+  if (neg) i = 1;
+  std::uint64_t m = 0;
+  int digits = 0;
+  std::int32_t exp = 0;
+  bool dot = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.') {
+      if (dot) return false;
+      dot = true;
+      continue;
+    }
+    const unsigned d = static_cast<unsigned char>(c) - static_cast<unsigned>('0');
+    if (d > 9) return false;
+    if (digits == 0 && d == 0) {  // leading zeros carry no precision
+      if (dot) --exp;
+      continue;
+    }
+    if (++digits > 18) return false;
+    m = m * 10 + d;
+    if (dot) --exp;
+  }
+  if (s.size() == static_cast<std::size_t>(neg) + static_cast<std::size_t>(dot)) return false;  // "", "-", ".", "-."
+  out.mantissa = neg ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
+  out.exponent = m == 0 ? 0 : exp;
+  return true;
+}
+
+inline bool parse_char(std::string_view s, char& out) noexcept {
+  if (s.size() != 1) return false;
+  out = s[0];
+  return true;
+}
+
+inline bool parse_bool(std::string_view s, bool& out) noexcept {
+  if (s.size() != 1 || (s[0] != 'Y' && s[0] != 'N')) return false;
+  out = s[0] == 'Y';
+  return true;
+}
+
+inline std::size_t uint_digits(std::uint64_t v) noexcept {
+  std::size_t n = 1;
+  for (;;) {
+    if (v < 10) return n;
+    if (v < 100) return n + 1;
+    if (v < 1000) return n + 2;
+    if (v < 10000) return n + 3;
+    v /= 10000;
+    n += 4;
+  }
+}
+
+namespace detail {
+inline constexpr char kDigitPairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+}  // namespace detail
+
+inline char* write_uint(char* p, std::uint64_t v) noexcept {
+  const std::size_t n = uint_digits(v);
+  char* q = p + n;
+  while (v >= 100) {
+    const auto i = static_cast<std::size_t>(v % 100) * 2;
+    v /= 100;
+    q -= 2;
+    q[0] = detail::kDigitPairs[i];
+    q[1] = detail::kDigitPairs[i + 1];
+  }
+  if (v >= 10) {
+    q -= 2;
+    q[0] = detail::kDigitPairs[v * 2];
+    q[1] = detail::kDigitPairs[v * 2 + 1];
+  } else {
+    *--q = static_cast<char>('0' + v);
+  }
+  return p + n;
+}
+
+inline char* write_int(char* p, std::int64_t v) noexcept {
+  if (v < 0) {
+    *p++ = '-';
+    return write_uint(p, 0 - static_cast<std::uint64_t>(v));
+  }
+  return write_uint(p, static_cast<std::uint64_t>(v));
+}
+
+inline char* write_decimal(char* p, Decimal d) noexcept {
+  std::uint64_t m = d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
+  if (d.mantissa < 0) *p++ = '-';
+  if (d.exponent >= 0) {
+    p = write_uint(p, m);
+    if (m != 0) {
+      for (std::int32_t i = 0; i < d.exponent && i < 20; ++i) *p++ = '0';
+    }
+    return p;
+  }
+  const std::size_t frac = static_cast<std::size_t>(-d.exponent) > 20 ? 20 : static_cast<std::size_t>(-d.exponent);
+  const std::size_t n = uint_digits(m);
+  if (n <= frac) {  // 0.000ddd
+    *p++ = '0';
+    *p++ = '.';
+    for (std::size_t i = n; i < frac; ++i) *p++ = '0';
+    return write_uint(p, m);
+  }
+  char* end = write_uint(p + 1, m);  // leave room for the point, then shift the integer part left
+  for (std::size_t i = 0; i < n - frac; ++i) p[i] = p[i + 1];
+  p[n - frac] = '.';
+  return end;
+}
+
+}  // namespace kite::codec

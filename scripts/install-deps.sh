@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the Debian 12 packages that building, testing and
+# running Kite's lab need. Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential g++ cmake ninja-build pkg-config git
+  clang libclang-rt-14-dev            # libFuzzer targets
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+  liburing-dev
+  libquickfix-dev                     # peer flavour, benchmarks, interop tests
+  sockperf                            # cross-check of the raw floor
+  iproute2 procps util-linux          # network namespaces, veth, taskset
+  valgrind                            # instruction counts (callgrind)
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds the release,
+# sanitizer and fuzz configurations, and runs every test of the default run.
+#   KITE_TEST_FAST=1   skip the sanitizer and fuzz builds (for quick iterations)
+#   KITE_FUZZ_SECONDS  seconds for all the fuzz targets together (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+
+jobs=$(nproc)
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "release build"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+
+if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
+  step "sanitizer build (ASan + UBSan): unit tests"
+  cmake --preset debug >/dev/null
+  cmake --build --preset debug -j "$jobs"
+  ctest --test-dir build/debug -L unit --output-on-failure -j "$jobs"
+
+  step "fuzz build (clang, libFuzzer): short runs"
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs"
+  ctest --test-dir build/fuzz -L fuzz --output-on-failure
+fi
+
+step "release: unit, integration and interop tests"
+ctest --test-dir build/release -L 'unit|integration|interop|lab' -LE long --output-on-failure

@@ -1,0 +1,63 @@
+#include "kite/codec/encoder.hpp"
+
+#include <ctime>
+
+namespace kite::codec {
+namespace {
+
+void append_field(std::string& out, std::uint32_t tag, const std::string& value) {
+  if (value.empty()) return;
+  out += std::to_string(tag);
+  out += '=';
+  out += value;
+  out += kSoh;
+}
+
+}  // namespace
+
+HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
+  begin_ = "8=" + f.begin_string + kSoh + "9=";
+  append_field(fixed_, tag::SenderCompID, f.sender_comp_id);
+  append_field(fixed_, tag::TargetCompID, f.target_comp_id);
+  append_field(fixed_, tag::SenderSubID, f.sender_sub_id);
+  append_field(fixed_, tag::TargetSubID, f.target_sub_id);
+  append_field(fixed_, tag::SenderLocationID, f.sender_location_id);
+  append_field(fixed_, tag::TargetLocationID, f.target_location_id);
+}
+
+void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
+  put_tag(t);
+  if (!room(kMaxTimestampChars + 1)) return;
+  constexpr std::int64_t kNs = 1'000'000'000;
+  std::int64_t sec = nanos / kNs;
+  std::int64_t frac = nanos % kNs;
+  if (frac < 0) {
+    frac += kNs;
+    --sec;
+  }
+  if (sec != cached_second_) {
+    write_utc_timestamp(cached_, sec * kNs, TimePrecision::seconds);
+    cached_second_ = sec;
+  }
+  std::memcpy(p_, cached_, sizeof cached_);
+  p_ += sizeof cached_;
+  const int n = static_cast<int>(precision);
+  if (n != 0) {
+    *p_++ = '.';
+    for (int i = n; i < 9; ++i) frac /= 10;
+    for (int i = n - 1; i >= 0; --i) {
+      p_[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    p_ += n;
+  }
+  *p_++ = kSoh;
+}
+
+std::int64_t utc_now_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace kite::codec
