@@ -1,0 +1,60 @@
+// The seam between the engine runtime (threads, transports, acceptor models)
+// and what runs over one connection (the FIX session glue, or a test echo).
+//
+// The runtime owns sockets and buffers. For each connection it holds one
+// Protocol: it hands it received bytes, gives it a turn for timers in every
+// duty cycle, and lends it an Outbound to write replies straight into the
+// connection's send buffer (claim, write, commit: no copy, no allocation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kite::engine {
+
+// The send side of one connection.
+class Outbound {
+ public:
+  virtual ~Outbound() = default;
+  // Contiguous room for at least `min` bytes at the tail of the send buffer,
+  // or nullptr when the buffer cannot take that much now (back-pressure: the
+  // caller keeps its state and tries again later; it is not an error).
+  virtual char* claim(std::size_t min) noexcept = 0;
+  // Publishes n bytes written at the last claim()'s pointer (n <= room).
+  virtual void commit(std::size_t n) noexcept = 0;
+  // Bytes claimed-and-committed but not yet accepted by the socket.
+  virtual std::size_t pending() const noexcept = 0;
+  // Asks the runtime to close the connection once what is committed has been
+  // flushed (or at once when `flush` is false). `reason` is a static string.
+  virtual void close(const char* reason, bool flush = true) noexcept = 0;
+};
+
+// What runs over one connection. Called only from the thread that owns the
+// connection.
+class Protocol {
+ public:
+  virtual ~Protocol() = default;
+  // The connection is up; `out` stays valid until on_disconnected().
+  virtual void on_connected(Outbound& out, std::int64_t now_ns) noexcept = 0;
+  // Received bytes [data, data + n). Returns how many were consumed: whole
+  // frames only; the runtime keeps the rest and presents it again, followed
+  // by newer bytes.
+  virtual std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept = 0;
+  // One turn per duty cycle (heartbeats, timeouts, resends). Returns work done.
+  virtual int on_timer(std::int64_t now_ns) noexcept = 0;
+  // The connection is gone (peer closed, error, or close() asked for it).
+  virtual void on_disconnected(const char* reason, std::int64_t now_ns) noexcept = 0;
+};
+
+// Makes (or lends) the Protocol for a new connection. Accepting is set-up
+// time, not the hot path; a factory may pool its objects.
+class ProtocolFactory {
+ public:
+  virtual ~ProtocolFactory() = default;
+  // nullptr refuses the connection (e.g. the maximum number of connections).
+  virtual Protocol* open(int connection_id) noexcept = 0;
+  // The runtime is done with p (after on_disconnected()).
+  virtual void release(Protocol* p) noexcept = 0;
+};
+
+}  // namespace kite::engine
