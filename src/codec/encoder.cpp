@@ -27,7 +27,8 @@ HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
 
 void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
   put_tag(t);
-  if (!room(kMaxTimestampChars + 1)) return;
+  const int n = static_cast<int>(precision);
+  if (!room(sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0) + 1)) return;
   constexpr std::int64_t kNs = 1'000'000'000;
   std::int64_t sec = nanos / kNs;
   std::int64_t frac = nanos % kNs;
@@ -41,7 +42,6 @@ void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePreci
   }
   std::memcpy(p_, cached_, sizeof cached_);
   p_ += sizeof cached_;
-  const int n = static_cast<int>(precision);
   if (n != 0) {
     *p_++ = '.';
     for (int i = n; i < 9; ++i) frac /= 10;

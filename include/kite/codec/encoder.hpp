@@ -89,21 +89,21 @@ class MessageWriter {
   void add_bool(std::uint32_t t, bool b) noexcept { add_char(t, b ? 'Y' : 'N'); }
   void add_uint(std::uint32_t t, std::uint64_t v) noexcept {
     put_tag(t);
-    if (room(kMaxUintChars + 1)) {
+    if (room(uint_digits(v) + 1)) {
       p_ = write_uint(p_, v);
       *p_++ = kSoh;
     }
   }
   void add_int(std::uint32_t t, std::int64_t v) noexcept {
     put_tag(t);
-    if (room(kMaxIntChars + 1)) {
+    if (room(uint_digits(v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v)) + (v < 0) + 1)) {
       p_ = write_int(p_, v);
       *p_++ = kSoh;
     }
   }
   void add_decimal(std::uint32_t t, Decimal d) noexcept {
     put_tag(t);
-    if (room(kMaxDecimalChars + 1)) {
+    if (room(decimal_chars(d) + 1)) {
       p_ = write_decimal(p_, d);
       *p_++ = kSoh;
     }
@@ -115,7 +115,9 @@ class MessageWriter {
   void add_raw(std::string_view fields) noexcept { put(fields); }
 
   // Fills BodyLength and CheckSum; returns the message's length (it starts at
-  // buf), or 0 when it did not fit the capacity.
+  // buf), or 0 when it did not fit the capacity. Room is checked exactly: a
+  // message of n bytes fits any capacity >= n, and nothing is ever written at
+  // or past buf + capacity.
   std::size_t finish() noexcept {
     if (!ok_) return 0;
     const std::size_t body = static_cast<std::size_t>(p_ - body_);
@@ -168,7 +170,7 @@ class MessageWriter {
     if (room(1)) *p_++ = kSoh;
   }
   void put_tag(std::uint32_t t) noexcept {
-    if (!room(11)) return;
+    if (!room(uint_digits(t) + 1)) return;
     p_ = write_uint(p_, t);
     *p_++ = '=';
   }

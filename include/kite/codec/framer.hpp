@@ -49,14 +49,19 @@ inline constexpr std::uint32_t kDefaultMaxMessageSize = 64 * 1024;
 
 namespace detail {
 
-// Offset of the next "<SOH>8=" start after position 0 within [0, limit), as the
-// count of bytes to discard; at least 1. When none is seen, keeps the last two
-// bytes, which could begin the next message.
+// How many bytes to discard to reach the next place a message could start:
+// the first position after 0 where "8=FIX" begins, or where the buffer ends
+// in a prefix of it ("8", "8=F", ...), which is kept for the next call.
+// At least 1; all of [0, limit) when no such place exists.
 inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
-  for (std::size_t i = 1; i + 1 < limit; ++i) {
-    if (p[i] == '8' && p[i + 1] == '=' && p[i - 1] == kSoh) return static_cast<std::uint32_t>(i);
+  constexpr char kStart[] = "8=FIX";
+  for (std::size_t i = 1; i < limit; ++i) {
+    if (p[i] != '8') continue;
+    std::size_t k = 1;
+    while (k < 5 && i + k < limit && p[i + k] == kStart[k]) ++k;
+    if (k == 5 || i + k == limit) return static_cast<std::uint32_t>(i);
   }
-  return static_cast<std::uint32_t>(limit > 2 ? limit - 2 : 1);
+  return static_cast<std::uint32_t>(limit);
 }
 
 inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {

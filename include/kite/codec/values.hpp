@@ -71,6 +71,8 @@ inline char* write_decimal(char* p, Decimal d) noexcept;
 char* write_utc_timestamp(char* p, std::int64_t nanos, TimePrecision precision) noexcept;
 char* write_date(char* p, Date d) noexcept;
 inline std::size_t uint_digits(std::uint64_t v) noexcept;
+// Exactly the bytes write_decimal(d) writes.
+inline std::size_t decimal_chars(Decimal d) noexcept;
 
 // Days since 1970-01-01 for a proleptic Gregorian date, and back.
 std::int64_t days_from_civil(std::int32_t y, std::int32_t m, std::int32_t d) noexcept;
@@ -214,6 +216,15 @@ inline char* write_decimal(char* p, Decimal d) noexcept {
   for (std::size_t i = 0; i < n - frac; ++i) p[i] = p[i + 1];
   p[n - frac] = '.';
   return end;
+}
+
+inline std::size_t decimal_chars(Decimal d) noexcept {
+  const std::uint64_t m = d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
+  const std::size_t sign = d.mantissa < 0 ? 1 : 0;
+  const std::size_t n = uint_digits(m);
+  if (d.exponent >= 0) return sign + n + (m != 0 ? static_cast<std::size_t>(d.exponent < 20 ? d.exponent : 20) : 0);
+  const std::size_t frac = static_cast<std::size_t>(-d.exponent) > 20 ? 20 : static_cast<std::size_t>(-d.exponent);
+  return n <= frac ? sign + 2 + frac : sign + n + 1;
 }
 
 }  // namespace kite::codec
