@@ -1,0 +1,123 @@
+// The glue between the engine runtime and a Session: one SessionConnection
+// per connection implements engine::Protocol. It frames the received bytes,
+// indexes each frame, reads its header and hands it to the Session; replies
+// go out through an OutboundOutput writing into the engine's send buffer.
+//
+// Acceptor side: the connection is not bound to a session until its first
+// message, which must be a Logon; the SessionRegistry identifies it. A
+// connection that sends anything else first, is refused by the registry,
+// sends a frame larger than the limit, or completes no Logon within the
+// logon timeout, is closed and the event logged. Nothing a peer sends on one
+// connection touches another session.
+//
+// Initiator side: the connection is bound at construction and the Session
+// sends its Logon in on_connected().
+//
+// The per-message path allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kite/codec/field_index.hpp"
+#include "kite/codec/header.hpp"
+#include "kite/engine/protocol.hpp"
+#include "kite/session/registry.hpp"
+#include "kite/session/session.hpp"
+
+namespace kite::session {
+
+// SessionOutput over an engine::Outbound.
+class OutboundOutput final : public SessionOutput {
+ public:
+  void bind(engine::Outbound* out) noexcept { out_ = out; }
+  char* claim(std::size_t min) noexcept override { return out_ ? out_->claim(min) : nullptr; }
+  void commit(std::size_t n) noexcept override {
+    if (out_) out_->commit(n);
+  }
+  void disconnect(const char* reason) noexcept override {
+    if (out_) out_->close(reason, true);
+  }
+
+ private:
+  engine::Outbound* out_ = nullptr;
+};
+
+// Limits on the acceptor's connections (before a session is known).
+struct AcceptorLimits {
+  std::size_t max_connections = 64;          // MaxConnections
+  std::int32_t logon_timeout_ms = 10000;     // LogonTimeout (before a Logon arrives)
+  std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize before the session is known
+};
+
+class SessionConnection final : public engine::Protocol {
+ public:
+  // Acceptor connection: bound by the first Logon.
+  SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits);
+  // Initiator connection bound to `session`.
+  SessionConnection(Session& session, const Clock& clock, Logger& log);
+
+  void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override;
+  std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override;
+  int on_timer(std::int64_t now_ns) noexcept override;
+  void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override;
+
+  Session* session() const noexcept { return session_; }
+  // A label for logs ("conn 7").
+  void set_connection_id(int id) noexcept;
+  bool closed() const noexcept { return closed_; }
+
+ private:
+  void refuse(const char* reason) noexcept;
+  void handle_frame(const char* p, std::size_t n) noexcept;
+
+  SessionRegistry* registry_ = nullptr;
+  const Clock& clock_;
+  Logger& log_;
+  AcceptorLimits limits_;
+  Session* session_ = nullptr;
+  bool bound_by_logon_ = false;
+  engine::Outbound* out_ = nullptr;
+  OutboundOutput output_;
+  codec::FieldIndex index_;
+  codec::Header header_;
+  std::int64_t connected_ns_ = 0;
+  bool closed_ = false;
+  char who_[24] = "conn";
+};
+
+// ProtocolFactory for an acceptor: a pool of MaxConnections connections made
+// at construction; open() refuses (nullptr, logged) when all are in use.
+class AcceptorFactory final : public engine::ProtocolFactory {
+ public:
+  AcceptorFactory(SessionRegistry& registry, const AcceptorLimits& limits);
+  engine::Protocol* open(int connection_id) noexcept override;
+  void release(engine::Protocol* p) noexcept override;
+  std::size_t open_connections() const noexcept { return in_use_; }
+
+ private:
+  SessionRegistry& registry_;
+  AcceptorLimits limits_;
+  std::vector<std::unique_ptr<SessionConnection>> pool_;
+  std::vector<SessionConnection*> free_;
+  std::size_t in_use_ = 0;
+};
+
+// ProtocolFactory for one initiator session: the runtime calls open() when it
+// connects (at session.next_connect_time()); one connection at a time.
+class InitiatorFactory final : public engine::ProtocolFactory {
+ public:
+  InitiatorFactory(Session& session, const Clock& clock, Logger& log);
+  engine::Protocol* open(int connection_id) noexcept override;
+  void release(engine::Protocol* p) noexcept override;
+  Session& session() noexcept { return session_; }
+
+ private:
+  Session& session_;
+  SessionConnection conn_;
+  bool in_use_ = false;
+};
+
+}  // namespace kite::session

@@ -1,0 +1,285 @@
+// The FIX session layer: one Session per configured counterparty.
+//
+// The Session knows nothing of sockets or framing. It is handed decoded
+// messages (a Header and the FieldIndex it was read from, both views over the
+// receive buffer) and answers through a SessionOutput, writing each reply with
+// the codec's MessageWriter straight into the room the output lends it.
+// Time comes from a Clock; events go to a Logger.
+//
+// What it does (FIX.4.2, FIX.4.4, FIXT.1.1 with DefaultApplVerID):
+//  - Logon/Logout handshakes in both roles, HeartBtInt, ResetSeqNumFlag,
+//    EncryptMethod=0, Username/Password (checked by the SessionRegistry);
+//  - Heartbeat after HeartBtInt of our silence, TestRequest after
+//    HeartBtInt * (1 + TestRequestDelayMultiplier) of theirs, disconnect
+//    when that goes unanswered for as long again;
+//  - inbound sequence checks: too low without PossDupFlag -> Logout naming
+//    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0) and
+//    the message queued (bounded: MaxQueuedWhileGap messages / MaxQueuedBytes;
+//    beyond the cap a message is dropped and logged: the open-ended
+//    ResendRequest brings it again); PossDupFlag and already seen -> ignored;
+//  - PossDupFlag without OrigSendingTime -> Reject(1); OrigSendingTime after
+//    SendingTime, or SendingTime off by more than MaxLatency -> Reject(10)
+//    and Logout; CompID mismatch -> Reject(9) and Logout; BeginString
+//    mismatch -> Logout and disconnect; first message not a Logon ->
+//    disconnect;
+//  - ResendRequest served from the store: application messages resent with
+//    PossDupFlag=Y and OrigSendingTime, session messages (and messages the
+//    store lacks) replaced by SequenceReset-GapFill, consecutive ones merged;
+//    EndSeqNo 0 (or >= 999999 on FIX.4.2) means "up to the last sent";
+//  - SequenceReset in gap-fill and reset modes; Reject with 373/45/371/372;
+//  - validation (optional MessageValidator) answered with Reject.
+//
+// Threading: every call is made from the thread that owns the connection.
+// Sending never allocates; under back-pressure an application send returns
+// SendResult::back_pressured (nothing consumed), while session messages and
+// resends wait in a bounded overflow buffer (OverflowBytes) that drains on
+// every call; overflowing that disconnects.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kite/codec/encoder.hpp"
+#include "kite/codec/field_index.hpp"
+#include "kite/codec/fix.hpp"
+#include "kite/codec/header.hpp"
+#include "kite/session/clock.hpp"
+#include "kite/session/log.hpp"
+#include "kite/session/settings.hpp"
+#include "kite/session/store.hpp"
+
+namespace kite::session {
+
+class Session;
+
+// Where a session's bytes go: claim room, write, commit (the engine's
+// Outbound through OutboundOutput, or a test fake).
+class SessionOutput {
+ public:
+  virtual ~SessionOutput() = default;
+  // Room for at least `min` bytes, or nullptr under back-pressure.
+  virtual char* claim(std::size_t min) noexcept = 0;
+  virtual void commit(std::size_t n) noexcept = 0;
+  // Close the connection after flushing what was committed. `reason` is static.
+  virtual void disconnect(const char* reason) noexcept = 0;
+};
+
+// The application above a session.
+class Application {
+ public:
+  virtual ~Application() = default;
+  virtual void on_logon(Session&) noexcept {}
+  // The session left the logged-on state (logout or disconnect).
+  virtual void on_logout(Session&, const char* reason) noexcept { (void)reason; }
+  // An application message, in sequence, after the session's checks. The
+  // views die when this returns.
+  virtual void on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept = 0;
+  // A session message after it was processed (Reject, Logout, ...), for logging.
+  virtual void on_admin(Session&, const codec::Header&, const codec::FieldIndex&) noexcept {}
+  // Called while a session message is written, after its header fields and
+  // before its body: may add fields (e.g. custom Logon tags).
+  virtual void before_send_admin(Session&, std::string_view msg_type, codec::MessageWriter&) noexcept {}
+};
+
+// Optional per-session validation (the dictionary validator plugs in here).
+struct Validation {
+  bool ok = true;
+  codec::RejectReason reason = codec::RejectReason::other;
+  std::uint32_t ref_tag = 0;  // 0 when the problem is not one field's
+  const char* text = "";      // static text for the Reject's Text (58)
+};
+class MessageValidator {
+ public:
+  virtual ~MessageValidator() = default;
+  virtual Validation validate(const codec::Header& h, const codec::FieldIndex& ix) const noexcept = 0;
+};
+
+enum class SessionState : unsigned char {
+  disconnected,   // no connection
+  awaiting_logon, // connected, no Logon yet (acceptor) / Logon sent, no answer (initiator)
+  active,         // logged on
+  logout_sent,    // our Logout is out, waiting for the answer
+  closing,        // disconnect asked for; waiting for on_disconnected()
+};
+const char* to_string(SessionState s) noexcept;
+
+enum class SendResult : unsigned char {
+  ok,
+  not_logged_on,   // nothing sent
+  back_pressured,  // nothing sent: try again later
+  too_large,       // did not fit SendClaimBytes
+};
+
+class Session {
+ public:
+  Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock,
+          Logger& log);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // --- driven by the connection glue ---------------------------------------
+  // A connection is bound to this session. The initiator sends its Logon now.
+  void on_connected(SessionOutput& out) noexcept;
+  // One complete, well-formed message read from the wire.
+  void on_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // A frame that failed its checksum/length or could not be indexed: ignored
+  // (the expected sequence number does not move), counted and logged.
+  void on_garbled(const char* why) noexcept;
+  // Timers: heartbeats, test requests, logon/logout timeouts, schedule end,
+  // draining the overflow buffer and resends, store flushing. Returns work done.
+  int on_timer() noexcept;
+  // The connection is gone.
+  void on_disconnected(const char* reason) noexcept;
+
+  // --- the application's side ------------------------------------------------
+  // Sends an application message: `body(codec::MessageWriter&)` adds the
+  // header extras and body fields after 8/9/35/CompIDs/34/52. The message is
+  // stored, then committed. Allocation-free.
+  template <class Body>
+  SendResult send(std::string_view msg_type, Body&& body) noexcept {
+    codec::MessageWriter* w = begin_app(msg_type);
+    if (w == nullptr) return last_send_;
+    body(*w);
+    return finish_app();
+  }
+  // BusinessMessageReject (j) for an application message the application
+  // does not support (reason 3 = unsupported message type); on FIX.4.2 and
+  // later only (j exists since 4.2).
+  SendResult send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
+                                  std::string_view text, std::string_view ref_id = {}) noexcept;
+  // A session-level Reject of an inbound message.
+  void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
+                   std::uint32_t ref_tag, std::string_view text) noexcept;
+  // Starts a logout handshake: Logout(Text) now; disconnect on the answer or
+  // after LogoutTimeout.
+  void logout(std::string_view text) noexcept;
+  // Initiator: sends Logon on a fresh connection (on_connected does it).
+  void send_logon() noexcept;
+
+  // --- state -----------------------------------------------------------------
+  SessionState state() const noexcept { return state_; }
+  bool logged_on() const noexcept { return state_ == SessionState::active; }
+  bool connected() const noexcept { return out_ != nullptr; }
+  const SessionSettings& settings() const noexcept { return settings_; }
+  const std::string& id() const noexcept { return id_; }
+  MessageStore& store() noexcept { return store_; }
+  std::uint64_t next_sender_seq() const noexcept { return store_.next_sender_seq(); }
+  std::uint64_t next_target_seq() const noexcept { return store_.next_target_seq(); }
+  void set_next_sender_seq(std::uint64_t s) noexcept { store_.set_next_sender_seq(s); }
+  void set_next_target_seq(std::uint64_t s) noexcept { store_.set_next_target_seq(s); }
+  // Both numbers back to 1 and the stored messages forgotten.
+  void reset_sequences() noexcept;
+  std::int32_t heart_bt_int() const noexcept { return heart_bt_int_; }
+  std::size_t queued() const noexcept { return queue_count_; }
+  std::uint64_t garbled_count() const noexcept { return garbled_; }
+  std::size_t overflow_pending() const noexcept { return overflow_len_; }
+  void set_validator(const MessageValidator* v) noexcept { validator_ = v; }
+
+  // --- initiator back-off ------------------------------------------------------
+  // When the runtime should next try to connect (UTC ns): now after a clean
+  // start, then ReconnectInterval doubling up to ReconnectIntervalMax after
+  // each failure, and never before the schedule's next period when outside it.
+  std::int64_t next_connect_time() const noexcept;
+  // The runtime reports a failed connect attempt (for the back-off).
+  void on_connect_failed() noexcept;
+
+ private:
+  // Writing messages.
+  codec::MessageWriter* begin_app(std::string_view msg_type) noexcept;
+  SendResult finish_app() noexcept;
+  codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool poss_dup = false) noexcept;
+  bool finish_admin(bool store_it = true) noexcept;
+  bool drain_overflow() noexcept;
+  void send_heartbeat(std::string_view test_req_id) noexcept;
+  void send_test_request() noexcept;
+  void send_logout_msg(std::string_view text) noexcept;
+  void send_logon_reply(bool reset) noexcept;
+  void send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
+  void send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept;
+  bool resend_one(std::uint64_t seq, std::string_view stored) noexcept;
+  int pump_resend() noexcept;
+
+  // Reading messages.
+  enum class Verdict : unsigned char { process, ignore, queue, stop };
+  Verdict check(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void dispatch(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_logon(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_logout_msg(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_resend_request(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_sequence_reset(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_test_request(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void on_heartbeat(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  bool enqueue(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  void drain_queue() noexcept;
+  void advance_target() noexcept { store_.set_next_target_seq(store_.next_target_seq() + 1); }
+  void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
+  void close(const char* reason) noexcept;
+  void became_active() noexcept;
+  void maybe_schedule_reset() noexcept;
+  std::int64_t now() const noexcept { return clock_.now_ns(); }
+
+  SessionSettings settings_;
+  std::string id_;
+  MessageStore& store_;
+  Application& app_;
+  const Clock& clock_;
+  Logger& log_;
+  const MessageValidator* validator_ = nullptr;
+  codec::HeaderTemplate header_;
+  codec::MessageWriter writer_;
+  SessionOutput* out_ = nullptr;
+  SessionState state_ = SessionState::disconnected;
+  SendResult last_send_ = SendResult::ok;
+
+  // The message being written: in claimed room, or in the overflow buffer.
+  char* msg_buf_ = nullptr;
+  bool msg_in_overflow_ = false;
+  std::uint64_t msg_seq_ = 0;
+  std::unique_ptr<char[]> overflow_;
+  std::size_t overflow_len_ = 0;
+
+  std::int32_t heart_bt_int_;
+  std::int64_t last_sent_ns_ = 0;
+  std::int64_t last_received_ns_ = 0;
+  std::int64_t state_since_ns_ = 0;
+  std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
+  std::uint64_t test_request_counter_ = 0;
+  char test_req_id_[24] = {};
+  std::size_t test_req_id_len_ = 0;
+  bool initiated_logout_ = false;
+  bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
+
+  // Resend being served: [resend_next_, resend_end_] still to go.
+  std::uint64_t resend_next_ = 0;
+  std::uint64_t resend_end_ = 0;
+  std::uint64_t gap_run_start_ = 0;  // first seq of a pending gap-fill run, or 0
+
+  // Gap on our inbound side: we asked for [gap_begin_, ...].
+  bool gap_open_ = false;
+  std::uint64_t gap_begin_ = 0;
+  std::uint64_t gap_until_ = 0;  // highest seq seen while the gap is open
+
+  // Queued inbound messages while a gap is open: copies of the frames.
+  struct Queued {
+    std::uint64_t seq;
+    std::uint32_t offset;
+    std::uint32_t length;
+  };
+  std::unique_ptr<Queued[]> queue_;
+  std::size_t queue_count_ = 0;
+  std::unique_ptr<char[]> queue_bytes_;
+  std::size_t queue_used_ = 0;
+  bool draining_ = false;
+  codec::FieldIndex replay_index_;
+
+  // Initiator back-off.
+  std::int32_t failures_ = 0;
+  std::int64_t last_disconnect_ns_ = 0;
+  std::uint64_t garbled_ = 0;
+};
+
+}  // namespace kite::session

@@ -1,0 +1,93 @@
+// Everything that configures one FIX session, as a plain C++ struct. The TOML
+// loader (config.hpp) fills the same struct; the names in comments are the
+// configuration file's keys (chosen to be QuickFIX's where one exists).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kite/codec/values.hpp"
+#include "kite/session/schedule.hpp"
+
+namespace kite::session {
+
+enum class Role : unsigned char { acceptor, initiator };
+enum class StoreKind : unsigned char { file, memory, null };
+
+// When the file store asks the kernel to write its mapping to disk (msync).
+// Every policy survives a crash of the process (the data is in the page
+// cache as soon as it is copied into the mapping); they differ in what a
+// crash of the machine can lose. See docs/store.md.
+enum class FlushPolicy : unsigned char {
+  none,           // the kernel writes back when it likes (~30 s)
+  every_message,  // msync(MS_SYNC) after each stored message
+  every_n,        // msync after every `flush_every_n` messages
+  every_ms,       // msync at most every `flush_every_ms` milliseconds
+};
+
+struct StoreSettings {
+  StoreKind kind = StoreKind::memory;        // StoreKind: "file" | "memory" | "null"
+  std::string path;                          // FileStorePath: a folder, one journal per session
+  FlushPolicy flush = FlushPolicy::none;     // FlushPolicy: "none" | "message" | "count" | "time"
+  std::uint32_t flush_every_n = 100;         // FlushEveryN
+  std::uint32_t flush_every_ms = 10;         // FlushEveryMs
+  std::size_t capacity_bytes = 64u << 20;    // StoreCapacity: journal mapping size (sparse file)
+};
+
+struct SessionSettings {
+  Role role = Role::acceptor;                // ConnectionType: "acceptor" | "initiator"
+  std::string begin_string = "FIX.4.4";      // BeginString: FIX.4.2 | FIX.4.4 | FIXT.1.1
+  std::string sender_comp_id;                // SenderCompID (required)
+  std::string target_comp_id;                // TargetCompID (required)
+  std::string sender_sub_id;                 // SenderSubID
+  std::string target_sub_id;                 // TargetSubID
+  std::string sender_location_id;            // SenderLocationID
+  std::string target_location_id;            // TargetLocationID
+  std::string default_appl_ver_id = "9";     // DefaultApplVerID (FIXT only; "9" = FIX.5.0SP2)
+
+  std::int32_t heart_bt_int = 30;            // HeartBtInt, seconds (initiator proposes it)
+  double test_request_delay = 0.5;           // TestRequestDelayMultiplier: silence of
+                                             // HeartBtInt * (1 + this) triggers a TestRequest
+  std::uint16_t socket_accept_port = 0;      // SocketAcceptPort (read by the daemon)
+  std::string socket_connect_host;           // SocketConnectHost (read by the runtime)
+  std::uint16_t socket_connect_port = 0;     // SocketConnectPort
+  std::int32_t reconnect_interval_ms = 1000; // ReconnectInterval (first back-off step)
+  std::int32_t reconnect_max_ms = 30000;     // ReconnectIntervalMax (back-off doubles up to this)
+
+  bool reset_on_logon = false;               // ResetOnLogon
+  bool reset_on_logout = false;              // ResetOnLogout
+  bool reset_on_disconnect = false;          // ResetOnDisconnect
+  bool send_reset_seq_num_flag = false;      // SendResetSeqNumFlag: initiator asks for a reset at logon
+
+  Schedule schedule;                         // StartTime, EndTime, Days, TimeZone
+
+  StoreSettings store;
+
+  bool validate = false;                     // UseDataDictionary
+  std::string data_dictionary;               // DataDictionary: path of the XML dictionary
+
+  std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize: larger inbound frames are refused
+  std::int32_t logon_timeout_ms = 10000;     // LogonTimeout
+  std::int32_t logout_timeout_ms = 2000;     // LogoutTimeout
+  std::uint32_t max_queued = 10000;          // MaxQueuedWhileGap: messages held while a gap is open
+  std::size_t queue_bytes = 4u << 20;        // MaxQueuedBytes: bytes held while a gap is open
+  std::size_t send_claim_bytes = 8192;       // SendClaimBytes: room asked of the send buffer per message
+  std::size_t overflow_bytes = 256 * 1024;   // OverflowBytes: admin/resend bytes held under back-pressure
+
+  std::string username;                      // Username (initiator sends it)
+  std::string password;                      // Password (initiator sends it; acceptor checks it)
+
+  bool check_latency = true;                 // CheckLatency
+  std::int32_t max_latency_s = 120;          // MaxLatency: allowed |SendingTime - now|, seconds
+  codec::TimePrecision timestamp_precision = codec::TimePrecision::millis;  // TimestampPrecision
+
+  // "FIX.4.4:SENDER->TARGET" (QuickFIX's session ID form).
+  std::string id() const;
+  // Whether the session runs FIXT.1.1 (application version carried apart).
+  bool fixt() const noexcept { return begin_string == "FIXT.1.1"; }
+  // Throws std::invalid_argument naming the setting when the struct is unusable.
+  void check() const;
+};
+
+}  // namespace kite::session

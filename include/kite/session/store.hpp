@@ -1,0 +1,188 @@
+// The message store: per session, both next sequence numbers and every
+// outbound message (to serve ResendRequests).
+//
+// Three kinds:
+//   FileStore    a memory-mapped journal file; survives kill -9 of the
+//                process (bytes copied into a shared file mapping are in the
+//                page cache at once), and, depending on the FlushPolicy, a
+//                crash of the machine (docs/store.md).
+//   MemoryStore  the same in process memory (lost with the process).
+//   NullStore    keeps the numbers only; resends become gap fills (benchmarks).
+//
+// Store calls are made from the thread that owns the session. store() and
+// the sequence setters are on the hot path: they do not allocate (except the
+// in-memory index growing geometrically, which is rare), and do not throw.
+// Opening a FileStore is set-up work and throws std::runtime_error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kite/session/settings.hpp"
+
+namespace kite::session {
+
+class MessageStore {
+ public:
+  virtual ~MessageStore() = default;
+
+  virtual std::uint64_t next_sender_seq() const noexcept = 0;
+  virtual std::uint64_t next_target_seq() const noexcept = 0;
+  virtual void set_next_sender_seq(std::uint64_t seq) noexcept = 0;
+  virtual void set_next_target_seq(std::uint64_t seq) noexcept = 0;
+
+  // Keeps one whole outbound message (as sent, with its original header)
+  // under its sequence number and advances next_sender_seq to seq + 1.
+  // Returns false when the store is full (the message is not kept; the
+  // numbers still advance, and a resend of it becomes a gap fill).
+  virtual bool store(std::uint64_t seq, std::string_view message) noexcept = 0;
+  // The message stored under seq, or an empty view. The view stays valid
+  // until the next store() or reset().
+  virtual std::string_view get(std::uint64_t seq) const noexcept = 0;
+
+  // Forgets every message and sets both numbers to 1; `creation_ns` stamps
+  // the new period (see creation_time()).
+  virtual void reset(std::int64_t creation_ns) noexcept = 0;
+  // When the store's sequence numbers were last reset (UTC ns): a scheduled
+  // session resets when this falls before the current period's start.
+  virtual std::int64_t creation_time() const noexcept = 0;
+
+  // A turn for time-based flushing (FlushPolicy::every_ms). Returns work done.
+  virtual int poll(std::int64_t now_ns) noexcept {
+    (void)now_ns;
+    return 0;
+  }
+  // Forces everything to disk now (msync for a file store).
+  virtual void flush() noexcept {}
+};
+
+class NullStore final : public MessageStore {
+ public:
+  std::uint64_t next_sender_seq() const noexcept override { return sender_; }
+  std::uint64_t next_target_seq() const noexcept override { return target_; }
+  void set_next_sender_seq(std::uint64_t s) noexcept override { sender_ = s; }
+  void set_next_target_seq(std::uint64_t s) noexcept override { target_ = s; }
+  bool store(std::uint64_t seq, std::string_view) noexcept override {
+    sender_ = seq + 1;
+    return true;
+  }
+  std::string_view get(std::uint64_t) const noexcept override { return {}; }
+  void reset(std::int64_t creation_ns) noexcept override {
+    sender_ = target_ = 1;
+    created_ = creation_ns;
+  }
+  std::int64_t creation_time() const noexcept override { return created_; }
+
+ private:
+  std::uint64_t sender_ = 1;
+  std::uint64_t target_ = 1;
+  std::int64_t created_ = 0;
+};
+
+// Messages in one growing byte arena with an offset index.
+class MemoryStore final : public MessageStore {
+ public:
+  explicit MemoryStore(std::size_t reserve_bytes = 1u << 20, std::size_t reserve_messages = 8192);
+  std::uint64_t next_sender_seq() const noexcept override { return sender_; }
+  std::uint64_t next_target_seq() const noexcept override { return target_; }
+  void set_next_sender_seq(std::uint64_t s) noexcept override { sender_ = s; }
+  void set_next_target_seq(std::uint64_t s) noexcept override { target_ = s; }
+  bool store(std::uint64_t seq, std::string_view message) noexcept override;
+  std::string_view get(std::uint64_t seq) const noexcept override;
+  void reset(std::int64_t creation_ns) noexcept override;
+  std::int64_t creation_time() const noexcept override { return created_; }
+
+ private:
+  struct Slot {
+    std::uint64_t offset;
+    std::uint32_t length;
+  };
+  std::vector<char> bytes_;
+  std::vector<Slot> slots_;  // index seq - first_seq_
+  std::uint64_t first_seq_ = 0;
+  std::uint64_t sender_ = 1;
+  std::uint64_t target_ = 1;
+  std::int64_t created_ = 0;
+};
+
+// The journal file "<dir>/<name>.journal":
+//   a 4 KiB header page: magic, version, generation, next sender and target
+//   numbers, creation time;
+//   then records, each 8-byte aligned: {u32 length, u32 hash, u64 seq,
+//   u32 generation, u32 magic} + message bytes. A record is written body
+//   first and its header last, and its hash covers header and body, so a
+//   torn record at the tail (a kill -9 mid-copy, a machine crash with a
+//   partial write-back) fails the check and ends the journal there.
+// reset() bumps the generation and rewinds: older records stop being read
+// because their generation differs.
+class FileStore final : public MessageStore {
+ public:
+  // Opens (or creates) the journal for `name` in `dir` (created if missing)
+  // and recovers numbers and messages from it. `capacity_bytes` is the size
+  // of the mapping (a sparse file); a full journal refuses further messages.
+  FileStore(const std::string& dir, const std::string& name, const StoreSettings& settings,
+            std::int64_t now_ns);
+  ~FileStore() override;
+  FileStore(const FileStore&) = delete;
+  FileStore& operator=(const FileStore&) = delete;
+
+  std::uint64_t next_sender_seq() const noexcept override;
+  std::uint64_t next_target_seq() const noexcept override;
+  void set_next_sender_seq(std::uint64_t s) noexcept override;
+  void set_next_target_seq(std::uint64_t s) noexcept override;
+  bool store(std::uint64_t seq, std::string_view message) noexcept override;
+  std::string_view get(std::uint64_t seq) const noexcept override;
+  void reset(std::int64_t creation_ns) noexcept override;
+  std::int64_t creation_time() const noexcept override;
+  int poll(std::int64_t now_ns) noexcept override;
+  void flush() noexcept override;
+
+  const std::string& path() const noexcept { return path_; }
+  // Records recovered at open, and bytes dropped from a torn tail.
+  std::size_t recovered_messages() const noexcept { return recovered_; }
+  std::size_t discarded_tail_bytes() const noexcept { return discarded_; }
+  // Every stored message in journal order, (seq, bytes) (the inspection tool).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Slot& s : index_) f(s.seq, std::string_view(base_ + s.offset, s.length));
+  }
+
+  // The journal file name for a session ID ("FIX.4.4:A->B" -> "FIX.4.4-A-B").
+  static std::string file_name_for(std::string_view session_id);
+
+ private:
+  struct Slot {
+    std::uint64_t seq;
+    std::uint64_t offset;  // of the message bytes in the mapping
+    std::uint32_t length;
+  };
+  struct Page;
+  Page* page() const noexcept;
+  void sync_range(std::size_t from, std::size_t to) noexcept;
+  void recover();
+
+  std::string path_;
+  StoreSettings settings_;
+  int fd_ = -1;
+  char* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t tail_ = 0;         // where the next record goes
+  std::size_t synced_to_ = 0;    // bytes of records known to be msynced
+  std::uint32_t unsynced_ = 0;   // messages since the last msync
+  std::int64_t last_sync_ns_ = 0;
+  std::int64_t now_hint_ns_ = 0;
+  std::vector<Slot> index_;      // in journal order; seqs increase within a generation
+  std::size_t recovered_ = 0;
+  std::size_t discarded_ = 0;
+};
+
+// Makes the store a session's settings ask for (a FileStore under
+// settings.path named after `session_id`). Throws at set-up on failure.
+std::unique_ptr<MessageStore> make_store(const StoreSettings& settings, std::string_view session_id,
+                                         std::int64_t now_ns);
+
+}  // namespace kite::session
