@@ -104,7 +104,7 @@ TEST(FramerTest, garbageBeforeBeginStringIsDiscardedUpToTheNextStart) {
 }
 
 TEST(FramerTest, garbageEndingInAPossibleStartKeepsThatStart) {
-  for (const std::string tail : {"8", "8=", "8=F", "8=FI"}) {
+  for (const std::string tail : std::initializer_list<const char*>{"8", "8=", "8=F", "8=FI"}) {
     const std::string s = "xyz" + tail;
     const FrameResult r = frame_of(s);
     ASSERT_EQ(r.status, FrameStatus::invalid) << tail;

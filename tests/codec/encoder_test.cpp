@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fix_text.hpp"
+#include "kite/codec/codec.hpp"
+
+namespace kite::codec {
+namespace {
+
+using testing::pipes;
+
+constexpr std::int64_t kTime = 1'710'495'005'123'456'789;  // 20240315-09:30:05.123456789
+
+HeaderTemplate make_header() { return HeaderTemplate({"FIX.4.4", "KITE", "PEER", "DESK1", "", "", ""}); }
+
+// Writes a message whose body grows with `text`.
+std::size_t write(MessageWriter& w, char* buf, std::size_t cap, const std::string& text, std::uint64_t seq = 5) {
+  w.begin(buf, cap, "8", seq, kTime);
+  w.add_string(tag::OrderID, "O-1");
+  w.add_string(tag::Text, text);
+  w.add_decimal(tag::Price, {-10125, -2});
+  w.add_int(tag::LastQty, -3);
+  w.add_uint(tag::CumQty, 1500);
+  w.add_char(tag::Side, '1');
+  w.add_bool(tag::PossResend, true);
+  w.add_timestamp(tag::TransactTime, kTime, TimePrecision::nanos);
+  return w.finish();
+}
+
+void expect_valid(std::string_view m) {
+  const FrameResult fr = frame(m);
+  ASSERT_EQ(fr.status, FrameStatus::complete) << to_string(fr.error) << " " << pipes(m);
+  ASSERT_EQ(fr.size, m.size());
+  FieldIndex ix;
+  ASSERT_TRUE(ix.build(m));
+  Header h;
+  ASSERT_TRUE(read_header(ix, h));
+  EXPECT_EQ(h.body_length, fr.body_end - fr.body_begin);
+  const std::uint32_t sum = ScalarScan::checksum(m.data(), m.data() + fr.body_end);
+  std::uint64_t stated = 0;
+  ASSERT_EQ(ix.get(tag::CheckSum, stated), Get::ok);
+  EXPECT_EQ(stated, sum);
+}
+
+TEST(EncoderTest, writesHeaderTemplateSeqNumAndSendingTimeInOrder) {
+  const HeaderTemplate h = make_header();
+  MessageWriter w(h);
+  char buf[512];
+  const std::size_t n = write(w, buf, sizeof buf, "hi");
+  ASSERT_GT(n, 0u);
+  const std::string m(buf, n);
+  expect_valid(m);
+  EXPECT_EQ(pipes(m).substr(0, 63), "8=FIX.4.4|9=139|35=8|49=KITE|56=PEER|50=DESK1|34=5|52=20240315-");
+  EXPECT_NE(pipes(m).find("|52=20240315-09:30:05.123|37=O-1|58=hi|44=-101.25|32=-3|14=1500|54=1|97=Y|"
+                          "60=20240315-09:30:05.123456789|10="),
+            std::string::npos)
+      << pipes(m);
+}
+
+TEST(EncoderTest, bodyLengthDigitCountChangesTwoThreeFourAndBack) {
+  const HeaderTemplate h({"FIX.4.4", "A", "B", "", "", "", ""});
+  MessageWriter w(h);
+  std::vector<char> buf(4096);
+  for (const std::size_t text_len : {1u, 5u, 60u, 400u, 1200u, 3u, 2000u, 10u, 100u}) {
+    const std::string text(text_len, 'x');
+    w.begin(buf.data(), buf.size(), "0", 1, kTime);
+    w.add_string(tag::Text, text);
+    const std::size_t n = w.finish();
+    ASSERT_GT(n, 0u) << text_len;
+    const std::string m(buf.data(), n);
+    expect_valid(m);
+    FieldIndex ix;
+    ASSERT_TRUE(ix.build(m));
+    std::string_view got;
+    ASSERT_EQ(ix.get(tag::Text, got), Get::ok);
+    EXPECT_EQ(got, text) << "the body moved with BodyLength's width";
+  }
+}
+
+TEST(EncoderTest, smallBufferFailsWithZeroAndNeverWritesPastCapacity) {
+  const HeaderTemplate h = make_header();
+  for (const std::string& text : {std::string(2, 't'), std::string(60, 't'), std::string(1000, 't')}) {
+    std::vector<char> ref(4096);
+    MessageWriter rw(h);
+    const std::size_t n = write(rw, ref.data(), ref.size(), text);
+    ASSERT_GT(n, 0u);
+    for (std::size_t cap = 0; cap <= n + 40; ++cap) {
+      std::vector<char> buf(cap + 64, '\xAA');
+      MessageWriter w(h);  // fresh: the same reserved BodyLength width as the reference
+      const std::size_t got = write(w, buf.data(), cap, text);
+      if (cap >= n) {
+        ASSERT_EQ(got, n) << "capacity " << cap;
+        ASSERT_EQ(std::memcmp(buf.data(), ref.data(), n), 0);
+        EXPECT_TRUE(w.ok());
+      } else {
+        ASSERT_EQ(got, 0u) << "capacity " << cap << " of " << n;
+        EXPECT_FALSE(w.ok());
+      }
+      for (std::size_t i = cap; i < buf.size(); ++i) ASSERT_EQ(buf[i], '\xAA') << "wrote at " << i << " cap " << cap;
+    }
+  }
+}
+
+TEST(EncoderTest, aFailedMessageDoesNotSpoilTheNext) {
+  const HeaderTemplate h = make_header();
+  MessageWriter w(h);
+  char small[40];
+  EXPECT_EQ(write(w, small, sizeof small, "x"), 0u);
+  char buf[512];
+  const std::size_t n = write(w, buf, sizeof buf, "x");
+  ASSERT_GT(n, 0u);
+  expect_valid({buf, n});
+}
+
+TEST(EncoderTest, sendingTimeFollowsTheClockAcrossSecondsAndPrecisions) {
+  const HeaderTemplate h = make_header();
+  for (const TimePrecision p : {TimePrecision::seconds, TimePrecision::millis, TimePrecision::micros, TimePrecision::nanos}) {
+    MessageWriter w(h, p);
+    char buf[256];
+    for (const std::int64_t t : {kTime, kTime + 1'000'000'000, kTime + 86'400'000'000'000, kTime - 7}) {
+      w.begin(buf, sizeof buf, "0", 1, t);
+      const std::size_t n = w.finish();
+      ASSERT_GT(n, 0u);
+      FieldIndex ix;
+      ASSERT_TRUE(ix.build({buf, n}));
+      std::int64_t back = 0;
+      TimePrecision seen;
+      std::string_view text;
+      ASSERT_EQ(ix.get(tag::SendingTime, text), Get::ok);
+      ASSERT_TRUE(parse_utc_timestamp(text, back, &seen)) << text;
+      std::int64_t unit = 1;
+      for (int k = static_cast<int>(p); k < 9; ++k) unit *= 10;
+      EXPECT_EQ(back, t - t % unit) << text;
+      EXPECT_EQ(seen, p);
+    }
+  }
+}
+
+TEST(EncoderTest, rawFieldsAndDataFieldsWithSohRoundTrip) {
+  const HeaderTemplate h = make_header();
+  MessageWriter w(h);
+  char buf[512];
+  const std::string data = std::string("a") + kSoh + "b=c" + kSoh + "10=123";
+  w.begin(buf, sizeof buf, "B", 3, kTime);
+  w.add_raw(testing::soh("148=headline|"));
+  w.add_uint(tag::RawDataLength, data.size());
+  w.add_string(tag::RawData, data);
+  w.add_string(tag::Text, "after");
+  const std::size_t n = w.finish();
+  ASSERT_GT(n, 0u);
+  expect_valid({buf, n});
+  FieldIndex ix;
+  ASSERT_TRUE(ix.build({buf, n}));
+  std::string_view got;
+  ASSERT_EQ(ix.get(tag::RawData, got), Get::ok);
+  EXPECT_EQ(got, data);
+  ASSERT_EQ(ix.get(tag::Text, got), Get::ok);
+  EXPECT_EQ(got, "after");
+  EXPECT_FALSE(ix.has(123)) << "the 10=123 inside RawData is not a field";
+}
+
+}  // namespace
+}  // namespace kite::codec

@@ -1,0 +1,229 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "kite/codec/values.hpp"
+
+namespace kite::codec {
+namespace {
+
+std::string render_decimal(Decimal d) {
+  char buf[kMaxDecimalChars];
+  return {buf, write_decimal(buf, d)};
+}
+std::string render_timestamp(std::int64_t ns, TimePrecision p) {
+  char buf[kMaxTimestampChars];
+  return {buf, write_utc_timestamp(buf, ns, p)};
+}
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST(ValuesTest, parsesUnsignedIntegersAndRejectsAnythingElse) {
+  std::uint64_t v = 7;
+  ASSERT_TRUE(parse_uint("0", v));
+  EXPECT_EQ(v, 0u);
+  ASSERT_TRUE(parse_uint("000123", v));
+  EXPECT_EQ(v, 123u);
+  ASSERT_TRUE(parse_uint("9999999999999999999", v));
+  EXPECT_EQ(v, 9999999999999999999ull);
+  for (const char* bad : {"", "-1", "+1", "1 ", " 1", "1a", "12345678901234567890", "1.0"}) {
+    v = 42;
+    EXPECT_FALSE(parse_uint(bad, v)) << bad;
+    EXPECT_EQ(v, 42u) << "a failed parse leaves the output alone";
+  }
+}
+
+TEST(ValuesTest, parsesSignedIntegersWithLeadingZerosAndMinus) {
+  std::int64_t v = 0;
+  ASSERT_TRUE(parse_int("-42", v));
+  EXPECT_EQ(v, -42);
+  ASSERT_TRUE(parse_int("-0", v));
+  EXPECT_EQ(v, 0);
+  ASSERT_TRUE(parse_int("0007", v));
+  EXPECT_EQ(v, 7);
+  ASSERT_TRUE(parse_int("-999999999999999999", v));
+  EXPECT_EQ(v, -999999999999999999);
+  for (const char* bad : {"", "-", "--1", "+5", "1-", "12a"}) EXPECT_FALSE(parse_int(bad, v)) << bad;
+}
+
+TEST(ValuesTest, parsesDecimalsAsMantissaAndExponent) {
+  struct Case {
+    const char* text;
+    Decimal want;
+  };
+  for (const Case& c : {Case{"101.25", {10125, -2}}, Case{"101.2500", {1012500, -4}}, Case{"-0.50", {-50, -2}},
+                        Case{"000123.4500", {1234500, -4}}, Case{"0", {0, 0}}, Case{"0.000", {0, 0}},
+                        Case{"-0", {0, 0}}, Case{"7", {7, 0}}, Case{"1.", {1, 0}}, Case{".5", {5, -1}},
+                        Case{"0.00001", {1, -5}}, Case{"-12.003", {-12003, -3}},
+                        Case{"123456789012345678", {123456789012345678, 0}}}) {
+    Decimal d{99, 99};
+    ASSERT_TRUE(parse_decimal(c.text, d)) << c.text;
+    EXPECT_EQ(d.mantissa, c.want.mantissa) << c.text;
+    EXPECT_EQ(d.exponent, c.want.exponent) << c.text;
+  }
+  Decimal d;
+  for (const char* bad : {"", "-", ".", "-.", "1.2.3", "1e5", "abc", "1,5", "--1", "+1", "1234567890123456789"})
+    EXPECT_FALSE(parse_decimal(bad, d)) << bad;
+}
+
+TEST(ValuesTest, decimalsCompareByValueNotByRepresentation) {
+  EXPECT_EQ((Decimal{10125, -2}), (Decimal{1012500, -4}));
+  EXPECT_EQ((Decimal{0, 0}), (Decimal{0, -5}));
+  EXPECT_LT((Decimal{-1, 0}), (Decimal{1, -3}));
+  EXPECT_LT((Decimal{10124, -2}), (Decimal{1012500, -4}));
+  std::int64_t ticks = 0;
+  ASSERT_TRUE((Decimal{10125, -2}).scaled_to(-4, ticks));
+  EXPECT_EQ(ticks, 1012500);
+  EXPECT_FALSE((Decimal{10125, -4}).scaled_to(-2, ticks)) << "not exact at two places";
+}
+
+TEST(ValuesTest, rendersDecimalsAndParsesThemBack) {
+  EXPECT_EQ(render_decimal({10125, -2}), "101.25");
+  EXPECT_EQ(render_decimal({-5, -3}), "-0.005");
+  EXPECT_EQ(render_decimal({12345, 2}), "1234500");
+  EXPECT_EQ(render_decimal({0, -2}), "0.00");
+  EXPECT_EQ(render_decimal({0, 3}), "0");
+  EXPECT_EQ(render_decimal({INT64_MIN + 1, 0}), "-9223372036854775807");
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const std::int64_t m = static_cast<std::int64_t>(rng() % 1'000'000'000'000'000ull) * (rng() % 2 ? 1 : -1) /
+                           static_cast<std::int64_t>(1 + rng() % 1000000);
+    const Decimal d{m, -static_cast<std::int32_t>(rng() % 10)};
+    const std::string s = render_decimal(d);
+    EXPECT_EQ(s.size(), decimal_chars(d)) << s;
+    Decimal back;
+    ASSERT_TRUE(parse_decimal(s, back)) << s;
+    ASSERT_EQ(back, d) << s;
+  }
+}
+
+TEST(ValuesTest, decimalCharsCountsExactlyWhatIsWritten) {
+  for (const Decimal d : {Decimal{0, 0}, Decimal{0, -20}, Decimal{-1, -25}, Decimal{5, 30}, Decimal{123, -1},
+                          Decimal{-123, -3}, Decimal{-123, -4}, Decimal{INT64_MIN + 1, -20}}) {
+    EXPECT_EQ(render_decimal(d).size(), decimal_chars(d)) << d.mantissa << "e" << d.exponent;
+    EXPECT_LE(decimal_chars(d), kMaxDecimalChars);
+  }
+}
+
+TEST(ValuesTest, rendersIntegersAtEveryDigitCount) {
+  char buf[kMaxIntChars];
+  std::uint64_t v = 1;
+  for (int digits = 1; digits <= 20; ++digits, v *= 10) {
+    for (const std::uint64_t x : {v, v * 10 - 1}) {
+      if (digits == 20 && x < v) continue;
+      const std::string s(buf, write_uint(buf, x));
+      EXPECT_EQ(s, std::to_string(x));
+      EXPECT_EQ(uint_digits(x), s.size());
+    }
+    if (digits == 19) break;
+  }
+  EXPECT_EQ(std::string(buf, write_uint(buf, UINT64_MAX)), "18446744073709551615");
+  EXPECT_EQ(std::string(buf, write_int(buf, INT64_MIN)), "-9223372036854775808");
+  EXPECT_EQ(std::string(buf, write_int(buf, -7)), "-7");
+}
+
+TEST(ValuesTest, parsesCharsAndBooleans) {
+  char c = 0;
+  ASSERT_TRUE(parse_char("2", c));
+  EXPECT_EQ(c, '2');
+  EXPECT_FALSE(parse_char("", c));
+  EXPECT_FALSE(parse_char("12", c));
+  bool b = false;
+  ASSERT_TRUE(parse_bool("Y", b));
+  EXPECT_TRUE(b);
+  ASSERT_TRUE(parse_bool("N", b));
+  EXPECT_FALSE(b);
+  for (const char* bad : {"", "y", "n", "YES", "1", "T"}) EXPECT_FALSE(parse_bool(bad, b)) << bad;
+}
+
+TEST(ValuesTest, parsesUtcTimestampsAtEveryPrecision) {
+  const std::int64_t base = days_from_civil(2024, 3, 15) * 86400 * kSecond + (9 * 3600 + 30 * 60 + 5) * kSecond;
+  struct Case {
+    const char* text;
+    std::int64_t nanos;
+    TimePrecision precision;
+  };
+  for (const Case& c : {Case{"20240315-09:30:05", base, TimePrecision::seconds},
+                        Case{"20240315-09:30:05.123", base + 123'000'000, TimePrecision::millis},
+                        Case{"20240315-09:30:05.123456", base + 123'456'000, TimePrecision::micros},
+                        Case{"20240315-09:30:05.123456789", base + 123'456'789, TimePrecision::nanos}}) {
+    std::int64_t ns = 0;
+    TimePrecision p = TimePrecision::nanos;
+    ASSERT_TRUE(parse_utc_timestamp(c.text, ns, &p)) << c.text;
+    EXPECT_EQ(ns, c.nanos) << c.text;
+    EXPECT_EQ(p, c.precision) << c.text;
+  }
+  std::int64_t ns;
+  for (const char* bad : {"", "20240315", "20240315-09:30", "20240315 09:30:05", "20240315-24:00:00",
+                          "20240315-09:60:00", "20240315-09:30:61", "20240315-09:30:05.12", "20240315-09:30:05.1234",
+                          "20240315-09:30:05.", "20240315-09:30:05,123", "20241315-09:30:05", "20240230-09:30:05",
+                          "2024031-09:30:05.1", "20240315-9:30:05.12", "20240315-09:30:05.12a"})
+    EXPECT_FALSE(parse_utc_timestamp(bad, ns)) << bad;
+  ASSERT_TRUE(parse_utc_timestamp("20161231-23:59:60", ns)) << "a leap second is a valid UTCTimestamp";
+}
+
+TEST(ValuesTest, timestampsRoundTripAtEachPrecisionTruncatingBelowIt) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const std::int64_t ns = static_cast<std::int64_t>(rng() % (4'102'444'800ll * kSecond));  // 1970..2100
+    for (const TimePrecision p :
+         {TimePrecision::seconds, TimePrecision::millis, TimePrecision::micros, TimePrecision::nanos}) {
+      const std::string s = render_timestamp(ns, p);
+      std::int64_t unit = 1;
+      for (int k = static_cast<int>(p); k < 9; ++k) unit *= 10;
+      std::int64_t back = -1;
+      TimePrecision seen;
+      ASSERT_TRUE(parse_utc_timestamp(s, back, &seen)) << s;
+      EXPECT_EQ(back, ns - ns % unit) << s;
+      EXPECT_EQ(seen, p) << s;
+    }
+  }
+  EXPECT_EQ(render_timestamp(0, TimePrecision::millis), "19700101-00:00:00.000");
+  EXPECT_EQ(render_timestamp(951'782'400 * kSecond + 1, TimePrecision::nanos), "20000229-00:00:00.000000001");
+}
+
+TEST(ValuesTest, parsesUtcTimeOnly) {
+  std::int64_t ns = 0;
+  ASSERT_TRUE(parse_utc_time_only("23:59:59.999", ns));
+  EXPECT_EQ(ns, 86399 * kSecond + 999'000'000);
+  ASSERT_TRUE(parse_utc_time_only("00:00:00", ns));
+  EXPECT_EQ(ns, 0);
+  ASSERT_TRUE(parse_utc_time_only("12:00:00.000000001", ns));
+  EXPECT_EQ(ns, 43200 * kSecond + 1);
+  for (const char* bad : {"", "24:00:00", "12:00", "12-00-00", "12:00:00.1", "1:00:00"})
+    EXPECT_FALSE(parse_utc_time_only(bad, ns)) << bad;
+}
+
+TEST(ValuesTest, datesKnowLeapYears) {
+  Date d;
+  EXPECT_TRUE(parse_date("20240229", d));
+  EXPECT_EQ(d, (Date{2024, 2, 29}));
+  EXPECT_TRUE(parse_date("20000229", d)) << "divisible by 400";
+  EXPECT_FALSE(parse_date("19000229", d)) << "divisible by 100 only";
+  EXPECT_FALSE(parse_date("20230229", d));
+  EXPECT_TRUE(parse_date("20231231", d));
+  for (const char* bad : {"", "2024022", "202402290", "20240001", "20241301", "20240100", "20240431", "2024o229"})
+    EXPECT_FALSE(parse_date(bad, d)) << bad;
+}
+
+TEST(ValuesTest, civilDaysRoundTripOverFourCenturies) {
+  std::int64_t expect = days_from_civil(1900, 1, 1);
+  for (std::int32_t y = 1900; y < 2300; ++y) {
+    for (std::int32_t m = 1; m <= 12; ++m) {
+      for (std::int32_t day = 1; day <= 31; ++day) {
+        char text[9];
+        write_date(text, {y, m, day});
+        Date parsed;
+        if (!parse_date({text, 8}, parsed)) continue;  // no such day
+        ASSERT_EQ(days_from_civil(y, m, day), expect) << text;
+        ASSERT_EQ(civil_from_days(expect), (Date{y, m, day})) << text;
+        ++expect;
+      }
+    }
+  }
+  EXPECT_EQ(days_from_civil(1970, 1, 1), 0);
+}
+
+}  // namespace
+}  // namespace kite::codec
