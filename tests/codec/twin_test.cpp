@@ -1,0 +1,138 @@
+// STYLE.md 8: every SWAR routine against its scalar twin, on the same input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fix_text.hpp"
+#include "kite/codec/codec.hpp"
+
+namespace kite::codec {
+namespace {
+
+// Copies `s` to a fresh heap block at a chosen misalignment, with no slack
+// after it, so the sanitizer build catches any read past the end.
+class Placed {
+ public:
+  Placed(const std::string& s, std::size_t align) : storage_(align + s.size()) {
+    std::copy(s.begin(), s.end(), storage_.begin() + static_cast<std::ptrdiff_t>(align));
+    p_ = storage_.data() + align;
+    n_ = s.size();
+  }
+  const char* data() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::vector<char> storage_;
+  const char* p_;
+  std::size_t n_;
+};
+
+void expect_twins_agree(const std::string& s, std::size_t align = 0) {
+  const Placed b(s, align);
+  const char* p = b.data();
+  const char* end = p + b.size();
+  // find and checksum from every start offset.
+  for (std::size_t i = 0; i <= b.size(); ++i) {
+    for (const char c : {'=', kSoh, '8', '\0', '\xff'}) {
+      ASSERT_EQ(SwarScan::find(p + i, end, c), ScalarScan::find(p + i, end, c))
+          << "find " << int(c) << " from " << i << " in " << testing::pipes(s);
+    }
+    ASSERT_EQ(SwarScan::checksum(p + i, end), ScalarScan::checksum(p + i, end)) << i;
+  }
+  // frame, at several maximum sizes.
+  for (const std::uint32_t max : {kDefaultMaxMessageSize, 64u, 16u}) {
+    const FrameResult a = frame<SwarScan>(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
+    ASSERT_EQ(a.status, c.status) << testing::pipes(s);
+    ASSERT_EQ(a.error, c.error) << testing::pipes(s);
+    ASSERT_EQ(a.size, c.size);
+    ASSERT_EQ(a.body_begin, c.body_begin);
+    ASSERT_EQ(a.body_end, c.body_end);
+  }
+  // index.
+  FieldIndex x, y;
+  const IndexResult rx = x.build<SwarScan>(p, b.size()), ry = y.build<ScalarScan>(p, b.size());
+  ASSERT_EQ(rx.error, ry.error) << testing::pipes(s);
+  ASSERT_EQ(rx.offset, ry.offset);
+  ASSERT_EQ(rx.tag, ry.tag);
+  ASSERT_EQ(x.size(), y.size());
+  for (std::uint32_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(x[i].tag, y[i].tag);
+    ASSERT_EQ(x[i].offset, y[i].offset);
+    ASSERT_EQ(x[i].length, y[i].length);
+  }
+}
+
+std::string random_bytes(std::mt19937_64& rng, std::size_t n, const std::string& alphabet) {
+  std::string s(n, '\0');
+  for (char& c : s) c = alphabet.empty() ? static_cast<char>(rng()) : alphabet[rng() % alphabet.size()];
+  return s;
+}
+
+TEST(TwinTest, swarAndScalarAgreeOnEveryShortLengthAtEveryAlignment) {
+  std::mt19937_64 rng(1);
+  const std::string fixish = std::string("=8901") + kSoh + kSoh + "=";
+  for (std::size_t len = 0; len <= 64; ++len) {
+    for (std::size_t align = 0; align < 8; ++align) {
+      expect_twins_agree(random_bytes(rng, len, ""), align);
+      expect_twins_agree(random_bytes(rng, len, fixish), align);
+      expect_twins_agree(std::string(len, '='), align);
+      expect_twins_agree(std::string(len, kSoh), align);
+    }
+  }
+}
+
+TEST(TwinTest, swarAndScalarAgreeOnRandomBytesAndFixishMixes) {
+  std::mt19937_64 rng(2);
+  const std::string fixish = std::string("==0123456789") + kSoh + kSoh + kSoh;
+  for (int i = 0; i < 3000; ++i) {
+    const std::size_t len = rng() % 400;
+    expect_twins_agree(random_bytes(rng, len, ""), rng() % 8);
+    expect_twins_agree(random_bytes(rng, len, fixish), rng() % 8);
+    // A mix that is a field list: tag=value SOH ...
+    std::string fields;
+    while (fields.size() < len) {
+      fields += std::to_string(rng() % 3000) + "=" + random_bytes(rng, rng() % 12, fixish) + kSoh;
+    }
+    expect_twins_agree(fields, rng() % 8);
+  }
+}
+
+TEST(TwinTest, swarAndScalarAgreeOnValidMessagesWithMutatedBytes) {
+  std::mt19937_64 rng(3);
+  const std::string m = testing::new_order_single_44(12345);
+  const std::string special = std::string("=8901") + kSoh + "\x80\xff";
+  expect_twins_agree(m);
+  for (int i = 0; i < 4000; ++i) {
+    std::string s = m;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % s.size();
+      switch (rng() % 4) {
+        case 0: s[at] = special[rng() % special.size()]; break;
+        case 1: s[at] = static_cast<char>(rng()); break;
+        case 2: s = s.substr(0, at) + s.substr(std::min(s.size(), at + 1 + rng() % 5)); break;
+        default: s = s.substr(0, at) + special[rng() % special.size()] + s.substr(at); break;
+      }
+      if (s.empty()) s.push_back('8');
+    }
+    if (rng() % 3 == 0) s += m;  // a second message behind it
+    expect_twins_agree(s, rng() % 8);
+    expect_twins_agree(s.substr(0, rng() % (s.size() + 1)), rng() % 8);  // truncated
+  }
+}
+
+TEST(TwinTest, swarChecksumAgreesOnLongBuffersPastItsFoldInterval) {
+  std::mt19937_64 rng(4);
+  for (const std::size_t len : {511u, 512u, 513u, 4096u, 70001u}) {
+    const std::string s = random_bytes(rng, len, "");
+    std::string ff(len, '\xff');
+    EXPECT_EQ(SwarScan::checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
+    EXPECT_EQ(SwarScan::checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
+  }
+}
+
+}  // namespace
+}  // namespace kite::codec
