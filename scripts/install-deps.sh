@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev            # libFuzzer targets
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+  libpugixml-dev                      # FIX data dictionary loading
   liburing-dev
   libquickfix-dev                     # peer flavour, benchmarks, interop tests
   sockperf                            # cross-check of the raw floor
