@@ -1,0 +1,142 @@
+// The lab's inputs: machine file, matrix file, flavour files, and the cells
+// they span. All parsing happens at set-up; every mistake is reported as a
+// ConfigError naming the file, the key and what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kite::lab {
+
+/// Thrown by every loader; what() reads "FILE: KEY: problem".
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A set of CPU numbers, written "0-3,8" or as a TOML array of integers.
+using CoreSet = std::vector<int>;
+
+/// Parses "9-12,14" (empty string = empty set). Throws std::invalid_argument.
+CoreSet parse_core_list(const std::string& text);
+/// Formats a set back as a compact list ("9-12,14").
+std::string format_core_list(const CoreSet& cores);
+
+/// The transports the lab knows, and what each can do.
+struct TransportInfo {
+    std::string name;
+    bool pool = true;      ///< false: pool cells carry the `nopool` marker
+    bool shard = true;     ///< false: shard cells carry the `noshard` marker
+    bool preload = false;  ///< runs an unchanged binary under a launcher (onload, vma)
+};
+const std::vector<TransportInfo>& known_transports();
+const TransportInfo* find_transport(const std::string& name);
+extern const std::vector<std::string> kModels;  ///< single, mono, pool, shard
+extern const std::vector<std::string> kLoops;   ///< closed, open
+
+struct NicPair {
+    std::string name;
+    std::string server_if, client_if;
+    std::string server_addr, client_addr;  ///< IPv4 without prefix length
+    std::vector<std::string> transports;   ///< transports routed over this pair (empty = all)
+};
+
+struct Machine {
+    std::string name;
+    std::string cpu_model;
+    std::string epoch;         ///< stable hash of cpu_model: a new CPU model is a new epoch
+    bool local = false;        ///< the file describes the host it runs on: cores must exist
+    std::string kernel;        ///< recorded for a derived machine, informative otherwise
+    CoreSet housekeeping, server, client, reserved;
+    std::optional<int> coordinator;
+    std::string network = "loopback";  ///< loopback | netns | nic
+    std::string netns_server_addr = "10.77.0.1", netns_client_addr = "10.77.0.2";
+    int netns_prefix = 30;
+    std::vector<NicPair> nics;
+    std::vector<std::string> transports;  ///< available on this host
+    int kernel_busy_poll_usecs = 0;
+    bool uring_sqpoll = false;
+    std::map<std::string, std::string> onload_env, vma_env;
+    std::string onload_profile;
+    std::vector<std::string> notes;  ///< e.g. "no housekeeping core"
+    std::string source_text;         ///< the TOML as read or derived
+    std::string source_name;         ///< file name or "local"
+
+    bool has_transport(const std::string& t) const;
+    CoreSet measured_cores() const;  ///< server + client + coordinator
+};
+
+/// Loads and validates a machine file. Throws ConfigError.
+Machine load_machine(const std::string& path);
+/// Parses machine TOML text; `name` is used in error messages.
+Machine parse_machine(const std::string& text, const std::string& name);
+/// Derives a machine for this host: cores, CPU model, kernel, transports.
+Machine derive_local_machine();
+/// Renders a derived machine as a TOML file.
+std::string machine_to_toml(const Machine& m);
+
+struct Thresholds {
+    double cv_p50 = 0.10, cv_p99 = 0.25, rate_fraction = 0.99, response_over_service = 2.0;
+};
+
+struct Matrix {
+    std::string name;
+    std::vector<std::string> flavours, transports, models, loops;
+    std::map<std::string, int> sessions{{"single", 1}, {"mono", 32}, {"pool", 32}, {"shard", 32}};
+    int rate = 50000;          ///< open loop, aggregate orders/s
+    int max_in_flight = 1000;  ///< open loop cap per session
+    int think_us = 0;          ///< closed loop
+    double warmup_s = 1.0, duration_s = 5.0;
+    int runs = 5;
+    int workers = 2;           ///< pool/shard server threads
+    std::string idle = "spin";
+    std::string store = "null";
+    Thresholds thresholds;
+    double audit_interval_s = 0.2;
+    double audit_burn_fraction = 0.25;  ///< a foreign thread above this share of a sample burns
+    double ready_timeout_s = 10.0;
+    int attempts = 2;                   ///< a failed cell is tried again once; a repeat makes it partial
+    std::string source_text, source_name;
+};
+
+Matrix load_matrix(const std::string& path);
+Matrix parse_matrix(const std::string& text, const std::string& name);
+
+/// A flavour: how to find and start its server.
+struct Flavour {
+    std::string name;
+    std::string description;
+    std::string binary;              ///< relative to the build dir, or absolute, or a name on PATH
+    std::vector<std::string> args;   ///< with {placeholders}
+    std::vector<std::string> models, transports;
+    std::map<std::string, std::string> env;
+    std::string source_name;
+};
+
+Flavour load_flavour(const std::string& path);
+Flavour parse_flavour(const std::string& text, const std::string& name);
+/// Loads every `<dir>/<name>.toml` for the names given. Throws ConfigError for a missing one.
+std::map<std::string, Flavour> load_flavours(const std::string& dir, const std::vector<std::string>& names);
+
+/// Replaces {key} by vars[key]; an unknown placeholder throws ConfigError.
+std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars,
+                   const std::string& where);
+
+struct Cell {
+    std::string flavour, transport, model, loop;
+    std::string id() const { return flavour + "/" + transport + "/" + model + "/" + loop; }
+    std::string file_name() const { return flavour + "_" + transport + "_" + model + "_" + loop + ".json"; }
+};
+
+/// Why a cell cannot exist, or "" when it can be measured. Order of precedence:
+/// nopool/noshard (the transport), unmeasurable (the host), unsupported (the flavour).
+std::string marker_for(const Cell& c, const Machine& m, const Flavour& f);
+
+/// Every cell of the matrix in sitting order (transport, model, loop, flavour).
+std::vector<Cell> plan_cells(const Matrix& mx);
+
+}  // namespace kite::lab

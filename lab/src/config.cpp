@@ -1,0 +1,607 @@
+#include "kite/lab/config.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "kite/lab/util.hpp"
+
+namespace kite::lab {
+
+const std::vector<std::string> kModels = {"single", "mono", "pool", "shard"};
+const std::vector<std::string> kLoops = {"closed", "open"};
+
+const std::vector<TransportInfo>& known_transports() {
+    // What each transport can do, whatever the flavour: the source of the
+    // nopool/noshard markers. VMA hands every connection on a port to the first
+    // listener (no SO_REUSEPORT spread); the native vendor APIs have no
+    // cross-thread handover of a connection.
+    static const std::vector<TransportInfo> t = {
+        {"kernel", true, true, false},     {"uring", true, true, false},
+        {"onload", true, true, true},      {"vma", true, false, true},
+        {"tcpdirect", false, false, false}, {"socketxtreme", false, false, false},
+    };
+    return t;
+}
+
+const TransportInfo* find_transport(const std::string& name) {
+    for (const auto& t : known_transports())
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+CoreSet parse_core_list(const std::string& text) {
+    CoreSet out;
+    std::string s = trim(text);
+    if (s.empty()) return out;
+    std::istringstream in(s);
+    std::string part;
+    auto num = [](const std::string& p) {
+        std::string t = trim(p);
+        if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            throw std::invalid_argument("'" + p + "' is not a core number");
+        return std::stoi(t);
+    };
+    while (std::getline(in, part, ',')) {
+        auto dash = part.find('-');
+        if (dash == std::string::npos) {
+            out.push_back(num(part));
+        } else {
+            int lo = num(part.substr(0, dash)), hi = num(part.substr(dash + 1));
+            if (hi < lo) throw std::invalid_argument("range '" + part + "' runs backwards");
+            for (int c = lo; c <= hi; ++c) out.push_back(c);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    if (std::adjacent_find(out.begin(), out.end()) != out.end())
+        throw std::invalid_argument("a core is listed twice in '" + text + "'");
+    return out;
+}
+
+std::string format_core_list(const CoreSet& cores) {
+    std::string out;
+    for (std::size_t i = 0; i < cores.size();) {
+        std::size_t j = i;
+        while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+        if (!out.empty()) out += ",";
+        out += std::to_string(cores[i]);
+        if (j > i) out += "-" + std::to_string(cores[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+bool Machine::has_transport(const std::string& t) const {
+    return std::find(transports.begin(), transports.end(), t) != transports.end();
+}
+
+CoreSet Machine::measured_cores() const {
+    CoreSet out = server;
+    out.insert(out.end(), client.begin(), client.end());
+    if (coordinator) out.push_back(*coordinator);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+namespace {
+
+// Error reporting and strict typed reads over a toml++ table.
+struct Reader {
+    std::string file;
+
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        throw ConfigError(file + ": " + key + ": " + what);
+    }
+
+    void only(const toml::table& t, const std::string& prefix, std::initializer_list<const char*> keys) const {
+        for (const auto& [k, v] : t) {
+            std::string key(k.str());
+            if (std::none_of(keys.begin(), keys.end(), [&](const char* a) { return key == a; })) {
+                std::string allowed;
+                for (const char* a : keys) allowed += std::string(allowed.empty() ? "" : ", ") + a;
+                fail(prefix + key, "unknown key (expected one of: " + allowed + ")");
+            }
+        }
+    }
+
+    static std::string type_name(const toml::node& n) {
+        switch (n.type()) {
+            case toml::node_type::string: return "a string";
+            case toml::node_type::integer: return "an integer";
+            case toml::node_type::floating_point: return "a number";
+            case toml::node_type::boolean: return "a boolean";
+            case toml::node_type::array: return "an array";
+            case toml::node_type::table: return "a table";
+            default: return "a date or time";
+        }
+    }
+
+    std::optional<std::string> str(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (!n->is_string()) fail(path + k, "must be a string, found " + type_name(*n));
+        return std::string(*n->as_string());
+    }
+    std::optional<std::int64_t> integer(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (!n->is_integer()) fail(path + k, "must be an integer, found " + type_name(*n));
+        return n->as_integer()->get();
+    }
+    std::optional<double> number(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
+        if (!n->is_floating_point()) fail(path + k, "must be a number, found " + type_name(*n));
+        return n->as_floating_point()->get();
+    }
+    std::optional<bool> boolean(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (!n->is_boolean()) fail(path + k, "must be true or false, found " + type_name(*n));
+        return n->as_boolean()->get();
+    }
+    std::optional<std::vector<std::string>> strings(const toml::table& t, const char* k,
+                                                    const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (!n->is_array()) fail(path + k, "must be an array of strings, found " + type_name(*n));
+        std::vector<std::string> out;
+        for (const auto& e : *n->as_array()) {
+            if (!e.is_string()) fail(path + k, "must be an array of strings, found an element that is " + type_name(e));
+            out.emplace_back(*e.as_string());
+        }
+        return out;
+    }
+    const toml::table* table(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return nullptr;
+        if (!n->is_table()) fail(path + k, "must be a table, found " + type_name(*n));
+        return n->as_table();
+    }
+    std::map<std::string, std::string> env(const toml::table& t, const char* k, const std::string& path) const {
+        std::map<std::string, std::string> out;
+        const toml::table* e = table(t, k, path);
+        if (!e) return out;
+        for (const auto& [name, v] : *e) {
+            if (v.is_string()) out[std::string(name.str())] = std::string(*v.as_string());
+            else if (v.is_integer()) out[std::string(name.str())] = std::to_string(v.as_integer()->get());
+            else fail(path + k + "." + std::string(name.str()), "must be a string or an integer");
+        }
+        return out;
+    }
+    std::optional<CoreSet> cores(const toml::table& t, const char* k, const std::string& path) const {
+        const toml::node* n = t.get(k);
+        if (!n) return std::nullopt;
+        if (n->is_string()) {
+            try {
+                return parse_core_list(std::string(*n->as_string()));
+            } catch (const std::invalid_argument& e) {
+                fail(path + k, e.what());
+            }
+        }
+        if (n->is_integer()) return CoreSet{static_cast<int>(n->as_integer()->get())};
+        if (n->is_array()) {
+            CoreSet out;
+            for (const auto& e : *n->as_array()) {
+                if (!e.is_integer()) fail(path + k, "core arrays hold integers only");
+                out.push_back(static_cast<int>(e.as_integer()->get()));
+            }
+            std::sort(out.begin(), out.end());
+            return out;
+        }
+        fail(path + k, "must be a core list (\"9-12,14\" or [9, 10]), found " + type_name(*n));
+    }
+
+    toml::table parse(const std::string& text) const {
+        try {
+            return toml::parse(text, file);
+        } catch (const toml::parse_error& e) {
+            std::ostringstream ss;
+            ss << file << ":" << e.source().begin.line << ":" << e.source().begin.column << ": TOML syntax: "
+               << e.description();
+            throw ConfigError(ss.str());
+        }
+    }
+};
+
+void check_one_of(const Reader& r, const std::string& key, const std::string& v,
+                  const std::vector<std::string>& allowed, const char* what) {
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    r.fail(key, "unknown " + std::string(what) + " '" + v + "' (known: " + list + ")");
+}
+
+std::vector<std::string> transport_names() {
+    std::vector<std::string> out;
+    for (const auto& t : known_transports()) out.push_back(t.name);
+    return out;
+}
+
+bool valid_ipv4(const std::string& s) {
+    int parts = 0;
+    std::istringstream in(s);
+    std::string p;
+    while (std::getline(in, p, '.')) {
+        if (p.empty() || p.size() > 3 || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return false;
+        if (std::stoi(p) > 255) return false;
+        ++parts;
+    }
+    return parts == 4 && s.back() != '.';
+}
+
+}  // namespace
+
+Machine parse_machine(const std::string& text, const std::string& name) {
+    Reader r{name};
+    toml::table root = r.parse(text);
+    r.only(root, "", {"name", "cpu_model", "local", "kernel", "notes", "cores", "network", "transports"});
+    Machine m;
+    m.source_text = text;
+    m.source_name = name;
+    m.name = r.str(root, "name", "").value_or("");
+    if (m.name.empty()) r.fail("name", "missing (every machine file names its host)");
+    m.local = r.boolean(root, "local", "").value_or(false);
+    m.cpu_model = r.str(root, "cpu_model", "").value_or("");
+    if (m.cpu_model.empty()) {
+        if (!m.local) r.fail("cpu_model", "missing (required unless local = true, where the host's is read)");
+        m.cpu_model = host_cpu_model();
+    }
+    m.kernel = r.str(root, "kernel", "").value_or(m.local ? host_kernel() : "");
+    m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
+    m.epoch = sha256_hex(m.cpu_model).substr(0, 12);
+
+    const toml::table* cores = r.table(root, "cores", "");
+    if (!cores) r.fail("cores", "missing [cores] table (server and client cores at least)");
+    r.only(*cores, "cores.", {"housekeeping", "coordinator", "server", "client", "reserved"});
+    m.housekeeping = r.cores(*cores, "housekeeping", "cores.").value_or(CoreSet{});
+    m.server = r.cores(*cores, "server", "cores.").value_or(CoreSet{});
+    m.client = r.cores(*cores, "client", "cores.").value_or(CoreSet{});
+    m.reserved = r.cores(*cores, "reserved", "cores.").value_or(CoreSet{});
+    if (auto c = r.cores(*cores, "coordinator", "cores.")) {
+        if (c->size() > 1) r.fail("cores.coordinator", "one core only");
+        if (!c->empty()) m.coordinator = c->front();
+    }
+    if (m.server.empty()) r.fail("cores.server", "empty: a sitting needs at least one server core");
+    if (m.client.empty()) r.fail("cores.client", "empty: a sitting needs at least one client core");
+    std::map<int, std::string> role_of;
+    auto claim = [&](const CoreSet& set, const std::string& role) {
+        for (int c : set) {
+            if (c < 0) r.fail("cores." + role, "negative core " + std::to_string(c));
+            auto [it, fresh] = role_of.emplace(c, role);
+            if (!fresh)
+                r.fail("cores." + role, "core " + std::to_string(c) + " is in two roles (" + it->second +
+                                            " and " + role + ")");
+        }
+    };
+    claim(m.housekeeping, "housekeeping");
+    if (m.coordinator) claim({*m.coordinator}, "coordinator");
+    claim(m.server, "server");
+    claim(m.client, "client");
+    claim(m.reserved, "reserved");
+    if (m.local) {
+        CoreSet online = host_online_cores();
+        for (const auto& [c, role] : role_of)
+            if (std::find(online.begin(), online.end(), c) == online.end())
+                r.fail("cores." + role, role + " core " + std::to_string(c) +
+                                            " does not exist on this host (online cores: " +
+                                            format_core_list(online) + "; the file says local = true)");
+    }
+    if (m.housekeeping.empty())
+        m.notes.push_back("no housekeeping core: the lab, interrupts and every other process share the measured cores");
+
+    if (const toml::table* net = r.table(root, "network", "")) {
+        r.only(*net, "network.", {"path", "server_addr", "client_addr", "prefix", "nic"});
+        m.network = r.str(*net, "path", "network.").value_or("loopback");
+        check_one_of(r, "network.path", m.network, {"loopback", "netns", "nic"}, "network path");
+        m.netns_server_addr = r.str(*net, "server_addr", "network.").value_or(m.netns_server_addr);
+        m.netns_client_addr = r.str(*net, "client_addr", "network.").value_or(m.netns_client_addr);
+        m.netns_prefix = static_cast<int>(r.integer(*net, "prefix", "network.").value_or(30));
+        if (m.network == "netns") {
+            // Addresses that exist only inside the lab's namespaces: never route anywhere real.
+            for (const auto* a : {&m.netns_server_addr, &m.netns_client_addr})
+                if (!valid_ipv4(*a) || a->rfind("10.77.", 0) != 0)
+                    r.fail("network", "netns addresses must be IPv4 in 10.77.0.0/16, found '" + *a + "'");
+            if (m.netns_prefix < 24 || m.netns_prefix > 30) r.fail("network.prefix", "must be 24..30");
+        }
+        if (const toml::node* nics = net->get("nic")) {
+            if (!nics->is_array_of_tables()) r.fail("network.nic", "must be an array of tables ([[network.nic]])");
+            int i = 0;
+            for (const auto& e : *nics->as_array()) {
+                const auto& t = *e.as_table();
+                std::string p = "network.nic[" + std::to_string(i++) + "].";
+                r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "transports"});
+                NicPair n;
+                n.name = r.str(t, "name", p).value_or("pair" + std::to_string(i));
+                n.server_if = r.str(t, "server_if", p).value_or("");
+                n.client_if = r.str(t, "client_if", p).value_or("");
+                n.server_addr = r.str(t, "server_addr", p).value_or("");
+                n.client_addr = r.str(t, "client_addr", p).value_or("");
+                n.transports = r.strings(t, "transports", p).value_or(std::vector<std::string>{});
+                if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
+                for (const auto* a : {&n.server_addr, &n.client_addr})
+                    if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
+                for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
+                m.nics.push_back(n);
+            }
+        }
+        if (m.network == "nic" && m.nics.empty()) r.fail("network.nic", "path = \"nic\" needs at least one [[network.nic]]");
+    }
+
+    const toml::table* tr = r.table(root, "transports", "");
+    m.transports = {"kernel"};
+    if (tr) {
+        r.only(*tr, "transports.", {"available", "kernel", "uring", "onload", "vma", "tcpdirect", "socketxtreme"});
+        if (auto a = r.strings(*tr, "available", "transports.")) {
+            for (const auto& t : *a) check_one_of(r, "transports.available", t, transport_names(), "transport");
+            m.transports = *a;
+        }
+        if (const toml::table* k = r.table(*tr, "kernel", "transports.")) {
+            r.only(*k, "transports.kernel.", {"busy_poll_usecs"});
+            m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
+            if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
+        }
+        if (const toml::table* u = r.table(*tr, "uring", "transports.")) {
+            r.only(*u, "transports.uring.", {"sqpoll"});
+            m.uring_sqpoll = r.boolean(*u, "sqpoll", "transports.uring.").value_or(false);
+        }
+        if (const toml::table* o = r.table(*tr, "onload", "transports.")) {
+            r.only(*o, "transports.onload.", {"env", "profile"});
+            m.onload_env = r.env(*o, "env", "transports.onload.");
+            m.onload_profile = r.str(*o, "profile", "transports.onload.").value_or("");
+        }
+        if (const toml::table* v = r.table(*tr, "vma", "transports.")) {
+            r.only(*v, "transports.vma.", {"env"});
+            m.vma_env = r.env(*v, "env", "transports.vma.");
+        }
+        for (const char* native : {"tcpdirect", "socketxtreme"})
+            if (const toml::table* v = r.table(*tr, native, "transports.")) r.only(*v, std::string("transports.") + native + ".", {});
+    }
+    return m;
+}
+
+Machine load_machine(const std::string& path) {
+    std::string text;
+    try {
+        text = read_text(path);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+    return parse_machine(text, path);
+}
+
+Machine derive_local_machine() {
+    CoreSet online = host_online_cores();
+    std::ostringstream t;
+    t << "# Derived by bench-run for this host at " << utc_now_iso() << ".\n";
+    t << "name = \"" << host_name() << "\"\n";
+    t << "cpu_model = \"" << host_cpu_model() << "\"\n";
+    t << "kernel = \"" << host_kernel() << "\"\n";
+    t << "local = true\n\n[cores]\n";
+    std::size_t n = online.size();
+    auto pick = [&](std::size_t from, std::size_t count) {
+        CoreSet s;
+        for (std::size_t i = from; i < from + count && i < n; ++i) s.push_back(online[i]);
+        return format_core_list(s);
+    };
+    if (n >= 4) {
+        // Core 0 keeps the lab, interrupts and everything else; a coordinator
+        // core for the pool's front door; the rest split between server and client.
+        std::size_t rest = n - 2, servers = rest / 2;
+        t << "housekeeping = \"" << pick(0, 1) << "\"\ncoordinator = " << online[1] << "\n";
+        t << "server = \"" << pick(2, servers) << "\"\nclient = \"" << pick(2 + servers, rest - servers) << "\"\n";
+    } else if (n >= 2) {
+        t << "# Too few cores for a housekeeping or coordinator core: the pool's\n"
+             "# front door shares the first server core.\n";
+        t << "server = \"" << online[0] << "\"\nclient = \"" << pick(1, n - 1) << "\"\n";
+    } else {
+        throw ConfigError("local: this host has " + std::to_string(n) +
+                          " online core; a sitting needs separate server and client cores");
+    }
+    t << "\n[network]\npath = \"loopback\"\n\n[transports]\navailable = [\"kernel\"";
+    if (host_has_io_uring()) t << ", \"uring\"";
+    // Vendor stacks only where their launchers and libraries exist.
+    if (!find_executable("onload", "").empty()) t << ", \"onload\"";
+    if (!read_text_or_empty("/usr/lib/libvma.so").empty() || !read_text_or_empty("/usr/lib64/libvma.so").empty())
+        t << ", \"vma\"";
+    t << "]\n\n[transports.kernel]\nbusy_poll_usecs = 0\n";
+    return parse_machine(t.str(), "local");
+}
+
+std::string machine_to_toml(const Machine& m) { return m.source_text; }
+
+Matrix parse_matrix(const std::string& text, const std::string& name) {
+    Reader r{name};
+    toml::table root = r.parse(text);
+    r.only(root, "", {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s",
+                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell"});
+    Matrix m;
+    m.source_text = text;
+    m.source_name = name;
+    m.name = r.str(root, "name", "").value_or("");
+    auto need = [&](const char* k) {
+        auto v = r.strings(root, k, "");
+        if (!v || v->empty()) r.fail(k, "missing or empty");
+        return *v;
+    };
+    m.flavours = need("flavours");
+    for (const auto& f : m.flavours)
+        if (f.empty() || !std::all_of(f.begin(), f.end(), [](char c) {
+                return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+            }))
+            r.fail("flavours", "'" + f + "' is not a flavour name (lower case, digits, - and _)");
+    m.transports = need("transports");
+    for (const auto& t : m.transports) check_one_of(r, "transports", t, transport_names(), "transport");
+    m.models = need("models");
+    for (const auto& t : m.models) check_one_of(r, "models", t, kModels, "model");
+    m.loops = need("loops");
+    for (const auto& t : m.loops) check_one_of(r, "loops", t, kLoops, "loop");
+    m.idle = r.str(root, "idle", "").value_or("spin");
+    check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
+    m.runs = static_cast<int>(r.integer(root, "runs", "").value_or(5));
+    if (m.runs < 1 || m.runs > 100) r.fail("runs", "must be 1..100");
+    m.warmup_s = r.number(root, "warmup_s", "").value_or(1.0);
+    m.duration_s = r.number(root, "duration_s", "").value_or(5.0);
+    if (m.warmup_s < 0) r.fail("warmup_s", "must be >= 0");
+    if (m.duration_s <= 0) r.fail("duration_s", "must be > 0");
+    if (const toml::table* s = r.table(root, "sessions", "")) {
+        r.only(*s, "sessions.", {"single", "mono", "pool", "shard"});
+        for (const auto& model : kModels)
+            if (auto v = r.integer(*s, model.c_str(), "sessions.")) {
+                if (*v < 1 || *v > 4096) r.fail("sessions." + model, "must be 1..4096");
+                m.sessions[model] = static_cast<int>(*v);
+            }
+        if (m.sessions["single"] != 1) r.fail("sessions.single", "the single model has exactly one session");
+    }
+    if (const toml::table* o = r.table(root, "open", "")) {
+        r.only(*o, "open.", {"rate", "max_in_flight"});
+        m.rate = static_cast<int>(r.integer(*o, "rate", "open.").value_or(m.rate));
+        m.max_in_flight = static_cast<int>(r.integer(*o, "max_in_flight", "open.").value_or(m.max_in_flight));
+        if (m.rate < 1) r.fail("open.rate", "must be > 0 orders/s");
+        if (m.max_in_flight < 1) r.fail("open.max_in_flight", "must be > 0");
+    }
+    if (const toml::table* c = r.table(root, "closed", "")) {
+        r.only(*c, "closed.", {"think_us"});
+        m.think_us = static_cast<int>(r.integer(*c, "think_us", "closed.").value_or(0));
+        if (m.think_us < 0) r.fail("closed.think_us", "must be >= 0");
+    }
+    if (const toml::table* s = r.table(root, "server", "")) {
+        r.only(*s, "server.", {"workers", "store"});
+        m.workers = static_cast<int>(r.integer(*s, "workers", "server.").value_or(2));
+        if (m.workers < 1) r.fail("server.workers", "must be >= 1");
+        m.store = r.str(*s, "store", "server.").value_or("null");
+        check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
+    }
+    if (const toml::table* t = r.table(root, "thresholds", "")) {
+        r.only(*t, "thresholds.", {"cv_p50", "cv_p99", "rate_fraction", "response_over_service"});
+        m.thresholds.cv_p50 = r.number(*t, "cv_p50", "thresholds.").value_or(m.thresholds.cv_p50);
+        m.thresholds.cv_p99 = r.number(*t, "cv_p99", "thresholds.").value_or(m.thresholds.cv_p99);
+        m.thresholds.rate_fraction = r.number(*t, "rate_fraction", "thresholds.").value_or(m.thresholds.rate_fraction);
+        m.thresholds.response_over_service =
+            r.number(*t, "response_over_service", "thresholds.").value_or(m.thresholds.response_over_service);
+        if (m.thresholds.rate_fraction <= 0 || m.thresholds.rate_fraction > 1)
+            r.fail("thresholds.rate_fraction", "must be in (0, 1]");
+    }
+    if (const toml::table* a = r.table(root, "audit", "")) {
+        r.only(*a, "audit.", {"interval_s", "burn_fraction"});
+        m.audit_interval_s = r.number(*a, "interval_s", "audit.").value_or(m.audit_interval_s);
+        m.audit_burn_fraction = r.number(*a, "burn_fraction", "audit.").value_or(m.audit_burn_fraction);
+        if (m.audit_interval_s < 0.05 || m.audit_interval_s > 5) r.fail("audit.interval_s", "must be 0.05..5 s");
+        if (m.audit_burn_fraction <= 0 || m.audit_burn_fraction > 1) r.fail("audit.burn_fraction", "must be in (0, 1]");
+    }
+    if (const toml::table* c = r.table(root, "cell", "")) {
+        r.only(*c, "cell.", {"ready_timeout_s", "attempts"});
+        m.ready_timeout_s = r.number(*c, "ready_timeout_s", "cell.").value_or(m.ready_timeout_s);
+        m.attempts = static_cast<int>(r.integer(*c, "attempts", "cell.").value_or(m.attempts));
+        if (m.attempts < 1 || m.attempts > 5) r.fail("cell.attempts", "must be 1..5");
+    }
+    return m;
+}
+
+Matrix load_matrix(const std::string& path) {
+    std::string text;
+    try {
+        text = read_text(path);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+    return parse_matrix(text, path);
+}
+
+Flavour parse_flavour(const std::string& text, const std::string& name) {
+    Reader r{name};
+    toml::table root = r.parse(text);
+    r.only(root, "", {"name", "description", "binary", "args", "models", "transports", "env"});
+    Flavour f;
+    f.source_name = name;
+    f.name = r.str(root, "name", "").value_or("");
+    if (f.name.empty()) r.fail("name", "missing");
+    f.description = r.str(root, "description", "").value_or("");
+    f.binary = r.str(root, "binary", "").value_or("");
+    if (f.binary.empty()) r.fail("binary", "missing (a path relative to the build dir, an absolute path or a command)");
+    auto args = r.strings(root, "args", "");
+    if (!args) r.fail("args", "missing (the server's argument template)");
+    f.args = *args;
+    f.models = r.strings(root, "models", "").value_or(kModels);
+    for (const auto& m : f.models) check_one_of(r, "models", m, kModels, "model");
+    f.transports = r.strings(root, "transports", "").value_or(std::vector<std::string>{"kernel"});
+    for (const auto& t : f.transports) check_one_of(r, "transports", t, transport_names(), "transport");
+    f.env = r.env(root, "env", "");
+    // Catch a misspelt placeholder now rather than at the first cell.
+    std::map<std::string, std::string> probe;
+    for (const char* k : {"model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
+                          "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir",
+                          "source_dir"})
+        probe[k] = "x";
+    for (const auto& a : f.args) expand(a, probe, name + ": args");
+    return f;
+}
+
+Flavour load_flavour(const std::string& path) {
+    std::string text;
+    try {
+        text = read_text(path);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+    return parse_flavour(text, path);
+}
+
+std::map<std::string, Flavour> load_flavours(const std::string& dir, const std::vector<std::string>& names) {
+    std::map<std::string, Flavour> out;
+    for (const auto& n : names) {
+        std::string path = dir + "/" + n + ".toml";
+        if (read_text_or_empty(path).empty())
+            throw ConfigError("flavours: unknown flavour '" + n + "' (no " + path + ")");
+        Flavour f = load_flavour(path);
+        if (f.name != n) throw ConfigError(path + ": name: '" + f.name + "' does not match the file name");
+        out.emplace(n, std::move(f));
+    }
+    return out;
+}
+
+std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars, const std::string& where) {
+    std::string out;
+    for (std::size_t i = 0; i < tmpl.size(); ++i) {
+        if (tmpl[i] != '{') {
+            out += tmpl[i];
+            continue;
+        }
+        auto close = tmpl.find('}', i);
+        if (close == std::string::npos) throw ConfigError(where + ": unclosed '{' in '" + tmpl + "'");
+        std::string key = tmpl.substr(i + 1, close - i - 1);
+        auto it = vars.find(key);
+        if (it == vars.end()) throw ConfigError(where + ": unknown placeholder {" + key + "} in '" + tmpl + "'");
+        out += it->second;
+        i = close;
+    }
+    return out;
+}
+
+std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {
+    const TransportInfo* t = find_transport(c.transport);
+    if (t && c.model == "pool" && !t->pool) return "nopool";
+    if (t && c.model == "shard" && !t->shard) return "noshard";
+    if (!m.has_transport(c.transport)) return "unmeasurable";
+    auto has = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+    };
+    if (!has(f.transports, c.transport) || !has(f.models, c.model)) return "unsupported";
+    return "";
+}
+
+std::vector<Cell> plan_cells(const Matrix& mx) {
+    std::vector<Cell> out;
+    for (const auto& t : mx.transports)
+        for (const auto& m : mx.models)
+            for (const auto& l : mx.loops)
+                for (const auto& f : mx.flavours) out.push_back({f, t, m, l});
+    return out;
+}
+
+}  // namespace kite::lab
