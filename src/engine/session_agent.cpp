@@ -1,0 +1,303 @@
+#include "session_agent.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace kite::engine::detail {
+
+using transport::Io;
+
+namespace {
+void atomic_max(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
+  std::uint64_t cur = a.load(std::memory_order_relaxed);
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+char* SessionAgent::Session::claim(std::size_t min) noexcept {
+  char* p = conn.tx.claim(min);
+  if (p == nullptr) {
+    // Back-pressure: remember since when, so the slow-consumer limit can act.
+    if (full_since == 0) {
+      full_since = owner->now_ ? owner->now_ : 1;
+      sent_mark = conn.bytes_sent;
+    }
+    owner->shared_.send_full_events.fetch_add(1, std::memory_order_relaxed);
+  }
+  return p;
+}
+
+void SessionAgent::Session::close(const char* reason, bool flush) noexcept {
+  if (closing) return;
+  closing = true;
+  close_flush = flush;
+  close_reason = reason;
+}
+
+SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> driver, const AgentSetup& setup)
+    : shared_(shared), driver_(std::move(driver)), setup_(setup) {
+  const int n = setup.max_sessions > 0 ? setup.max_sessions : 1;
+  slots_.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto s = std::make_unique<Session>();
+    s->owner = this;
+    s->conn.slot = static_cast<std::uint32_t>(i);
+    s->conn.rx.reset_capacity(setup.recv_buffer);
+    s->conn.tx.reset_capacity(setup.send_buffer);
+    slots_.push_back(std::move(s));
+  }
+  for (int i = n - 1; i >= 0; --i) free_.push_back(slots_[static_cast<std::size_t>(i)].get());
+  active_.reserve(static_cast<std::size_t>(n));
+  zombies_.reserve(static_cast<std::size_t>(n));
+}
+
+SessionAgent::~SessionAgent() = default;
+
+int SessionAgent::do_work(std::int64_t now_ns) noexcept {
+  now_ = now_ns;
+  int work = 0;
+  if (setup_.inbox) work += drain_inbox();
+  if (setup_.own_listener >= 0) work += accept_own();
+  work += driver_->poll(*this, 0);
+  work += service();
+  if (!zombies_.empty()) reap();
+  return work;
+}
+
+int SessionAgent::block(std::int64_t now_ns, int timeout_us) noexcept {
+  now_ = now_ns;
+  int work = 0;
+  if (setup_.inbox) work += drain_inbox();
+  if (setup_.own_listener >= 0) {
+    if (active_.empty()) {
+      pollfd p{setup_.own_listener, POLLIN, 0};
+      ::poll(&p, 1, (timeout_us + 999) / 1000);
+      now_ = monotonic_ns();
+      return accept_own() + service();
+    }
+    work += accept_own();
+  }
+  if (work == 0) {
+    work += driver_->poll(*this, timeout_us);
+    now_ = monotonic_ns();
+  } else {
+    work += driver_->poll(*this, 0);
+  }
+  work += service();
+  if (!zombies_.empty()) reap();
+  return work;
+}
+
+void SessionAgent::on_close() noexcept {
+  now_ = monotonic_ns();
+  while (!active_.empty()) finish(*active_.back(), "engine stopped");
+  // Let outstanding asynchronous operations complete (bounded).
+  for (int i = 0; i < 100 && !zombies_.empty(); ++i) {
+    driver_->poll(*this, 1000);
+    reap();
+  }
+  if (setup_.inbox) {
+    int fd;
+    while (setup_.inbox->try_pop(fd)) {
+      ::close(fd);
+      if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
+    }
+  }
+}
+
+int SessionAgent::drain_inbox() noexcept {
+  int n = 0;
+  int fd;
+  while (n < 8 && setup_.inbox->try_pop(fd)) {
+    adopt(fd);
+    ++n;
+  }
+  return n;
+}
+
+int SessionAgent::accept_own() noexcept {
+  if (free_.empty() || !active_.empty()) return 0;  // single: one session at a time
+  const int fd = transport::accept_nonblocking(setup_.own_listener);
+  if (fd < 0) return 0;
+  adopt(fd);
+  return 1;
+}
+
+void SessionAgent::on_accepted(int fd) noexcept { adopt(fd); }
+
+void SessionAgent::adopt(int fd) noexcept {
+  if (free_.empty()) {
+    ::close(fd);
+    shared_.refused.fetch_add(1, std::memory_order_relaxed);
+    if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
+    if (shared_.log) std::fprintf(stderr, "%s: refused a connection: all %d session slots in use\n", setup_.name.c_str(), setup_.max_sessions);
+    return;
+  }
+  Session& s = *free_.back();
+  const int id = shared_.next_id.fetch_add(1, std::memory_order_relaxed);
+  Protocol* proto;
+  {
+    std::lock_guard<std::mutex> g(shared_.factory_mu);
+    proto = shared_.factory.open(id);
+  }
+  if (proto == nullptr) {
+    ::close(fd);
+    shared_.refused.fetch_add(1, std::memory_order_relaxed);
+    if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
+    return;
+  }
+  free_.pop_back();
+  s.conn.fd = fd;
+  s.conn.gen++;
+  s.conn.rx.clear();
+  s.conn.tx.clear();
+  s.conn.bytes_sent = 0;
+  s.conn.write_blocked = false;
+  s.conn.send_in_flight = false;
+  s.proto = proto;
+  s.id = id;
+  s.open = true;
+  s.closing = false;
+  s.close_flush = true;
+  s.close_reason = nullptr;
+  s.full_since = 0;
+  s.sent_mark = s.retry_mark = 0;
+  std::string error;
+  if (!driver_->add(s.conn, error)) {
+    if (shared_.log) std::fprintf(stderr, "%s: %s\n", setup_.name.c_str(), error.c_str());
+    finish(s, "transport refused the connection");
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> g(shared_.factory_mu);
+    shared_.option_report = driver_->last_options().describe();
+  }
+  active_.push_back(&s);
+  accepted_.fetch_add(1, std::memory_order_relaxed);
+  shared_.accepted.fetch_add(1, std::memory_order_relaxed);
+  shared_.active.fetch_add(1, std::memory_order_relaxed);
+  proto->on_connected(s, now_);
+  if (!s.conn.tx.empty()) flush(s);
+}
+
+void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noexcept {
+  Session& s = *slots_[c.slot];
+  if (!s.open) return;
+  if (s.closing) {  // input after close() is dropped; the connection is going
+    if (p == nullptr) c.rx.clear();
+    return;
+  }
+  deliver(s, p, n);
+}
+
+void SessionAgent::deliver(Session& s, const char* p, std::size_t n) noexcept {
+  transport::RecvBuffer& rx = s.conn.rx;
+  if (p != nullptr && rx.empty()) {
+    // Bytes outside rx (io_uring provided buffer): whole frames are consumed
+    // where they lie; only the partial tail is copied.
+    const std::size_t used = s.proto->on_data(p, n, now_);
+    if (used < n && !rx.append(p + used, n - used)) {
+      finish(s, "receive buffer overflow");
+      return;
+    }
+  } else {
+    if (p != nullptr && !rx.append(p, n)) {
+      finish(s, "receive buffer overflow");
+      return;
+    }
+    const std::size_t used = s.proto->on_data(rx.data(), rx.size(), now_);
+    rx.consume(used);
+    if (used == 0 && rx.size() == rx.capacity() && s.conn.tx.empty()) {
+      // A frame larger than the buffer can never complete.
+      s.close("frame larger than the receive buffer", false);
+    }
+  }
+  if (!rx.empty()) s.retry_mark = s.conn.bytes_sent;
+  if (!s.conn.tx.empty() && !s.conn.write_blocked && !s.conn.send_in_flight) flush(s);
+}
+
+void SessionAgent::flush(Session& s) noexcept {
+  if (driver_->flush(s.conn) == Io::error) s.close("send failed", false);
+}
+
+void SessionAgent::on_closed(transport::Conn& c, Io why, int) noexcept {
+  Session& s = *slots_[c.slot];
+  if (!s.open) return;
+  finish(s, why == Io::closed ? "peer closed" : "connection error");
+}
+
+int SessionAgent::service() noexcept {
+  int work = 0;
+  for (std::size_t i = active_.size(); i-- > 0;) {
+    Session& s = *active_[i];
+    work += s.proto->on_timer(now_);
+    transport::Conn& c = s.conn;
+    if (!c.tx.empty() && !c.write_blocked && !c.send_in_flight) flush(s);
+    if (s.full_since != 0) {
+      if (c.bytes_sent != s.sent_mark) {
+        s.full_since = 0;  // the peer drained something: not stuck
+      } else if (shared_.policy == SendFullPolicy::disconnect && now_ - s.full_since >= shared_.send_full_limit_ns) {
+        shared_.slow_consumers.fetch_add(1, std::memory_order_relaxed);
+        if (shared_.log) {
+          std::fprintf(stderr, "%s: connection %d: slow consumer, send buffer full for %lld ms: disconnecting\n",
+                       setup_.name.c_str(), s.id, static_cast<long long>(shared_.send_full_limit_ns / 1000000));
+        }
+        finish(s, "slow consumer");
+        ++work;
+        continue;
+      }
+    }
+    // Bytes left in rx by a back-pressured protocol are offered again once
+    // the send side has moved.
+    if (!c.rx.empty() && !s.closing && c.bytes_sent != s.retry_mark) {
+      s.retry_mark = c.bytes_sent;
+      deliver(s, nullptr, 0);
+    }
+    if (s.closing && (!s.close_flush || c.tx.empty())) {
+      finish(s, s.close_reason ? s.close_reason : "closed");
+      ++work;
+    }
+  }
+  return work;
+}
+
+void SessionAgent::finish(Session& s, const char* reason) noexcept {
+  if (!s.open) return;
+  s.open = false;
+  atomic_max(shared_.tx_high_water, s.conn.tx.high_water());
+  shared_.rx_compactions.fetch_add(s.conn.rx.compactions(), std::memory_order_relaxed);
+  Protocol* proto = s.proto;
+  const bool was_active = std::erase(active_, &s) > 0;
+  if (proto != nullptr) proto->on_disconnected(reason, now_);
+  driver_->remove(s.conn);
+  {
+    std::lock_guard<std::mutex> g(shared_.factory_mu);
+    if (proto != nullptr) shared_.factory.release(proto);
+  }
+  s.proto = nullptr;
+  if (was_active) {
+    shared_.active.fetch_sub(1, std::memory_order_relaxed);
+    shared_.closed.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
+  if (driver_->idle(s.conn)) {
+    free_.push_back(&s);
+  } else {
+    zombies_.push_back(&s);
+  }
+}
+
+void SessionAgent::reap() noexcept {
+  for (std::size_t i = zombies_.size(); i-- > 0;) {
+    if (driver_->idle(zombies_[i]->conn)) {
+      free_.push_back(zombies_[i]);
+      zombies_[i] = zombies_.back();
+      zombies_.pop_back();
+    }
+  }
+}
+
+}  // namespace kite::engine::detail
