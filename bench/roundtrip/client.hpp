@@ -1,0 +1,97 @@
+// The load generator's core: N FIX.4.4 initiator sessions on the calling
+// thread, written directly on the codec, kernel TCP sockets.
+//
+// Closed loop: each session sends its next order when the reply to its
+// previous one arrives (plus an optional think time). Open loop: orders are
+// due on a fixed schedule for the aggregate rate, slot j going to session
+// j mod N, and each due order is sent whether or not replies are
+// outstanding, up to a per-session in-flight cap (a due order over the cap
+// is not sent and is counted in cap_hits). Replies are matched to orders in
+// FIFO order per session. Response time runs from the slot, service time
+// from the send() call, both up to the recv() that brought the reply.
+//
+// The measurement is one continuous stream: a warm-up phase (measured,
+// thrown away) then R runs back to back; an order belongs to the phase of
+// its slot (open) or send time (closed). After the last run no more orders
+// are sent and outstanding replies are drained (unanswered ones are errors).
+// Everything measure() uses is allocated by connect(): it does not allocate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kite/bench/clock.hpp"
+#include "kite/bench/histogram.hpp"
+
+namespace kite::bench {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  bool open_loop = false;
+  unsigned sessions = 1;
+  double rate = 50000;  // aggregate orders/s, open loop
+  double think_us = 0;  // closed loop
+  double warmup_s = 1;
+  double duration_s = 5;  // per run
+  unsigned runs = 5;
+  unsigned max_in_flight = 1000;  // per session, open loop
+  bool spin = true;               // false: block in epoll until the next event
+  int busy_poll_usecs = 0;        // SO_BUSY_POLL on each socket (0 = off)
+  double connect_timeout_s = 5;
+  double drain_timeout_s = 2;
+  unsigned first_session = 0;  // CompID index of session 0 (BENCH<first_session + k>)
+};
+
+// What one phase (warm-up or run) measured.
+struct Phase {
+  Histogram service, response;  // response: open loop only
+  std::uint64_t sent = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t cap_hits = 0;
+  std::uint64_t max_in_flight = 0;  // across all sessions
+};
+
+class Client {
+ public:
+  Client(const ClientOptions& o, const Clock& clock);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Connects and logs on every session; false with a message on failure.
+  bool connect(std::string& error);
+  // Warm-up and runs. False with a message when a session failed (the
+  // phases then hold what was measured up to the failure).
+  bool measure(std::string& error);
+  // Logs out every session (waits briefly for the answers) and closes.
+  void logout() noexcept;
+
+  // [0] is the warm-up, [1..runs] the runs.
+  const std::vector<Phase>& phases() const noexcept { return phases_; }
+  const ClientOptions& options() const noexcept { return o_; }
+
+ private:
+  struct Session;
+  bool send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) noexcept;
+  bool flush(Session& s) noexcept;
+  bool read(Session& s, std::int64_t now, std::string& error) noexcept;
+  bool on_message(Session& s, const char* frame, std::size_t size, std::int64_t now, std::string& error) noexcept;
+  std::uint32_t phase_of(std::int64_t t) const noexcept;
+  void note_in_flight(std::int64_t now) noexcept;
+
+  ClientOptions o_;
+  const Clock& clock_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<Phase> phases_;
+  int epoll_fd_ = -1;
+  std::int64_t start_ns_ = 0, warm_end_ns_ = 0, run_ns_ = 0;
+  std::uint64_t in_flight_ = 0;
+  bool measuring_ = false;
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace kite::bench

@@ -1,0 +1,43 @@
+// The result of one cell: the JSON the lab reads (schema 1, see
+// docs/bench_roundtrip.md and DESIGN.md "Contracts") and the human summary.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kite/bench/stats.hpp"
+
+namespace kite::bench {
+
+struct Stamp {
+  std::string binary = "bench_roundtrip";
+  std::string build_flags;
+  std::string compiler;
+  std::string git;
+};
+
+struct CellResult {
+  std::string flavour, transport, model, loop;  // loop: "closed" or "open"
+  unsigned sessions = 1;
+  double rate = 0;  // open-loop target, 0 in closed loop
+  double think_us = 0;
+  double warmup_s = 0, duration_s = 0;
+  std::string clock_method;
+  double tsc_ghz = 0;
+  std::string idle;
+  std::vector<RunFigures> runs;
+  CellSummary summary;
+  VerdictResult verdict;
+  Thresholds thresholds;
+  std::vector<std::pair<double, double>> cdf;  // (latency in us, cumulative fraction)
+  Stamp stamp;
+};
+
+// The result as JSON text (schema 1).
+std::string to_json(const CellResult& r);
+// A table per run and the cell summary with its verdict.
+void print_summary(std::FILE* out, const CellResult& r);
+
+}  // namespace kite::bench

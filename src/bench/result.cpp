@@ -1,0 +1,112 @@
+#include "kite/bench/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace kite::bench {
+namespace {
+
+using nlohmann::json;
+
+json latency_json(const Latency& l) {
+  return {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}, {"mean", l.mean}};
+}
+
+json cell_latency_json(const CellLatency& l) {
+  return {{"p50", l.p50},   {"p90", l.p90}, {"p99", l.p99},
+          {"p999", l.p999}, {"max", l.max}, {"mean_max", l.mean_max}};
+}
+
+}  // namespace
+
+std::string to_json(const CellResult& r) {
+  json j;
+  j["schema"] = 1;
+  j["cell"] = {{"flavour", r.flavour}, {"transport", r.transport}, {"model", r.model}, {"loop", r.loop}};
+  j["sessions"] = r.sessions;
+  j["rate"] = r.rate;
+  j["think_us"] = r.think_us;
+  j["warmup_s"] = r.warmup_s;
+  j["duration_s"] = r.duration_s;
+  j["clock"] = {{"method", r.clock_method}, {"tsc_ghz", r.tsc_ghz}};
+  j["idle"] = r.idle;
+  json runs = json::array();
+  for (const auto& run : r.runs) {
+    json x = {{"count", run.count},
+              {"errors", run.errors},
+              {"achieved_rate", run.achieved_rate},
+              {"max_in_flight", run.max_in_flight},
+              {"cap_hits", run.cap_hits},
+              {"complete", run.complete},
+              {"service", latency_json(run.service)}};
+    if (run.response) x["response"] = latency_json(*run.response);
+    runs.push_back(std::move(x));
+  }
+  j["runs"] = std::move(runs);
+  json s = {{"service", cell_latency_json(r.summary.service)},
+            {"cv", {{"p50", r.summary.cv_p50}, {"p99", r.summary.cv_p99}}},
+            {"achieved_rate", r.summary.achieved_rate},
+            {"count", r.summary.count},
+            {"errors", r.summary.errors},
+            {"max_in_flight", r.summary.max_in_flight},
+            {"cap_hits", r.summary.cap_hits}};
+  if (r.summary.response) s["response"] = cell_latency_json(*r.summary.response);
+  j["summary"] = std::move(s);
+  j["verdict"] = to_string(r.verdict.verdict);
+  j["verdict_reasons"] = r.verdict.reasons;
+  j["thresholds"] = {{"cv_p50", r.thresholds.cv_p50},
+                     {"cv_p99", r.thresholds.cv_p99},
+                     {"rate_fraction", r.thresholds.rate_fraction},
+                     {"response_over_service", r.thresholds.response_over_service}};
+  json cdf = json::array();
+  for (const auto& [v, f] : r.cdf) cdf.push_back(json::array({v, f}));
+  j["cdf"] = std::move(cdf);
+  j["stamp"] = {{"binary", r.stamp.binary},
+                {"build_flags", r.stamp.build_flags},
+                {"compiler", r.stamp.compiler},
+                {"git", r.stamp.git}};
+  return j.dump(1);
+}
+
+void print_summary(std::FILE* out, const CellResult& r) {
+  std::fprintf(out, "cell %s/%s/%s/%s  sessions=%u", r.flavour.c_str(), r.transport.c_str(), r.model.c_str(),
+               r.loop.c_str(), r.sessions);
+  if (r.rate > 0) std::fprintf(out, "  rate=%.0f/s", r.rate);
+  if (r.think_us > 0) std::fprintf(out, "  think=%.1f us", r.think_us);
+  std::fprintf(out, "  idle=%s  clock=%s", r.idle.c_str(), r.clock_method.c_str());
+  if (r.tsc_ghz > 0) std::fprintf(out, " (%.3f GHz)", r.tsc_ghz);
+  std::fprintf(out, "\n");
+  const auto row = [out](const char* label, const Latency& l) {
+    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999,
+                 l.max, l.mean);
+  };
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const RunFigures& run = r.runs[i];
+    std::fprintf(out, "run %zu/%zu: count=%llu errors=%llu rate=%.0f/s max_in_flight=%llu cap_hits=%llu%s\n", i + 1,
+                 r.runs.size(), static_cast<unsigned long long>(run.count),
+                 static_cast<unsigned long long>(run.errors), run.achieved_rate,
+                 static_cast<unsigned long long>(run.max_in_flight), static_cast<unsigned long long>(run.cap_hits),
+                 run.complete ? "" : " INCOMPLETE");
+    std::fprintf(out, "  %-9s %10s %10s %10s %10s %10s %10s   (us)\n", "", "p50", "p90", "p99", "p99.9", "max",
+                 "mean");
+    row("service", run.service);
+    if (run.response) row("response", *run.response);
+  }
+  const CellSummary& s = r.summary;
+  std::fprintf(out, "summary (medians of %zu runs; max = true max, mean_max = mean of run maxima):\n", r.runs.size());
+  std::fprintf(out, "  %-9s %10s %10s %10s %10s %10s %10s   (us)\n", "", "p50", "p90", "p99", "p99.9", "max",
+               "mean_max");
+  const auto cell_row = [out](const char* label, const CellLatency& l) {
+    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999,
+                 l.max, l.mean_max);
+  };
+  cell_row("service", s.service);
+  if (s.response) cell_row("response", *s.response);
+  std::fprintf(out, "  rate=%.0f/s count=%llu errors=%llu max_in_flight=%llu cv(p50)=%.3f cv(p99)=%.3f\n",
+               s.achieved_rate, static_cast<unsigned long long>(s.count), static_cast<unsigned long long>(s.errors),
+               static_cast<unsigned long long>(s.max_in_flight), s.cv_p50, s.cv_p99);
+  std::fprintf(out, "verdict: %s", to_string(r.verdict.verdict));
+  for (const auto& why : r.verdict.reasons) std::fprintf(out, "; %s", why.c_str());
+  std::fprintf(out, "\n");
+}
+
+}  // namespace kite::bench
