@@ -82,7 +82,7 @@ class Application {
   virtual void on_admin(Session&, const codec::Header&, const codec::FieldIndex&) noexcept {}
   // Called while a session message is written, after its header fields and
   // before its body: may add fields (e.g. custom Logon tags).
-  virtual void before_send_admin(Session&, std::string_view msg_type, codec::MessageWriter&) noexcept {}
+  virtual void before_send_admin(Session&, std::string_view /*msg_type*/, codec::MessageWriter&) noexcept {}
 };
 
 // Optional per-session validation (the dictionary validator plugs in here).
@@ -174,7 +174,7 @@ class Session {
   // Both numbers back to 1 and the stored messages forgotten.
   void reset_sequences() noexcept;
   std::int32_t heart_bt_int() const noexcept { return heart_bt_int_; }
-  std::size_t queued() const noexcept { return queue_count_; }
+  std::size_t queued() const noexcept { return queue_count_ - queue_head_; }
   std::uint64_t garbled_count() const noexcept { return garbled_; }
   std::size_t overflow_pending() const noexcept { return overflow_len_; }
   void set_validator(const MessageValidator* v) noexcept { validator_ = v; }
@@ -191,7 +191,9 @@ class Session {
   // Writing messages.
   codec::MessageWriter* begin_app(std::string_view msg_type) noexcept;
   SendResult finish_app() noexcept;
-  codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool poss_dup = false) noexcept;
+  // `wait`: under back-pressure with a full overflow buffer, return nullptr
+  // (resends resume later) instead of disconnecting.
+  codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
   bool finish_admin(bool store_it = true) noexcept;
   bool drain_overflow() noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
@@ -199,7 +201,7 @@ class Session {
   void send_logout_msg(std::string_view text) noexcept;
   void send_logon_reply(bool reset) noexcept;
   void send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
-  void send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept;
+  bool send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept;
   bool resend_one(std::uint64_t seq, std::string_view stored) noexcept;
   int pump_resend() noexcept;
 
@@ -215,7 +217,10 @@ class Session {
   void on_heartbeat(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   bool enqueue(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void drain_queue() noexcept;
-  void advance_target() noexcept { store_.set_next_target_seq(store_.next_target_seq() + 1); }
+  // The message's number is used up when it was the expected one.
+  void consume(const codec::Header& h) noexcept {
+    if (h.msg_seq_num == store_.next_target_seq()) store_.set_next_target_seq(h.msg_seq_num + 1);
+  }
   void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
   void close(const char* reason) noexcept;
   void became_active() noexcept;
@@ -251,6 +256,7 @@ class Session {
   char test_req_id_[24] = {};
   std::size_t test_req_id_len_ = 0;
   bool initiated_logout_ = false;
+  bool reached_active_ = false;   // on this connection (for the back-off)
   bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
 
   // Resend being served: [resend_next_, resend_end_] still to go.
@@ -270,11 +276,14 @@ class Session {
     std::uint32_t length;
   };
   std::unique_ptr<Queued[]> queue_;
-  std::size_t queue_count_ = 0;
+  std::size_t queue_head_ = 0;   // first entry not yet processed
+  std::size_t queue_count_ = 0;  // entries in use (from 0)
+  bool queue_full_logged_ = false;
   std::unique_ptr<char[]> queue_bytes_;
   std::size_t queue_used_ = 0;
   bool draining_ = false;
   codec::FieldIndex replay_index_;
+  codec::FieldIndex resend_index_;
 
   // Initiator back-off.
   std::int32_t failures_ = 0;

@@ -1,0 +1,60 @@
+#include "kite/session/registry.hpp"
+
+#include <stdexcept>
+
+namespace kite::session {
+
+const char* to_string(Refusal r) noexcept {
+  switch (r) {
+    case Refusal::none: return "accepted";
+    case Refusal::unknown_session: return "unknown session";
+    case Refusal::wrong_password: return "wrong password";
+    case Refusal::already_logged_on: return "session already logged on";
+    case Refusal::outside_schedule: return "outside the session's schedule";
+  }
+  return "?";
+}
+
+Session& SessionRegistry::add(const SessionSettings& settings, Application& app, std::unique_ptr<MessageStore> store) {
+  settings.check();
+  const std::string id = settings.id();
+  if (find(id) != nullptr) throw std::invalid_argument("session " + id + " configured twice");
+  if (!store) store = make_store(settings.store, id, clock_.now_ns());
+  Entry e;
+  e.store = std::move(store);
+  e.session = std::make_unique<Session>(settings, *e.store, app, clock_, log_);
+  entries_.push_back(std::move(e));
+  return *entries_.back().session;
+}
+
+Session* SessionRegistry::find(std::string_view id) const noexcept {
+  for (const Entry& e : entries_)
+    if (e.session->id() == id) return e.session.get();
+  return nullptr;
+}
+
+Lookup SessionRegistry::identify(const codec::Header& h, const codec::FieldIndex& ix) const noexcept {
+  for (const Entry& e : entries_) {
+    const SessionSettings& s = e.session->settings();
+    if (s.role != Role::acceptor) continue;
+    if (h.begin_string != s.begin_string || h.sender_comp_id != s.target_comp_id ||
+        h.target_comp_id != s.sender_comp_id)
+      continue;
+    if (!s.target_sub_id.empty() && h.sender_sub_id != s.target_sub_id) continue;
+    if (!s.sender_sub_id.empty() && h.target_sub_id != s.sender_sub_id) continue;
+    if (!s.target_location_id.empty() && h.sender_location_id != s.target_location_id) continue;
+    if (!s.sender_location_id.empty() && h.target_location_id != s.sender_location_id) continue;
+    Session* session = e.session.get();
+    if (!s.password.empty()) {
+      std::string_view pw;
+      if (ix.get(codec::tag::Password, pw) != codec::Get::ok || pw != s.password)
+        return {session, Refusal::wrong_password};
+    }
+    if (session->connected()) return {session, Refusal::already_logged_on};
+    if (!s.schedule.in_session(clock_.now_ns())) return {session, Refusal::outside_schedule};
+    return {session, Refusal::none};
+  }
+  return {nullptr, Refusal::unknown_session};
+}
+
+}  // namespace kite::session

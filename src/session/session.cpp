@@ -1,0 +1,827 @@
+#include "kite/session/session.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "kite/codec/values.hpp"
+
+namespace kite::session {
+
+using codec::FieldIndex;
+using codec::Header;
+using codec::RejectReason;
+namespace tag = codec::tag;
+
+const char* to_string(SessionState s) noexcept {
+  switch (s) {
+    case SessionState::disconnected: return "disconnected";
+    case SessionState::awaiting_logon: return "awaiting_logon";
+    case SessionState::active: return "active";
+    case SessionState::logout_sent: return "logout_sent";
+    case SessionState::closing: return "closing";
+  }
+  return "?";
+}
+
+namespace {
+
+bool is_admin(std::string_view t) noexcept {
+  return t.size() == 1 && (t[0] == '0' || t[0] == '1' || t[0] == '2' || t[0] == '3' || t[0] == '4' ||
+                           t[0] == '5' || t[0] == 'A');
+}
+
+codec::HeaderFields header_fields(const SessionSettings& s) {
+  return {s.begin_string, s.sender_comp_id, s.target_comp_id, s.sender_sub_id, s.target_sub_id,
+          s.sender_location_id, s.target_location_id};
+}
+
+// Tags the resend rewrites (header) or drops (trailer) when copying a stored message.
+bool rewritten_on_resend(std::uint32_t t) noexcept {
+  switch (t) {
+    case tag::BeginString: case tag::BodyLength: case tag::MsgType: case tag::SenderCompID:
+    case tag::TargetCompID: case tag::SenderSubID: case tag::TargetSubID: case tag::SenderLocationID:
+    case tag::TargetLocationID: case tag::MsgSeqNum: case tag::SendingTime: case tag::PossDupFlag:
+    case tag::OrigSendingTime: case tag::CheckSum:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Session::Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock,
+                 Logger& log)
+    : settings_(settings),
+      id_(settings.id()),
+      store_(store),
+      app_(app),
+      clock_(clock),
+      log_(log),
+      header_(header_fields(settings)),
+      writer_(header_, settings.timestamp_precision),
+      overflow_(new char[settings.overflow_bytes]),
+      heart_bt_int_(settings.heart_bt_int),
+      queue_(new Queued[settings.max_queued == 0 ? 1 : settings.max_queued]),
+      queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
+      replay_index_(1024),
+      resend_index_(1024) {
+  settings_.check();
+}
+
+// ------------------------------------------------------------------ writing
+
+bool Session::drain_overflow() noexcept {
+  if (overflow_len_ == 0) return true;
+  if (out_ == nullptr) return false;
+  std::size_t done = 0;
+  while (done < overflow_len_) {
+    const std::size_t chunk = std::min(overflow_len_ - done, settings_.send_claim_bytes);
+    char* p = out_->claim(chunk);
+    if (p == nullptr) break;
+    std::memcpy(p, overflow_.get() + done, chunk);
+    out_->commit(chunk);
+    done += chunk;
+  }
+  if (done > 0) {
+    std::memmove(overflow_.get(), overflow_.get() + done, overflow_len_ - done);
+    overflow_len_ -= done;
+  }
+  return overflow_len_ == 0;
+}
+
+codec::MessageWriter* Session::begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait) noexcept {
+  if (out_ == nullptr || state_ == SessionState::closing) return nullptr;
+  const std::size_t room = settings_.send_claim_bytes;
+  char* p = nullptr;
+  msg_in_overflow_ = false;
+  if (drain_overflow()) p = out_->claim(room);
+  if (p == nullptr) {
+    if (overflow_len_ + room > settings_.overflow_bytes) {
+      if (wait) return nullptr;
+      log_.logf(LogLevel::error, id_, "send buffer and overflow (%zu bytes) full: disconnecting", overflow_len_);
+      close("send overflow");
+      return nullptr;
+    }
+    p = overflow_.get() + overflow_len_;
+    msg_in_overflow_ = true;
+  }
+  msg_buf_ = p;
+  msg_seq_ = seq;
+  writer_.begin(p, room, msg_type, seq, now());
+  return &writer_;
+}
+
+bool Session::finish_admin(bool store_it) noexcept {
+  const std::size_t n = writer_.finish();
+  if (n == 0) {
+    log_.logf(LogLevel::error, id_, "session message %llu does not fit SendClaimBytes (%zu)",
+              static_cast<unsigned long long>(msg_seq_), settings_.send_claim_bytes);
+    if (!msg_in_overflow_) out_->commit(0);
+    return false;
+  }
+  if (store_it) store_.store(msg_seq_, {msg_buf_, n});
+  if (msg_in_overflow_) overflow_len_ += n;
+  else out_->commit(n);
+  last_sent_ns_ = now();
+  return true;
+}
+
+codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
+  if (state_ != SessionState::active && state_ != SessionState::logout_sent) {
+    last_send_ = SendResult::not_logged_on;
+    return nullptr;
+  }
+  if (resend_end_ != 0 || !drain_overflow()) {
+    last_send_ = SendResult::back_pressured;
+    return nullptr;
+  }
+  char* p = out_->claim(settings_.send_claim_bytes);
+  if (p == nullptr) {
+    last_send_ = SendResult::back_pressured;
+    return nullptr;
+  }
+  msg_buf_ = p;
+  msg_in_overflow_ = false;
+  msg_seq_ = store_.next_sender_seq();
+  writer_.begin(p, settings_.send_claim_bytes, msg_type, msg_seq_, now());
+  return &writer_;
+}
+
+SendResult Session::finish_app() noexcept {
+  const std::size_t n = writer_.finish();
+  if (n == 0) {
+    out_->commit(0);
+    return last_send_ = SendResult::too_large;
+  }
+  // Stored before it is published: a crash in between leaves a message the
+  // peer never saw but can ask for again.
+  store_.store(msg_seq_, {msg_buf_, n});
+  out_->commit(n);
+  last_sent_ns_ = now();
+  return last_send_ = SendResult::ok;
+}
+
+void Session::send_heartbeat(std::string_view test_req_id) noexcept {
+  auto* w = begin_admin("0", store_.next_sender_seq());
+  if (w == nullptr) return;
+  if (!test_req_id.empty()) w->add_string(tag::TestReqID, test_req_id);
+  app_.before_send_admin(*this, "0", *w);
+  finish_admin();
+}
+
+void Session::send_test_request() noexcept {
+  char* e = codec::write_uint(test_req_id_ + 5, ++test_request_counter_);
+  std::memcpy(test_req_id_, "TEST-", 5);
+  test_req_id_len_ = static_cast<std::size_t>(e - test_req_id_);
+  auto* w = begin_admin("1", store_.next_sender_seq());
+  if (w == nullptr) return;
+  w->add_string(tag::TestReqID, {test_req_id_, test_req_id_len_});
+  app_.before_send_admin(*this, "1", *w);
+  if (finish_admin()) {
+    test_request_sent_ns_ = now();
+    log_.logf(LogLevel::warn, id_, "no message for %d s: TestRequest %.*s sent", heart_bt_int_,
+              static_cast<int>(test_req_id_len_), test_req_id_);
+  }
+}
+
+void Session::send_logout_msg(std::string_view text) noexcept {
+  auto* w = begin_admin("5", store_.next_sender_seq());
+  if (w == nullptr) return;
+  if (!text.empty()) w->add_string(tag::Text, text);
+  app_.before_send_admin(*this, "5", *w);
+  finish_admin();
+}
+
+void Session::send_logon() noexcept {
+  auto* w = begin_admin("A", store_.next_sender_seq());
+  if (w == nullptr) return;
+  w->add_uint(tag::EncryptMethod, 0);
+  w->add_uint(tag::HeartBtInt, static_cast<std::uint64_t>(heart_bt_int_));
+  if (reset_requested_) w->add_bool(tag::ResetSeqNumFlag, true);
+  if (!settings_.username.empty()) w->add_string(tag::Username, settings_.username);
+  if (!settings_.password.empty()) w->add_string(tag::Password, settings_.password);
+  if (settings_.fixt()) w->add_string(tag::DefaultApplVerID, settings_.default_appl_ver_id);
+  app_.before_send_admin(*this, "A", *w);
+  finish_admin();
+}
+
+void Session::send_logon_reply(bool reset) noexcept {
+  auto* w = begin_admin("A", store_.next_sender_seq());
+  if (w == nullptr) return;
+  w->add_uint(tag::EncryptMethod, 0);
+  w->add_uint(tag::HeartBtInt, static_cast<std::uint64_t>(heart_bt_int_));
+  if (reset) w->add_bool(tag::ResetSeqNumFlag, true);
+  if (settings_.fixt()) w->add_string(tag::DefaultApplVerID, settings_.default_appl_ver_id);
+  app_.before_send_admin(*this, "A", *w);
+  finish_admin();
+}
+
+void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept {
+  auto* w = begin_admin("2", store_.next_sender_seq());
+  if (w == nullptr) return;
+  w->add_uint(tag::BeginSeqNo, begin);
+  w->add_uint(tag::EndSeqNo, end);
+  app_.before_send_admin(*this, "2", *w);
+  if (finish_admin())
+    log_.logf(LogLevel::warn, id_, "ResendRequest sent for %llu to %llu", static_cast<unsigned long long>(begin),
+              static_cast<unsigned long long>(end));
+}
+
+void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, RejectReason reason,
+                          std::uint32_t ref_tag, std::string_view text) noexcept {
+  auto* w = begin_admin("3", store_.next_sender_seq());
+  if (w == nullptr) return;
+  w->add_uint(tag::RefSeqNum, ref_seq);
+  if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
+  if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
+  w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
+  if (!text.empty()) w->add_string(tag::Text, text);
+  app_.before_send_admin(*this, "3", *w);
+  if (finish_admin())
+    log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %u: %.*s",
+              static_cast<unsigned long long>(ref_seq), static_cast<int>(ref_msg_type.size()), ref_msg_type.data(),
+              static_cast<int>(reason), ref_tag, static_cast<int>(text.size()), text.data());
+}
+
+SendResult Session::send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
+                                         std::string_view text, std::string_view ref_id) noexcept {
+  return send("j", [&](codec::MessageWriter& w) {
+    w.add_uint(tag::RefSeqNum, ref_seq);
+    w.add_string(tag::RefMsgType, ref_msg_type);
+    if (!ref_id.empty()) w.add_string(tag::BusinessRejectRefID, ref_id);
+    w.add_int(tag::BusinessRejectReason, reason);
+    if (!text.empty()) w.add_string(tag::Text, text);
+  });
+}
+
+bool Session::send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept {
+  auto* w = begin_admin("4", seq, true);
+  if (w == nullptr) return false;
+  w->add_bool(tag::PossDupFlag, true);
+  w->add_timestamp(tag::OrigSendingTime, now());
+  w->add_bool(tag::GapFillFlag, true);
+  w->add_uint(tag::NewSeqNo, new_seq);
+  return finish_admin(false);
+}
+
+bool Session::resend_one(std::uint64_t seq, std::string_view stored) noexcept {
+  const FieldIndex& ix = resend_index_;
+  auto* w = begin_admin(resend_index_.value_at(2), seq, true);
+  if (w == nullptr) return false;
+  w->add_bool(tag::PossDupFlag, true);
+  std::string_view orig;
+  if (ix.get(tag::SendingTime, orig) == codec::Get::ok) w->add_string(tag::OrigSendingTime, orig);
+  for (const codec::FieldRef& f : ix) {
+    if (rewritten_on_resend(f.tag)) continue;
+    const std::uint32_t start = f.offset - static_cast<std::uint32_t>(codec::uint_digits(f.tag)) - 1;
+    w->add_raw(stored.substr(start, f.offset + f.length + 1 - start));
+  }
+  return finish_admin(false);
+}
+
+int Session::pump_resend() noexcept {
+  int work = 0;
+  while (resend_next_ <= resend_end_ && resend_end_ != 0) {
+    const std::uint64_t seq = resend_next_;
+    const std::string_view stored = store_.get(seq);
+    bool app_msg = false;
+    if (!stored.empty() && resend_index_.build(stored) && resend_index_.size() > 3 &&
+        resend_index_[2].tag == tag::MsgType) {
+      app_msg = !is_admin(resend_index_.value_at(2));
+    }
+    if (app_msg) {
+      if (gap_run_start_ != 0) {
+        if (!send_gap_fill(gap_run_start_, seq)) return work;
+        gap_run_start_ = 0;
+        ++work;
+      }
+      if (!resend_one(seq, stored)) return work;
+      ++work;
+    } else if (gap_run_start_ == 0) {
+      gap_run_start_ = seq;
+    }
+    ++resend_next_;
+  }
+  if (gap_run_start_ != 0) {
+    if (!send_gap_fill(gap_run_start_, resend_end_ + 1)) return work;
+    gap_run_start_ = 0;
+    ++work;
+  }
+  resend_next_ = resend_end_ = 0;
+  return work;
+}
+
+// ------------------------------------------------------------------ lifecycle
+
+void Session::on_connected(SessionOutput& out) noexcept {
+  out_ = &out;
+  overflow_len_ = 0;
+  state_ = SessionState::awaiting_logon;
+  state_since_ns_ = last_received_ns_ = last_sent_ns_ = now();
+  test_request_sent_ns_ = 0;
+  initiated_logout_ = false;
+  reached_active_ = false;
+  heart_bt_int_ = settings_.heart_bt_int;
+  maybe_schedule_reset();
+  if (settings_.role == Role::initiator) {
+    reset_requested_ = settings_.reset_on_logon || settings_.send_reset_seq_num_flag;
+    if (reset_requested_) store_.reset(now());
+    log_.logf(LogLevel::info, id_, "connected: sending Logon (seq %llu)",
+              static_cast<unsigned long long>(store_.next_sender_seq()));
+    send_logon();
+  }
+}
+
+void Session::maybe_schedule_reset() noexcept {
+  if (settings_.schedule.always) return;
+  const std::int64_t start = settings_.schedule.period_start(now());
+  if (store_.creation_time() < start) {
+    log_.logf(LogLevel::info, id_, "new session period: sequence numbers reset to 1");
+    store_.reset(now());
+  }
+}
+
+void Session::reset_sequences() noexcept { store_.reset(now()); }
+
+void Session::close(const char* reason) noexcept {
+  if (out_ == nullptr || state_ == SessionState::closing) return;
+  const bool was_on = state_ == SessionState::active || state_ == SessionState::logout_sent;
+  state_ = SessionState::closing;
+  if (was_on) app_.on_logout(*this, reason);
+  out_->disconnect(reason);
+}
+
+void Session::logout_and_close(std::string_view text) noexcept {
+  log_.logf(LogLevel::warn, id_, "Logout and disconnect: %.*s", static_cast<int>(text.size()), text.data());
+  send_logout_msg(text);
+  close("session error (logged)");
+}
+
+void Session::logout(std::string_view text) noexcept {
+  if (state_ != SessionState::active) {
+    if (state_ == SessionState::awaiting_logon) close("logout before logon");
+    return;
+  }
+  log_.logf(LogLevel::info, id_, "Logout sent: %.*s", static_cast<int>(text.size()), text.data());
+  send_logout_msg(text);
+  state_ = SessionState::logout_sent;
+  state_since_ns_ = now();
+  initiated_logout_ = true;
+}
+
+void Session::on_disconnected(const char* reason) noexcept {
+  if (state_ == SessionState::active || state_ == SessionState::logout_sent) app_.on_logout(*this, reason);
+  if (!reached_active_) ++failures_;
+  log_.logf(LogLevel::info, id_, "disconnected (%s); next seq out %llu, in %llu", reason,
+            static_cast<unsigned long long>(store_.next_sender_seq()),
+            static_cast<unsigned long long>(store_.next_target_seq()));
+  out_ = nullptr;
+  state_ = SessionState::disconnected;
+  overflow_len_ = 0;
+  queue_head_ = queue_count_ = queue_used_ = 0;
+  gap_open_ = false;
+  resend_next_ = resend_end_ = gap_run_start_ = 0;
+  last_disconnect_ns_ = now();
+  if (settings_.reset_on_disconnect) store_.reset(now());
+}
+
+std::int64_t Session::next_connect_time() const noexcept {
+  std::int64_t t;
+  if (last_disconnect_ns_ == 0) {
+    t = now();
+  } else if (failures_ == 0) {
+    t = last_disconnect_ns_ + static_cast<std::int64_t>(settings_.reconnect_interval_ms) * kNsPerMs;
+  } else {
+    const int shift = std::min(failures_ - 1, 20);
+    const std::int64_t delay = std::min<std::int64_t>(
+        static_cast<std::int64_t>(settings_.reconnect_interval_ms) << shift, settings_.reconnect_max_ms);
+    t = last_disconnect_ns_ + delay * kNsPerMs;
+  }
+  if (!settings_.schedule.in_session(t)) t = settings_.schedule.next_start(t);
+  return t;
+}
+
+void Session::on_connect_failed() noexcept {
+  ++failures_;
+  last_disconnect_ns_ = now();
+}
+
+void Session::became_active() noexcept {
+  state_ = SessionState::active;
+  state_since_ns_ = now();
+  failures_ = 0;
+  reached_active_ = true;
+  test_request_sent_ns_ = 0;
+  log_.logf(LogLevel::info, id_, "logged on (HeartBtInt %d, next seq out %llu, in %llu)", heart_bt_int_,
+            static_cast<unsigned long long>(store_.next_sender_seq()),
+            static_cast<unsigned long long>(store_.next_target_seq()));
+  app_.on_logon(*this);
+}
+
+int Session::on_timer() noexcept {
+  if (out_ == nullptr || state_ == SessionState::closing) return 0;
+  int work = 0;
+  if (overflow_len_ != 0 && drain_overflow()) ++work;
+  if (resend_end_ != 0) work += pump_resend();
+  const std::int64_t t = now();
+  work += store_.poll(t);
+  switch (state_) {
+    case SessionState::awaiting_logon:
+      if (t - state_since_ns_ >= static_cast<std::int64_t>(settings_.logon_timeout_ms) * kNsPerMs) {
+        log_.logf(LogLevel::warn, id_, "no Logon answer within %d ms: disconnecting", settings_.logon_timeout_ms);
+        close("logon timeout");
+        ++work;
+      }
+      break;
+    case SessionState::logout_sent:
+      if (t - state_since_ns_ >= static_cast<std::int64_t>(settings_.logout_timeout_ms) * kNsPerMs) {
+        log_.logf(LogLevel::warn, id_, "no Logout answer within %d ms: disconnecting", settings_.logout_timeout_ms);
+        close("logout timeout");
+        ++work;
+      }
+      break;
+    case SessionState::active: {
+      if (!settings_.schedule.in_session(t)) {
+        logout("End of session period");
+        return work + 1;
+      }
+      if (heart_bt_int_ <= 0) break;
+      const std::int64_t hb = static_cast<std::int64_t>(heart_bt_int_) * kNsPerSec;
+      const auto wait = static_cast<std::int64_t>(static_cast<double>(hb) * (1.0 + settings_.test_request_delay));
+      if (t - last_sent_ns_ >= hb) {
+        send_heartbeat({});
+        ++work;
+      }
+      if (test_request_sent_ns_ != 0) {
+        if (last_received_ns_ > test_request_sent_ns_) {
+          test_request_sent_ns_ = 0;
+        } else if (t - test_request_sent_ns_ >= wait) {
+          log_.logf(LogLevel::error, id_, "TestRequest %.*s unanswered: disconnecting",
+                    static_cast<int>(test_req_id_len_), test_req_id_);
+          close("test request unanswered");
+          return work + 1;
+        }
+      } else if (t - last_received_ns_ >= wait) {
+        send_test_request();
+        ++work;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return work;
+}
+
+void Session::on_garbled(const char* why) noexcept {
+  ++garbled_;
+  log_.logf(LogLevel::warn, id_, "garbled message ignored (%s); still expecting %llu", why,
+            static_cast<unsigned long long>(store_.next_target_seq()));
+}
+
+// ------------------------------------------------------------------ reading
+
+void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
+  if (out_ == nullptr || state_ == SessionState::closing || state_ == SessionState::disconnected) return;
+  last_received_ns_ = now();
+  if (state_ == SessionState::awaiting_logon && h.msg_type != "A") {
+    log_.logf(LogLevel::error, id_, "first message is not a Logon (35=%.*s): disconnecting",
+              static_cast<int>(h.msg_type.size()), h.msg_type.data());
+    close("first message not a Logon");
+    return;
+  }
+  if (h.begin_string != settings_.begin_string) {
+    logout_and_close("Incorrect BeginString");
+    return;
+  }
+  switch (check(h, ix)) {
+    case Verdict::process:
+      if (validator_ != nullptr) {
+        const Validation v = validator_->validate(h, ix);
+        if (!v.ok) {
+          send_reject(h.msg_seq_num, h.msg_type, v.reason, v.ref_tag, v.text);
+          consume(h);
+          break;
+        }
+      }
+      dispatch(h, ix);
+      break;
+    case Verdict::ignore:
+    case Verdict::queue:
+    case Verdict::stop:
+      break;
+  }
+  if (queue_count_ != queue_head_ && !draining_) drain_queue();
+}
+
+Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept {
+  const std::uint64_t expected = store_.next_target_seq();
+  if (h.msg_seq_num == 0) {
+    logout_and_close("MsgSeqNum(34) missing");
+    return Verdict::stop;
+  }
+  const SessionSettings& s = settings_;
+  const bool comp_ok = h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+                       (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
+                       (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
+                       (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
+                       (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id);
+  if (!comp_ok) {
+    std::uint32_t ref = 0;
+    if (h.sender_comp_id != s.target_comp_id) ref = tag::SenderCompID;
+    else if (h.target_comp_id != s.sender_comp_id) ref = tag::TargetCompID;
+    if (state_ == SessionState::active || state_ == SessionState::logout_sent) {
+      send_reject(h.msg_seq_num, h.msg_type, RejectReason::compid_problem, ref, "CompID problem");
+      consume(h);
+      logout("CompID problem");
+    } else {
+      logout_and_close("CompID problem");
+    }
+    return Verdict::stop;
+  }
+  std::int64_t sending = 0;
+  if (!codec::parse_utc_timestamp(h.sending_time, sending)) {
+    const bool missing = h.sending_time.empty();
+    send_reject(h.msg_seq_num, h.msg_type,
+                missing ? RejectReason::required_tag_missing : RejectReason::incorrect_data_format, tag::SendingTime,
+                missing ? "SendingTime(52) missing" : "SendingTime(52) is not a UTCTimestamp");
+    consume(h);
+    return Verdict::ignore;
+  }
+  if (s.check_latency && s.max_latency_s > 0) {
+    const std::int64_t d = now() - sending;
+    const std::int64_t lim = static_cast<std::int64_t>(s.max_latency_s) * kNsPerSec;
+    if (d > lim || d < -lim) {
+      send_reject(h.msg_seq_num, h.msg_type, RejectReason::sending_time_accuracy_problem, tag::SendingTime,
+                  "SendingTime accuracy problem");
+      consume(h);
+      if (state_ == SessionState::active) logout("SendingTime accuracy problem");
+      else logout_and_close("SendingTime accuracy problem");
+      return Verdict::stop;
+    }
+  }
+  const bool gap_fill_or_app = !(h.msg_type == "4");
+  if (h.poss_dup && gap_fill_or_app && h.msg_seq_num >= expected) {
+    std::int64_t orig = 0;
+    if (h.orig_sending_time.empty()) {
+      send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::OrigSendingTime,
+                  "OrigSendingTime(122) required with PossDupFlag=Y");
+      consume(h);
+      return Verdict::ignore;
+    }
+    if (!codec::parse_utc_timestamp(h.orig_sending_time, orig) || orig > sending) {
+      send_reject(h.msg_seq_num, h.msg_type, RejectReason::sending_time_accuracy_problem, tag::OrigSendingTime,
+                  "OrigSendingTime later than SendingTime");
+      consume(h);
+      logout("OrigSendingTime later than SendingTime");
+      return Verdict::stop;
+    }
+  }
+  if (h.msg_type == "4") {
+    bool gap_fill = false;
+    ix.get(tag::GapFillFlag, gap_fill);
+    if (!gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum
+  }
+  if (h.msg_seq_num == expected) return Verdict::process;
+  if (h.msg_seq_num > expected) {
+    if (h.msg_type == "A" || h.msg_type == "5") return Verdict::process;
+    if (h.msg_type == "2") on_resend_request(h, ix);  // serve theirs first, then ask for ours
+    if (!gap_open_) {
+      gap_open_ = true;
+      gap_begin_ = expected;
+      queue_full_logged_ = false;
+      log_.logf(LogLevel::warn, id_, "MsgSeqNum too high, expecting %llu but received %llu",
+                static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
+      send_resend_request(expected, 0);
+    }
+    if (h.msg_seq_num > gap_until_) gap_until_ = h.msg_seq_num;
+    if (h.msg_type != "2") enqueue(h, ix);
+    return Verdict::queue;
+  }
+  if (h.poss_dup) return Verdict::ignore;  // already seen
+  char text[96];
+  const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
+                              static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
+  logout_and_close({text, static_cast<std::size_t>(n)});
+  return Verdict::stop;
+}
+
+bool Session::enqueue(const Header& h, const FieldIndex& ix) noexcept {
+  const std::string_view frame = ix.frame();
+  if (queue_count_ >= settings_.max_queued || queue_used_ + frame.size() > settings_.queue_bytes) {
+    if (!queue_full_logged_) {
+      log_.logf(LogLevel::warn, id_,
+                "gap queue full (%zu messages, %zu bytes): dropping MsgSeqNum %llu and later ones until the "
+                "resend catches up",
+                queue_count_ - queue_head_, queue_used_, static_cast<unsigned long long>(h.msg_seq_num));
+      queue_full_logged_ = true;
+    }
+    return false;
+  }
+  std::memcpy(queue_bytes_.get() + queue_used_, frame.data(), frame.size());
+  queue_[queue_count_++] = {h.msg_seq_num, static_cast<std::uint32_t>(queue_used_),
+                            static_cast<std::uint32_t>(frame.size())};
+  queue_used_ += frame.size();
+  return true;
+}
+
+void Session::drain_queue() noexcept {
+  draining_ = true;
+  while (queue_head_ < queue_count_ && out_ != nullptr && state_ != SessionState::closing) {
+    const Queued q = queue_[queue_head_];
+    const std::uint64_t expected = store_.next_target_seq();
+    if (q.seq > expected) break;
+    ++queue_head_;
+    if (q.seq < expected) continue;  // filled by a gap fill or a resend meanwhile
+    Header h;
+    if (!replay_index_.build(queue_bytes_.get() + q.offset, q.length) || !codec::read_header(replay_index_, h)) continue;
+    on_message(h, replay_index_);
+  }
+  if (queue_head_ == queue_count_) {
+    queue_head_ = queue_count_ = queue_used_ = 0;
+    if (gap_open_ && store_.next_target_seq() > gap_until_) {
+      gap_open_ = false;
+      log_.logf(LogLevel::info, id_, "gap closed; expecting %llu", static_cast<unsigned long long>(store_.next_target_seq()));
+    }
+  }
+  draining_ = false;
+}
+
+void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
+  if (h.msg_type.size() == 1) {
+    switch (h.msg_type[0]) {
+      case 'A': on_logon(h, ix); return;
+      case '5': on_logout_msg(h, ix); return;
+      case '0': on_heartbeat(h, ix); break;
+      case '1': on_test_request(h, ix); break;
+      case '2': on_resend_request(h, ix); consume(h); break;
+      case '4': on_sequence_reset(h, ix); break;
+      case '3':
+        consume(h);
+        log_.logf(LogLevel::warn, id_, "Reject received for our message");
+        break;
+      default:
+        consume(h);
+        app_.on_message(*this, h, ix);
+        return;
+    }
+    app_.on_admin(*this, h, ix);
+    return;
+  }
+  consume(h);
+  app_.on_message(*this, h, ix);
+  if (gap_open_ && queue_head_ == queue_count_ && store_.next_target_seq() > gap_until_) gap_open_ = false;
+}
+
+void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
+  std::int64_t encrypt = -1;
+  std::int64_t hb = -1;
+  bool reset = false;
+  ix.get(tag::ResetSeqNumFlag, reset);
+  if (state_ == SessionState::active) {
+    if (reset) {
+      log_.logf(LogLevel::info, id_, "Logon with ResetSeqNumFlag=Y during the session: sequence numbers reset");
+      store_.reset(now());
+      store_.set_next_target_seq(h.msg_seq_num + 1);
+      send_logon_reply(true);
+    } else {
+      consume(h);
+      send_reject(h.msg_seq_num, "A", RejectReason::other, 0, "Logon while logged on");
+    }
+    return;
+  }
+  if (state_ != SessionState::awaiting_logon) return;
+  if (ix.get(tag::EncryptMethod, encrypt) != codec::Get::ok || encrypt != 0) {
+    logout_and_close("EncryptMethod(98) must be 0");
+    return;
+  }
+  if (ix.get(tag::HeartBtInt, hb) != codec::Get::ok || hb < 0 || hb > 3600) {
+    logout_and_close("HeartBtInt(108) missing or invalid");
+    return;
+  }
+  if (settings_.fixt() && !ix.has(tag::DefaultApplVerID)) {
+    logout_and_close("DefaultApplVerID(1137) required on FIXT.1.1");
+    return;
+  }
+  const bool acceptor = settings_.role == Role::acceptor;
+  if (acceptor) {
+    heart_bt_int_ = static_cast<std::int32_t>(hb);
+    if (reset || settings_.reset_on_logon) store_.reset(now());
+  } else if (reset && !reset_requested_) {
+    store_.set_next_target_seq(1);
+  }
+  const std::uint64_t expected = store_.next_target_seq();
+  if (h.msg_seq_num < expected) {
+    char text[96];
+    const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
+                                static_cast<unsigned long long>(expected),
+                                static_cast<unsigned long long>(h.msg_seq_num));
+    logout_and_close({text, static_cast<std::size_t>(n)});
+    return;
+  }
+  if (acceptor) send_logon_reply(reset);
+  became_active();
+  if (h.msg_seq_num > expected) {
+    gap_open_ = true;
+    gap_begin_ = expected;
+    gap_until_ = h.msg_seq_num;
+    queue_full_logged_ = false;
+    log_.logf(LogLevel::warn, id_, "MsgSeqNum too high, expecting %llu but received %llu",
+              static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
+    send_resend_request(expected, 0);
+  } else {
+    consume(h);
+  }
+  app_.on_admin(*this, h, ix);
+}
+
+void Session::on_logout_msg(const Header& h, const FieldIndex& ix) noexcept {
+  consume(h);
+  std::string_view text;
+  ix.get(tag::Text, text);
+  app_.on_admin(*this, h, ix);
+  if (state_ == SessionState::logout_sent) {
+    log_.logf(LogLevel::info, id_, "Logout answered: disconnecting");
+    if (settings_.reset_on_logout) store_.reset(now());
+    close("logout completed");
+    return;
+  }
+  log_.logf(LogLevel::info, id_, "Logout received (%.*s): answering and disconnecting", static_cast<int>(text.size()),
+            text.data());
+  send_logout_msg({});
+  if (settings_.reset_on_logout) store_.reset(now());
+  close("peer logged out");
+}
+
+void Session::on_heartbeat(const Header& h, const FieldIndex& ix) noexcept {
+  consume(h);
+  std::string_view id;
+  if (test_request_sent_ns_ != 0 && ix.get(tag::TestReqID, id) == codec::Get::ok &&
+      id == std::string_view(test_req_id_, test_req_id_len_))
+    test_request_sent_ns_ = 0;
+}
+
+void Session::on_test_request(const Header& h, const FieldIndex& ix) noexcept {
+  consume(h);
+  std::string_view id;
+  if (ix.get(tag::TestReqID, id) != codec::Get::ok || id.empty()) {
+    send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::TestReqID,
+                "TestReqID(112) missing");
+    return;
+  }
+  send_heartbeat(id);
+}
+
+void Session::on_resend_request(const Header& h, const FieldIndex& ix) noexcept {
+  std::uint64_t begin = 0, end = 0;
+  if (ix.get(tag::BeginSeqNo, begin) != codec::Get::ok || ix.get(tag::EndSeqNo, end) != codec::Get::ok) {
+    send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing,
+                ix.has(tag::BeginSeqNo) ? tag::EndSeqNo : tag::BeginSeqNo, "BeginSeqNo/EndSeqNo missing or invalid");
+    return;
+  }
+  const std::uint64_t last = store_.next_sender_seq() - 1;
+  if (end == 0 || (settings_.begin_string == "FIX.4.2" && end >= 999999) || end > last) end = last;
+  log_.logf(LogLevel::info, id_, "ResendRequest for %llu to %llu (last sent %llu)",
+            static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end),
+            static_cast<unsigned long long>(last));
+  if (begin == 0 || begin > end) return;
+  if (resend_end_ != 0) {  // a newer request supersedes the one being served
+    resend_next_ = std::min(resend_next_, begin);
+    resend_end_ = std::max(resend_end_, end);
+  } else {
+    resend_next_ = begin;
+    resend_end_ = end;
+    gap_run_start_ = 0;
+  }
+  pump_resend();
+}
+
+void Session::on_sequence_reset(const Header& h, const FieldIndex& ix) noexcept {
+  std::uint64_t new_seq = 0;
+  if (ix.get(tag::NewSeqNo, new_seq) != codec::Get::ok) {
+    send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::NewSeqNo, "NewSeqNo(36) missing");
+    consume(h);
+    return;
+  }
+  bool gap_fill = false;
+  ix.get(tag::GapFillFlag, gap_fill);
+  const std::uint64_t expected = store_.next_target_seq();
+  if (new_seq > expected) {
+    log_.logf(LogLevel::info, id_, "SequenceReset%s: expecting %llu instead of %llu", gap_fill ? "-GapFill" : "",
+              static_cast<unsigned long long>(new_seq), static_cast<unsigned long long>(expected));
+    store_.set_next_target_seq(new_seq);
+    return;
+  }
+  if (new_seq == expected && !gap_fill) {
+    log_.logf(LogLevel::warn, id_, "SequenceReset to the expected number %llu: nothing to do",
+              static_cast<unsigned long long>(new_seq));
+    return;
+  }
+  send_reject(h.msg_seq_num, h.msg_type, RejectReason::value_incorrect, tag::NewSeqNo,
+              "attempt to lower sequence number, invalid value NewSeqNo(36)");
+  if (gap_fill) consume(h);
+}
+
+}  // namespace kite::session

@@ -1,0 +1,330 @@
+#include "kite/session/store.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kite/session/clock.hpp"
+
+namespace kite::session {
+
+// ---------------------------------------------------------------- MemoryStore
+
+MemoryStore::MemoryStore(std::size_t reserve_bytes, std::size_t reserve_messages) {
+  bytes_.reserve(reserve_bytes);
+  slots_.reserve(reserve_messages);
+}
+
+bool MemoryStore::store(std::uint64_t seq, std::string_view message) noexcept {
+  sender_ = seq + 1;
+  try {
+    if (slots_.empty()) first_seq_ = seq;
+    if (seq < first_seq_) return false;
+    const std::uint64_t at = seq - first_seq_;
+    if (at > slots_.size() + (1u << 20)) return false;  // absurd jump: refuse rather than allocate
+    const std::uint64_t off = bytes_.size();
+    bytes_.insert(bytes_.end(), message.begin(), message.end());
+    if (at >= slots_.size()) slots_.resize(at + 1, Slot{0, 0});
+    slots_[at] = {off, static_cast<std::uint32_t>(message.size())};
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string_view MemoryStore::get(std::uint64_t seq) const noexcept {
+  if (slots_.empty() || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return {};
+  const Slot& s = slots_[seq - first_seq_];
+  if (s.length == 0) return {};
+  return {bytes_.data() + s.offset, s.length};
+}
+
+void MemoryStore::reset(std::int64_t creation_ns) noexcept {
+  bytes_.clear();
+  slots_.clear();
+  first_seq_ = 0;
+  sender_ = target_ = 1;
+  created_ = creation_ns;
+}
+
+// ------------------------------------------------------------------ FileStore
+
+namespace {
+
+constexpr std::uint64_t kFileMagic = 0x4c4e524a4554494bull;  // "KITEJRNL"
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kRecordMagic = 0x4b524543u;           // "KREC"
+constexpr std::size_t kPageSize = 4096;
+
+struct RecordHeader {
+  std::uint32_t length;
+  std::uint32_t hash;
+  std::uint64_t seq;
+  std::uint32_t generation;
+  std::uint32_t magic;
+};
+static_assert(sizeof(RecordHeader) == 24);
+
+constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+// A cheap word-at-a-time hash: enough to detect a torn or stale record.
+std::uint32_t record_hash(std::uint64_t seq, std::uint32_t generation, const char* p, std::size_t n) noexcept {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ seq ^ (static_cast<std::uint64_t>(generation) << 32) ^ n;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  std::uint64_t w = 0;
+  std::memcpy(&w, p + i, n - i);
+  h = (h ^ w) * 0x100000001b3ull;
+  h ^= h >> 32;
+  return static_cast<std::uint32_t>(h);
+}
+
+}  // namespace
+
+struct FileStore::Page {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t generation;
+  std::uint64_t next_sender;
+  std::uint64_t next_target;
+  std::int64_t creation_ns;
+};
+
+FileStore::Page* FileStore::page() const noexcept { return reinterpret_cast<Page*>(base_); }
+
+std::string FileStore::file_name_for(std::string_view id) {
+  std::string out;
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    if (c == '-' && i + 1 < id.size() && id[i + 1] == '>') {
+      out += '-';
+      ++i;
+    } else if (c == ':' || c == '/' || c == '\\') {
+      out += '-';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+FileStore::FileStore(const std::string& dir, const std::string& name, const StoreSettings& settings,
+                     std::int64_t now_ns)
+    : settings_(settings), last_sync_ns_(now_ns), now_hint_ns_(now_ns) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error("store: cannot create folder " + dir + ": " + std::strerror(errno));
+  path_ = dir + "/" + name + ".journal";
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error("store: cannot open " + path_ + ": " + std::strerror(errno));
+  struct stat st {};
+  ::fstat(fd_, &st);
+  const bool fresh = st.st_size == 0;
+  size_ = settings.capacity_bytes < 2 * kPageSize ? 2 * kPageSize : settings.capacity_bytes;
+  size_ = (size_ + kPageSize - 1) / kPageSize * kPageSize;
+  if (static_cast<std::size_t>(st.st_size) > size_) size_ = static_cast<std::size_t>(st.st_size);
+  if (static_cast<std::size_t>(st.st_size) < size_ && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    ::close(fd_);
+    throw std::runtime_error("store: cannot size " + path_ + ": " + std::strerror(errno));
+  }
+  void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (m == MAP_FAILED) {
+    ::close(fd_);
+    throw std::runtime_error("store: cannot map " + path_ + ": " + std::strerror(errno));
+  }
+  base_ = static_cast<char*>(m);
+  index_.reserve(1u << 16);
+  Page* pg = page();
+  if (fresh || pg->magic == 0) {
+    pg->version = kVersion;
+    pg->generation = 1;
+    pg->next_sender = 1;
+    pg->next_target = 1;
+    pg->creation_ns = now_ns;
+    pg->magic = kFileMagic;
+    tail_ = kPageSize;
+    flush();
+  } else {
+    if (pg->magic != kFileMagic || pg->version != kVersion) {
+      ::munmap(base_, size_);
+      ::close(fd_);
+      throw std::runtime_error("store: " + path_ + " is not a Kite journal (bad magic or version)");
+    }
+    recover();
+  }
+  synced_to_ = tail_;
+}
+
+void FileStore::recover() {
+  Page* pg = page();
+  std::size_t at = kPageSize;
+  std::uint64_t last_seq = 0;
+  while (at + sizeof(RecordHeader) <= size_) {
+    RecordHeader h;
+    std::memcpy(&h, base_ + at, sizeof h);
+    if (h.magic != kRecordMagic || h.generation != pg->generation) break;
+    const std::size_t body = at + sizeof h;
+    if (h.length == 0 || h.length > size_ - body) break;
+    if (record_hash(h.seq, h.generation, base_ + body, h.length) != h.hash) break;
+    if (h.seq <= last_seq) break;  // seqs rise within a generation
+    index_.push_back({h.seq, body, h.length});
+    last_seq = h.seq;
+    at = body + align8(h.length);
+  }
+  tail_ = at;
+  recovered_ = index_.size();
+  // Whatever lies after the last good record (a torn write) is wiped so that
+  // a later, shorter record cannot be followed by stale bytes that look valid.
+  std::size_t end = tail_;
+  while (end + sizeof(RecordHeader) <= size_) {
+    std::uint32_t magic;
+    std::memcpy(&magic, base_ + end + offsetof(RecordHeader, magic), sizeof magic);
+    if (magic != kRecordMagic) break;
+    end += sizeof(RecordHeader);
+    RecordHeader h;
+    std::memcpy(&h, base_ + end - sizeof h, sizeof h);
+    end += h.length <= size_ - end ? align8(h.length) : 0;
+  }
+  if (end > tail_) {
+    discarded_ = end - tail_;
+    std::memset(base_ + tail_, 0, end - tail_);
+  } else if (tail_ + sizeof(RecordHeader) <= size_) {
+    // A torn header without magic can still hold junk: clear one header's worth.
+    char zero[sizeof(RecordHeader)] = {};
+    if (std::memcmp(base_ + tail_, zero, sizeof zero) != 0) {
+      discarded_ = sizeof zero;
+      std::memset(base_ + tail_, 0, sizeof zero);
+    }
+  }
+  // A record stored but its number not yet advanced (killed in between).
+  if (last_seq + 1 > pg->next_sender) pg->next_sender = last_seq + 1;
+}
+
+FileStore::~FileStore() {
+  if (base_ != nullptr) {
+    if (settings_.flush != FlushPolicy::none) ::msync(base_, size_, MS_SYNC);
+    ::munmap(base_, size_);
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::uint64_t FileStore::next_sender_seq() const noexcept { return page()->next_sender; }
+std::uint64_t FileStore::next_target_seq() const noexcept { return page()->next_target; }
+void FileStore::set_next_sender_seq(std::uint64_t s) noexcept { page()->next_sender = s; }
+void FileStore::set_next_target_seq(std::uint64_t s) noexcept { page()->next_target = s; }
+std::int64_t FileStore::creation_time() const noexcept { return page()->creation_ns; }
+
+bool FileStore::store(std::uint64_t seq, std::string_view message) noexcept {
+  Page* pg = page();
+  const std::size_t need = sizeof(RecordHeader) + align8(message.size());
+  if (message.empty() || tail_ + need > size_ || (!index_.empty() && seq <= index_.back().seq)) {
+    if (seq + 1 > pg->next_sender) pg->next_sender = seq + 1;
+    return false;
+  }
+  const std::size_t body = tail_ + sizeof(RecordHeader);
+  std::memcpy(base_ + body, message.data(), message.size());
+  RecordHeader h{static_cast<std::uint32_t>(message.size()), 0, seq, pg->generation, 0};
+  h.hash = record_hash(seq, h.generation, message.data(), message.size());
+  // Header last, magic last of all: a reader never sees a record whose body
+  // is not in place yet.
+  std::memcpy(base_ + tail_, &h, sizeof h - sizeof h.magic);
+  std::atomic_signal_fence(std::memory_order_release);
+  std::memcpy(base_ + tail_ + offsetof(RecordHeader, magic), &kRecordMagic, sizeof kRecordMagic);
+  tail_ += need;
+  if (index_.size() == index_.capacity()) {
+    try {
+      index_.reserve(index_.capacity() * 2);
+    } catch (...) {
+      return false;
+    }
+  }
+  index_.push_back({seq, body, h.length});
+  pg->next_sender = seq + 1;
+
+  switch (settings_.flush) {
+    case FlushPolicy::none: break;
+    case FlushPolicy::every_message: sync_range(synced_to_, tail_); break;
+    case FlushPolicy::every_n:
+      if (++unsynced_ >= settings_.flush_every_n) sync_range(synced_to_, tail_);
+      break;
+    case FlushPolicy::every_ms: ++unsynced_; break;  // poll() does it
+  }
+  return true;
+}
+
+void FileStore::sync_range(std::size_t from, std::size_t to) noexcept {
+  // The header page (numbers) and the records written since the last sync.
+  const std::size_t start = from / kPageSize * kPageSize;
+  ::msync(base_, kPageSize, MS_SYNC);
+  if (to > start) ::msync(base_ + start, to - start, MS_SYNC);
+  synced_to_ = to;
+  unsynced_ = 0;
+}
+
+int FileStore::poll(std::int64_t now_ns) noexcept {
+  now_hint_ns_ = now_ns;
+  if (settings_.flush != FlushPolicy::every_ms || unsynced_ == 0) return 0;
+  if (now_ns - last_sync_ns_ < static_cast<std::int64_t>(settings_.flush_every_ms) * kNsPerMs) return 0;
+  sync_range(synced_to_, tail_);
+  last_sync_ns_ = now_ns;
+  return 1;
+}
+
+void FileStore::flush() noexcept { sync_range(kPageSize, tail_); }
+
+std::string_view FileStore::get(std::uint64_t seq) const noexcept {
+  // Binary search: seqs rise in journal order.
+  std::size_t lo = 0, hi = index_.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (index_[mid].seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == index_.size() || index_[lo].seq != seq) return {};
+  return {base_ + index_[lo].offset, index_[lo].length};
+}
+
+void FileStore::reset(std::int64_t creation_ns) noexcept {
+  Page* pg = page();
+  pg->generation += 1;
+  pg->next_sender = 1;
+  pg->next_target = 1;
+  pg->creation_ns = creation_ns;
+  // Old records now carry a stale generation; clear the first header so the
+  // scan ends at once even before new records overwrite the old ones.
+  std::memset(base_ + kPageSize, 0, sizeof(RecordHeader));
+  tail_ = kPageSize;
+  synced_to_ = tail_;
+  index_.clear();
+  if (settings_.flush != FlushPolicy::none) ::msync(base_, 2 * kPageSize, MS_SYNC);
+}
+
+std::unique_ptr<MessageStore> make_store(const StoreSettings& s, std::string_view session_id, std::int64_t now_ns) {
+  switch (s.kind) {
+    case StoreKind::file:
+      return std::make_unique<FileStore>(s.path, FileStore::file_name_for(session_id), s, now_ns);
+    case StoreKind::memory: {
+      auto m = std::make_unique<MemoryStore>();
+      m->reset(now_ns);
+      return m;
+    }
+    case StoreKind::null: {
+      auto n = std::make_unique<NullStore>();
+      n->reset(now_ns);
+      return n;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace kite::session
