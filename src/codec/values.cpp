@@ -133,7 +133,12 @@ bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision*
   Date d;
   std::int64_t t;
   if (!parse_date(s.substr(0, 8), d) || !parse_time(s.substr(9), t, precision)) return false;
-  nanos = days_from_civil(d.year, d.month, d.day) * 86400 * kNanosPerSecond + t;
+  // Nanoseconds in 64 bits reach from 1677 to 2262: other years do not fit.
+  std::int64_t day_ns, total;
+  if (__builtin_mul_overflow(days_from_civil(d.year, d.month, d.day), 86400 * kNanosPerSecond, &day_ns) ||
+      __builtin_add_overflow(day_ns, t, &total))
+    return false;
+  nanos = total;
   return true;
 }
 

@@ -161,6 +161,10 @@ TEST(ValuesTest, parsesUtcTimestampsAtEveryPrecision) {
                           "2024031-09:30:05.1", "20240315-9:30:05.12", "20240315-09:30:05.12a"})
     EXPECT_FALSE(parse_utc_timestamp(bad, ns)) << bad;
   ASSERT_TRUE(parse_utc_timestamp("20161231-23:59:60", ns)) << "a leap second is a valid UTCTimestamp";
+  EXPECT_FALSE(parse_utc_timestamp("02240315-09:30:00", ns)) << "year 224 does not fit 64-bit nanoseconds";
+  EXPECT_FALSE(parse_utc_timestamp("99991231-23:59:59", ns));
+  ASSERT_TRUE(parse_utc_timestamp("18000101-00:00:00", ns));
+  EXPECT_LT(ns, 0);
 }
 
 TEST(ValuesTest, timestampsRoundTripAtEachPrecisionTruncatingBelowIt) {

@@ -53,6 +53,7 @@ inline bool parse_char(std::string_view s, char& out) noexcept;
 inline bool parse_bool(std::string_view s, bool& out) noexcept;  // Y or N
 // UTCTimestamp "YYYYMMDD-HH:MM:SS[.sss|.ssssss|.sssssssss]" as nanoseconds
 // since the Unix epoch; `precision`, when given, receives the digits seen.
+// Times that do not fit 64-bit nanoseconds (before 1677, after 2262) fail.
 bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision = nullptr) noexcept;
 // UTCTimeOnly "HH:MM:SS[.sss|.ssssss|.sssssssss]" as nanoseconds since midnight.
 bool parse_utc_time_only(std::string_view s, std::int64_t& nanos) noexcept;
