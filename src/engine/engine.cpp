@@ -80,6 +80,8 @@ transport::DriverConfig driver_config(const Config& c) {
   dc.socket.sndbuf = c.socket_sndbuf;
   dc.uring_entries = c.uring_entries;
   dc.uring_sqpoll = c.uring_sqpoll;
+  // A receive is armed only when rx can take a whole provided buffer.
+  dc.uring_buffer_size = static_cast<unsigned>(std::min<std::size_t>(4096, c.recv_buffer));
   return dc;
 }
 

@@ -157,6 +157,7 @@ void SessionAgent::adopt(int fd) noexcept {
   s.conn.bytes_sent = 0;
   s.conn.write_blocked = false;
   s.conn.send_in_flight = false;
+  s.conn.recv_paused = false;
   s.proto = proto;
   s.id = id;
   s.open = true;
@@ -256,6 +257,7 @@ int SessionAgent::service() noexcept {
       s.retry_mark = c.bytes_sent;
       deliver(s, nullptr, 0);
     }
+    if (c.recv_paused && s.open) driver_->resume(c);
     if (s.closing && (!s.close_flush || c.tx.empty())) {
       finish(s, s.close_reason ? s.close_reason : "closed");
       ++work;

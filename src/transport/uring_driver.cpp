@@ -1,9 +1,12 @@
 // UringDriver: io_uring with a provided-buffer ring registered with the
-// kernel (group 0). Listeners use multishot accept; each connection has one
-// multishot recv that picks buffers from the ring, so no receive is re-armed
-// per message; bytes are handed to the sink straight from the provided buffer
-// (whole frames are consumed there, only a partial tail is copied into the
-// connection's RecvBuffer) and the buffer goes back to the ring at once.
+// kernel (group 0). Listeners use multishot accept. Each connection has at
+// most one recv in flight that picks a buffer from the ring; bytes are handed
+// to the sink straight from that buffer (whole frames are consumed there,
+// only a partial tail is copied into the connection's RecvBuffer) and the
+// buffer goes back to the ring at once. Receives are single-shot on purpose:
+// a multishot recv keeps pulling bytes whether or not the protocol can take
+// them, while re-arming only when rx has room for a whole buffer keeps the
+// same back-pressure a kernel socket gets (the peer's TCP window closes).
 // Sends go from the connection's SendBuffer, one in flight per connection
 // (the buffer is locked meanwhile). SQEs are submitted at the start and end
 // of each poll; with SQPOLL a kernel thread submits them instead (it needs a
@@ -186,14 +189,32 @@ class UringDriver final : public Driver {
   bool arm_recv(Conn& c) noexcept {
     io_uring_sqe* sqe = get_sqe();
     if (sqe == nullptr) return false;
-    io_uring_prep_recv_multishot(sqe, c.fd, nullptr, 0, 0);
+    io_uring_prep_recv(sqe, c.fd, nullptr, cfg_.uring_buffer_size, 0);
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = 0;
     io_uring_sqe_set_data64(sqe, encode(kRecv, c.gen, c.slot));
     ++c.ops_in_flight;
+    c.recv_paused = false;
     return true;
   }
 
+  bool room_for_a_buffer(const Conn& c) const noexcept {
+    return c.rx.capacity() - c.rx.size() >= cfg_.uring_buffer_size;
+  }
+  void rearm(Conn& c) noexcept {
+    if (room_for_a_buffer(c)) {
+      arm_recv(c);
+    } else {
+      c.recv_paused = true;
+    }
+  }
+
+ public:
+  void resume(Conn& c) noexcept override {
+    if (c.recv_paused && c.watching && c.fd >= 0 && room_for_a_buffer(c)) arm_recv(c);
+  }
+
+ private:
   void recycle(unsigned bid, int& recycled) noexcept {
     io_uring_buf_ring_add(br_, buffer(bid), cfg_.uring_buffer_size, static_cast<unsigned short>(bid), mask_, recycled);
     ++recycled;
@@ -223,13 +244,13 @@ class UringDriver final : public Driver {
         if (cqe.res > 0) {
           if (c->watching) sink.on_data(*c, buffer(bid), static_cast<std::size_t>(cqe.res));
           if (has_buf) recycle(bid, recycled);
-          if (!more && c->watching) arm_recv(*c);
+          if (!more && c->watching) rearm(*c);
           return 1;
         }
         if (has_buf) recycle(bid, recycled);
         if (!c->watching) return 0;
         if (cqe.res == -ENOBUFS) {  // every provided buffer in use: they return below, re-arm
-          if (!more) arm_recv(*c);
+          if (!more) rearm(*c);
           return 0;
         }
         if (cqe.res == 0 || !more) {

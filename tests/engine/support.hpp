@@ -85,6 +85,17 @@ class EchoFactory final : public ProtocolFactory {
   std::map<std::string, int> reasons;
 };
 
+// Concatenation that sidesteps g++ 12's false -Wrestrict on "lit" + std::string.
+inline void append_one(std::string& s, const std::string& v) { s.append(v); }
+inline void append_one(std::string& s, const char* v) { s.append(v); }
+inline void append_one(std::string& s, int v) { s.append(std::to_string(v)); }
+template <class... A>
+std::string cat(const A&... a) {
+  std::string s;
+  (append_one(s, a), ...);
+  return s;
+}
+
 // Polls `pred` every millisecond until it holds or `ms` pass.
 template <class Pred>
 bool eventually(Pred pred, int ms = 5000) {

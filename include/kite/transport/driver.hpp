@@ -9,8 +9,11 @@
 //                 (the `single` model);
 //   EpollDriver   kernel sockets behind one epoll readiness set (`mono`,
 //                 `pool` workers, `shard` threads);
-//   UringDriver   io_uring: multishot accept and recv into a provided-buffer
-//                 ring registered with the kernel, sends from the send buffer.
+//   UringDriver   io_uring: multishot accept; one recv in flight per
+//                 connection into a provided-buffer ring registered with the
+//                 kernel (armed only while rx can take a whole buffer: the
+//                 back-pressure that kernel sockets get from rx room); sends
+//                 straight from the send buffer.
 //
 // Bytes are handed to the Sink: either already appended to c.rx, or (io_uring)
 // at a pointer outside c.rx valid only during the call; the sink consumes the
@@ -40,6 +43,7 @@ struct Conn {
   bool send_in_flight = false;  // io_uring: a send SQE reads tx
   int ops_in_flight = 0;        // io_uring: SQEs whose completion is still due
   std::uint64_t bytes_sent = 0;  // bytes the socket accepted from tx (progress marker)
+  bool recv_paused = false;     // io_uring: no receive armed until rx has room again
 };
 
 class Sink {
@@ -81,6 +85,9 @@ class Driver {
   // Stops watching c and closes its fd. c can be reused once idle(c).
   virtual void remove(Conn& c) noexcept = 0;
   virtual bool idle(const Conn& c) const noexcept { return c.ops_in_flight == 0; }
+  // Reading stopped because c.rx could not take another buffer (io_uring):
+  // called by the owner once the protocol has consumed, to read again.
+  virtual void resume(Conn&) noexcept {}
   // One bounded pass over ready work, waiting up to timeout_us (0: never
   // wait; the hot path). Returns the number of events handled.
   virtual int poll(Sink& sink, int timeout_us) noexcept = 0;
