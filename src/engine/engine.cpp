@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kite/transport/vendor.hpp"
 #include "session_agent.hpp"
 
 namespace kite::engine {
@@ -51,7 +52,7 @@ namespace {
 // The in-process backend for a transport: onload and vma are the kernel
 // backend run under their launcher (see src/transport/vendor/launcher.hpp).
 std::unique_ptr<transport::Driver> make_driver(Kind kind, bool direct, const transport::DriverConfig& dc,
-                                               std::string& error) {
+                                               const std::string& address, std::uint16_t port, std::string& error) {
   switch (kind) {
     case Kind::kernel:
     case Kind::onload:
@@ -59,11 +60,8 @@ std::unique_ptr<transport::Driver> make_driver(Kind kind, bool direct, const tra
       if (direct) return transport::make_direct_driver(dc);
       return transport::make_epoll_driver(dc, error);
     case Kind::uring: return transport::make_uring_driver(dc, error);
-    case Kind::tcpdirect:
-    case Kind::socketxtreme:
-      error = std::string(transport::to_string(kind)) +
-              ": vendor native API backends are not driven by this engine build (see docs/transports.md)";
-      return nullptr;
+    case Kind::tcpdirect: return transport::vendor::make_tcpdirect_driver(dc, address, port, error);
+    case Kind::socketxtreme: return transport::vendor::make_socketxtreme_driver(dc, error);
   }
   error = "unknown transport";
   return nullptr;
@@ -203,8 +201,14 @@ class EngineImpl final : public Engine {
     const transport::DriverConfig dc = driver_config(cfg_);
 
     // Listeners first: a port in use is reported before any thread starts.
+    // tcpdirect listens on its own stack (a zftl inside the driver), and
+    // socketxtreme accepts by itself, so `single` there is a driver listener
+    // with one slot.
+    const bool native_listen = cfg_.transport == Kind::tcpdirect;
+    const bool driver_accepts = cfg_.transport == Kind::socketxtreme;
     const bool reuseport = cfg_.model == Model::shard;
-    const int nlisten = cfg_.model == Model::shard ? workers : 1;
+    const int nlisten = native_listen ? 0 : cfg_.model == Model::shard ? workers : 1;
+    if (native_listen) port_ = cfg_.port;
     for (int i = 0; i < nlisten; ++i) {
       const auto l = transport::listen_tcp(cfg_.bind_address, i == 0 ? cfg_.port : port_, reuseport, cfg_.backlog);
       if (l.fd < 0) {
@@ -234,11 +238,12 @@ class EngineImpl final : public Engine {
         setup.inbox = queues_.back().get();
         setup.load = loads_.back().get();
       }
-      if (cfg_.model == Model::single) setup.own_listener = listeners_[0];
-      auto driver = make_driver(cfg_.transport, cfg_.model == Model::single, dc, error);
+      if (cfg_.model == Model::single && !native_listen && !driver_accepts) setup.own_listener = listeners_[0];
+      auto driver = make_driver(cfg_.transport, cfg_.model == Model::single, dc, cfg_.bind_address, cfg_.port, error);
       if (!driver) return false;
       auto agent = std::make_unique<SessionAgent>(shared_, std::move(driver), setup);
-      if (cfg_.model == Model::mono && !agent->listen(listeners_[0], error)) return false;
+      const bool driver_listens = cfg_.model == Model::mono || (cfg_.model == Model::single && driver_accepts);
+      if (!native_listen && driver_listens && !agent->listen(listeners_[0], error)) return false;
       if (cfg_.model == Model::shard && !agent->listen(listeners_[static_cast<std::size_t>(w)], error)) return false;
       std::vector<int> cores;
       if (!cfg_.cores.empty()) cores.push_back(cfg_.cores[static_cast<std::size_t>(w) % cfg_.cores.size()]);
@@ -321,6 +326,10 @@ class InitiatorImpl final : public Initiator {
       error = std::string(transport::to_string(cfg_.transport)) + ": not built into this binary";
       return false;
     }
+    if (cfg_.transport == Kind::tcpdirect) {
+      error = "tcpdirect: initiator sessions are not implemented (zft_connect is not wired in)";
+      return false;
+    }
     if (std::string bad = check_cores(cfg_.cores); !bad.empty()) {
       error = bad;
       return false;
@@ -337,7 +346,7 @@ class InitiatorImpl final : public Initiator {
       setup.recv_buffer = cfg_.recv_buffer;
       setup.send_buffer = cfg_.send_buffer;
       setup.inbox = queues_.back().get();
-      auto driver = make_driver(cfg_.transport, mine == 1, dc, error);
+      auto driver = make_driver(cfg_.transport, mine == 1, dc, cfg_.host, 0, error);
       if (!driver) return false;
       agents_.push_back(std::make_unique<SessionAgent>(shared_, std::move(driver), setup));
     }

@@ -102,7 +102,7 @@ void SessionAgent::on_close() noexcept {
   if (setup_.inbox) {
     int fd;
     while (setup_.inbox->try_pop(fd)) {
-      ::close(fd);
+      driver_->discard(fd);
       if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
     }
   }
@@ -130,7 +130,7 @@ void SessionAgent::on_accepted(int fd) noexcept { adopt(fd); }
 
 void SessionAgent::adopt(int fd) noexcept {
   if (free_.empty()) {
-    ::close(fd);
+    driver_->discard(fd);
     shared_.refused.fetch_add(1, std::memory_order_relaxed);
     if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
     if (shared_.log) std::fprintf(stderr, "%s: refused a connection: all %d session slots in use\n", setup_.name.c_str(), setup_.max_sessions);
@@ -144,7 +144,7 @@ void SessionAgent::adopt(int fd) noexcept {
     proto = shared_.factory.open(id);
   }
   if (proto == nullptr) {
-    ::close(fd);
+    driver_->discard(fd);
     shared_.refused.fetch_add(1, std::memory_order_relaxed);
     if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
     return;

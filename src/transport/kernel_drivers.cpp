@@ -214,6 +214,8 @@ class EpollDriver final : public Driver {
 
 }  // namespace
 
+void Driver::discard(int fd) noexcept { ::close(fd); }
+
 std::unique_ptr<Driver> make_direct_driver(const DriverConfig& c) { return std::make_unique<DirectDriver>(c); }
 
 std::unique_ptr<Driver> make_epoll_driver(const DriverConfig& c, std::string& error) {

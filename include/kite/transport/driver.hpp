@@ -85,6 +85,8 @@ class Driver {
   // Stops watching c and closes its fd. c can be reused once idle(c).
   virtual void remove(Conn& c) noexcept = 0;
   virtual bool idle(const Conn& c) const noexcept { return c.ops_in_flight == 0; }
+  // Closes a connection that was accepted but will not be served (refused).
+  virtual void discard(int fd) noexcept;
   // Reading stopped because c.rx could not take another buffer (io_uring):
   // called by the owner once the protocol has consumed, to read again.
   virtual void resume(Conn&) noexcept {}
