@@ -1,0 +1,73 @@
+// A sitting: every cell of a matrix on one machine, audited and stamped,
+// written under results/<host>/<sitting>/ (one JSON per cell + sitting.json).
+//
+// Exit codes of a sitting (bench-run returns them):
+//   0  every cell is measured (whatever its verdict), marked (nopool, noshard,
+//      unmeasurable, unsupported), unbuilt (its server binary is not built), or
+//      refused by the audit with the reason in its result;
+//   1  the inputs were wrong (machine, matrix or flavour file; options);
+//   2  the sitting completed but at least one cell ended in error (the server
+//      never became ready, a process crashed, the client could not measure);
+//   3  the sitting stopped: a binary changed during it, or resuming a sitting
+//      whose binaries changed;
+//   130 interrupted (SIGINT/SIGTERM); the folder can be resumed.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kite/lab/config.hpp"
+
+namespace kite::lab {
+
+struct SittingOptions {
+    std::string source_dir;     ///< repository root
+    std::string build_dir;      ///< where flavour binaries and bench_roundtrip are found
+    std::string results_dir;    ///< default <source_dir>/results
+    std::string flavours_dir;   ///< default <source_dir>/lab/flavours
+    std::string client_binary;  ///< default <build_dir>/bench_roundtrip
+    std::string sitting_name;   ///< default: UTC time; an existing folder of that name is resumed
+    std::string resume_dir;     ///< resume this folder (its recorded machine and matrix are used)
+    Machine machine;
+    Matrix matrix;
+    std::optional<int> busy_poll_usecs;  ///< overrides transports.kernel.busy_poll_usecs
+    std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
+    std::optional<std::string> network;  ///< overrides the machine's network path
+    bool audit = true;
+    bool build_site = true;
+    bool progress = true;
+    std::string command_line;
+};
+
+struct CellOutcome {
+    Cell cell;
+    std::string state;    ///< measured, refused, marked, unbuilt, error
+    std::string marker;   ///< for marked cells
+    std::string verdict;  ///< ok, partial, saturated, refused ("" otherwise)
+    double p50 = -1;      ///< default view: response in open loop, service in closed
+    double service_p50 = -1;
+    std::string reason;
+    bool reused = false;  ///< kept from an interrupted run of the same sitting
+};
+
+struct SittingResult {
+    std::string dir;
+    std::vector<CellOutcome> cells;
+    int exit_code = 0;
+    std::string message;
+};
+
+/// Runs (or resumes) a sitting. Throws ConfigError for bad inputs.
+SittingResult run_sitting(SittingOptions opt);
+
+/// Reads a cell's result file into an outcome (for the matrix, resume, compare).
+CellOutcome outcome_from_json(const nlohmann::json& j);
+
+/// Loads every cell file of a sitting folder.
+std::vector<CellOutcome> load_sitting_cells(const std::string& dir);
+
+}  // namespace kite::lab

@@ -1,0 +1,153 @@
+// bench-run: the latency lab's command line. See docs/lab.md.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "kite/lab/config.hpp"
+#include "kite/lab/process.hpp"
+#include "kite/lab/report.hpp"
+#include "kite/lab/sitting.hpp"
+#include "kite/lab/util.hpp"
+
+namespace fs = std::filesystem;
+using namespace kite::lab;
+
+namespace {
+
+fs::path self_dir() {
+    std::error_code ec;
+    fs::path p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::current_path() : p.parent_path();
+}
+
+// The repository root: the first folder holding lab/flavours, from the
+// working directory upwards, then from the binary's folder upwards.
+std::string find_source_dir() {
+    for (fs::path start : {fs::current_path(), self_dir()})
+        for (fs::path p = start; !p.empty(); p = p.parent_path()) {
+            if (fs::exists(p / "lab" / "flavours")) return p.string();
+            if (p == p.parent_path()) break;
+        }
+    return fs::current_path().string();
+}
+
+std::string resolve_file(const std::string& arg, const std::string& dir) {
+    if (fs::exists(arg)) return arg;
+    std::string named = dir + "/" + arg + ".toml";
+    if (fs::exists(named)) return named;
+    throw ConfigError(arg + ": no such file, and no " + named);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "bench-run: the Kite latency lab. Without a subcommand it runs a sitting: every cell of a matrix on a\n"
+        "machine, audited and stamped, with results under results/<host>/<sitting>/. Exit codes: 0 every cell\n"
+        "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error; 3 a binary\n"
+        "changed; 130 interrupted (resume with --resume)."};
+    std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
+    int busy_poll = -1;
+    bool quick = false, no_audit = false, no_site = false, no_progress = false, version = false;
+    app.add_option("--machine", machine_arg, "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
+    app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
+    app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
+    app.add_option("--sitting", sitting, "sitting name (default: UTC time); an existing sitting of that name is resumed");
+    app.add_option("--resume", resume, "resume an interrupted sitting folder, keeping the cells already done");
+    app.add_option("--build-dir", build_dir, "where bench_roundtrip and flavour binaries are (default: bench-run's folder)");
+    app.add_option("--source-dir", source_dir, "repository root (default: found from the working directory)");
+    app.add_option("--results", results, "results folder (default: <source-dir>/results)");
+    app.add_option("--client", client, "the load generator (default: <build-dir>/bench_roundtrip)");
+    app.add_option("--busy-poll-usecs", busy_poll, "override transports.kernel.busy_poll_usecs of the machine file");
+    app.add_option("--idle", idle, "override the matrix's idle strategy (spin|block)");
+    app.add_option("--network", network, "override the machine's network path (loopback|netns|nic)");
+    app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
+    app.add_flag("--no-site", no_site, "do not rebuild results/site/index.html");
+    app.add_flag("--no-progress", no_progress, "no progress lines");
+    app.add_flag("--version", version, "print the lab's build and exit");
+
+    auto* cmp = app.add_subcommand("compare", "Markdown tables of sitting A (before) against sitting B (now)");
+    std::string ca, cb, peer = "quickfix", flavour = "cpp";
+    cmp->add_option("A", ca, "earlier sitting folder")->required();
+    cmp->add_option("B", cb, "later sitting folder")->required();
+    cmp->add_option("--peer", peer, "flavour of the peer column (default quickfix)");
+    cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
+    auto* cleanup = app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
+    auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
+    std::string check_file;
+    mach->add_option("FILE", check_file, "a machine file to check instead");
+    auto* site = app.add_subcommand("site", "rebuild results/site/index.html");
+    app.require_subcommand(0, 1);
+
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        if (version) {
+            std::printf("bench-run (kite lab)\n");
+            return 0;
+        }
+        if (source_dir.empty()) source_dir = find_source_dir();
+        if (build_dir.empty()) build_dir = self_dir().string();
+        if (results.empty()) results = source_dir + "/results";
+        if (*cmp) {
+            CompareResult r = compare_sittings(ca, cb, {flavour, peer});
+            if (!r.ok) {
+                std::fprintf(stderr, "%s\n", r.text.c_str());
+                return 2;
+            }
+            std::printf("%s", r.text.c_str());
+            return 0;
+        }
+        if (*cleanup) {
+            auto removed = remove_stale_namespaces();
+            if (removed.empty()) std::printf("nothing to clean up\n");
+            for (const auto& n : removed) std::printf("removed %s\n", n.c_str());
+            return 0;
+        }
+        if (*mach) {
+            Machine m = check_file.empty() ? derive_local_machine() : load_machine(check_file);
+            std::printf("%s", m.source_text.c_str());
+            std::printf("# epoch %s; measured cores %s\n", m.epoch.c_str(), format_core_list(m.measured_cores()).c_str());
+            for (const auto& n : m.notes) std::printf("# note: %s\n", n.c_str());
+            return 0;
+        }
+        if (*site) {
+            std::printf("%s\n", build_site(results).c_str());
+            return 0;
+        }
+        SittingOptions o;
+        o.source_dir = source_dir;
+        o.build_dir = build_dir;
+        o.results_dir = results;
+        o.client_binary = client;
+        o.sitting_name = sitting;
+        o.resume_dir = resume;
+        if (resume.empty()) {
+            o.machine = machine_arg == "local" ? derive_local_machine()
+                                               : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+            if (matrix_arg.empty()) matrix_arg = quick ? "quick" : "default";
+            o.matrix = load_matrix(resolve_file(matrix_arg, source_dir + "/lab/matrices"));
+        }
+        if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
+        if (!idle.empty()) o.idle = idle;
+        if (!network.empty()) o.network = network;
+        o.audit = !no_audit;
+        o.build_site = !no_site;
+        o.progress = !no_progress;
+        for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+        SittingResult r = run_sitting(o);
+        if (!r.cells.empty()) std::printf("\n%s\n", matrix_table(r.cells).c_str());
+        std::printf("results: %s\n%s\n", r.dir.c_str(), r.message.c_str());
+        return r.exit_code;
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "bench-run: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench-run: %s\n", e.what());
+        return 2;
+    }
+}
