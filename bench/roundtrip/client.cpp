@@ -24,6 +24,7 @@ constexpr std::size_t kRxSize = 256 * 1024;
 constexpr std::size_t kTxSize = 512 * 1024;
 constexpr std::size_t kMaxMessage = 1024;
 constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr std::uint32_t kBacklog = 1u << 16;  // per session; beyond it due orders are dropped (errors)
 
 struct InFlight {
   std::int64_t slot_ns;
@@ -45,7 +46,8 @@ struct Client::Session {
         rx(new char[kRxSize]),
         tx(new char[kTxSize]),
         ring(new InFlight[cap]),
-        ring_cap(cap) {}
+        ring_cap(cap),
+        backlog(new std::int64_t[kBacklog]) {}
   ~Session() {
     if (fd >= 0) ::close(fd);
   }
@@ -58,6 +60,8 @@ struct Client::Session {
   std::size_t tx_head = 0, tx_tail = 0;  // unsent bytes are [head, tail)
   std::unique_ptr<InFlight[]> ring;      // orders awaiting their reply, oldest first
   std::uint32_t ring_cap, ring_head = 0, ring_size = 0;
+  std::unique_ptr<std::int64_t[]> backlog;  // open loop: slots due but held back by the cap
+  std::uint32_t bl_head = 0, bl_size = 0;
   std::uint64_t seq = 1;
   std::uint64_t next_clordid = 1;
   std::int64_t next_send_ns = 0;  // closed loop: when the next order is due (INT64_MAX: waiting)
@@ -198,6 +202,12 @@ bool Client::send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) n
   s.last_send_ns = send_ns;
   flush(s);
   return true;
+}
+
+bool Client::backlog_left() const noexcept {
+  for (const auto& s : sessions_)
+    if (s->bl_size > 0) return true;
+  return false;
 }
 
 std::uint32_t Client::phase_of(std::int64_t t) const noexcept {
@@ -357,19 +367,25 @@ bool Client::measure(std::string& error) {
       stopping = true;
       drain_deadline = now + static_cast<std::int64_t>(o_.drain_timeout_s * 1e9);
     }
-    if (stopping && (in_flight_ == 0 || now >= drain_deadline)) break;
+    if (stopping && ((in_flight_ == 0 && !backlog_left()) || now >= drain_deadline)) break;
 
     if (!stopping) {
       if (o_.open_loop) {
-        while (next_slot <= now) {
+        // Every due slot is queued on its session and sent at once unless
+        // the in-flight cap holds it back; a held order keeps its slot, so
+        // its response time includes the wait (no coordinated omission).
+        while (next_slot <= now && next_slot < end_ns) {
           Session& s = *sessions_[slot % n_sessions];
-          const std::uint32_t ph = phase_of(next_slot);
-          if (s.ring_size >= s.ring_cap || !send_order(s, next_slot, ph)) ++phases_[ph].cap_hits;
+          if (s.bl_size == kBacklog) {
+            ++phases_[phase_of(next_slot)].errors;
+          } else {
+            s.backlog[(s.bl_head + s.bl_size) % kBacklog] = next_slot;
+            ++s.bl_size;
+            if (s.ring_size + s.bl_size > s.ring_cap) ++phases_[phase_of(next_slot)].cap_hits;
+          }
           ++slot;
           next_slot = start_ns_ + static_cast<std::int64_t>(static_cast<double>(slot) * interval);
-          if (next_slot >= end_ns) break;
         }
-        note_in_flight(now);
       } else {
         for (auto& sp : sessions_) {
           Session& s = *sp;
@@ -381,6 +397,18 @@ bool Client::measure(std::string& error) {
         note_in_flight(now);
       }
     }
+
+    if (o_.open_loop)
+      for (auto& sp : sessions_) {
+        Session& s = *sp;
+        while (s.bl_size > 0 && s.ring_size < s.ring_cap) {
+          const std::int64_t due = s.backlog[s.bl_head];
+          if (!send_order(s, due, phase_of(due))) break;  // send buffer full: retry next cycle
+          s.bl_head = (s.bl_head + 1) % kBacklog;
+          --s.bl_size;
+        }
+      }
+    if (o_.open_loop) note_in_flight(now);
 
     if (direct) {
       if (!read(*sessions_[0], now, error)) ok = false;
@@ -423,9 +451,11 @@ bool Client::measure(std::string& error) {
     }
   }
   measuring_ = false;
-  // Orders never answered are errors of their phase.
+  // Orders never answered, or due and never sent, are errors of their phase.
   for (auto& sp : sessions_) {
     Session& s = *sp;
+    for (; s.bl_size > 0; --s.bl_size, s.bl_head = (s.bl_head + 1) % kBacklog)
+      ++phases_[phase_of(s.backlog[s.bl_head])].errors;
     while (s.ring_size > 0) {
       ++phases_[s.ring[s.ring_head].phase].errors;
       s.ring_head = (s.ring_head + 1) % s.ring_cap;

@@ -5,8 +5,9 @@
 // previous one arrives (plus an optional think time). Open loop: orders are
 // due on a fixed schedule for the aggregate rate, slot j going to session
 // j mod N, and each due order is sent whether or not replies are
-// outstanding, up to a per-session in-flight cap (a due order over the cap
-// is not sent and is counted in cap_hits). Replies are matched to orders in
+// outstanding, up to a per-session in-flight cap: a due order over the cap
+// waits until a reply makes room (counted in cap_hits) and keeps its slot, so
+// its response time includes the wait. Replies are matched to orders in
 // FIFO order per session. Response time runs from the slot, service time
 // from the send() call, both up to the recv() that brought the reply.
 //
@@ -50,7 +51,7 @@ struct Phase {
   Histogram service, response;  // response: open loop only
   std::uint64_t sent = 0;
   std::uint64_t errors = 0;
-  std::uint64_t cap_hits = 0;
+  std::uint64_t cap_hits = 0;       // due orders the in-flight cap held back
   std::uint64_t max_in_flight = 0;  // across all sessions
 };
 
@@ -80,6 +81,7 @@ class Client {
   bool read(Session& s, std::int64_t now, std::string& error) noexcept;
   bool on_message(Session& s, const char* frame, std::size_t size, std::int64_t now, std::string& error) noexcept;
   std::uint32_t phase_of(std::int64_t t) const noexcept;
+  bool backlog_left() const noexcept;
   void note_in_flight(std::int64_t now) noexcept;
 
   ClientOptions o_;

@@ -47,7 +47,8 @@ double Histogram::representative(std::size_t i) const noexcept {
 double Histogram::percentile(double p) const noexcept {
   if (count_ == 0) return 0.0;
   p = std::clamp(p, 0.0, 100.0);
-  auto target = static_cast<std::uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  // The small slack keeps 99.9% of 1000 at 999 despite rounding.
+  auto target = static_cast<std::uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_) - 1e-9));
   target = std::clamp<std::uint64_t>(target, 1, count_);
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < kBuckets; ++i) {
