@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kite/session/validation.hpp"
+
 namespace kite::session {
 
 const char* to_string(Refusal r) noexcept {
@@ -22,7 +24,9 @@ Session& SessionRegistry::add(const SessionSettings& settings, Application& app,
   if (!store) store = make_store(settings.store, id, clock_.now_ns());
   Entry e;
   e.store = std::move(store);
+  if (settings.validate) e.validator = DictionaryValidator::for_settings(settings);
   e.session = std::make_unique<Session>(settings, *e.store, app, clock_, log_);
+  e.session->set_validator(e.validator.get());
   entries_.push_back(std::move(e));
   return *entries_.back().session;
 }

@@ -579,6 +579,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       return Verdict::stop;
     }
   }
+  if (h.msg_type == "A") return Verdict::process;  // on_logon checks the number (after any reset)
   if (h.msg_type == "4") {
     bool gap_fill = false;
     ix.get(tag::GapFillFlag, gap_fill);
@@ -586,7 +587,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   }
   if (h.msg_seq_num == expected) return Verdict::process;
   if (h.msg_seq_num > expected) {
-    if (h.msg_type == "A" || h.msg_type == "5") return Verdict::process;
+    if (h.msg_type == "5") return Verdict::process;
     if (h.msg_type == "2") on_resend_request(h, ix);  // serve theirs first, then ask for ours
     if (!gap_open_) {
       gap_open_ = true;

@@ -39,7 +39,9 @@ class SessionRegistry {
   SessionRegistry(const Clock& clock, Logger& log) noexcept : clock_(clock), log_(log) {}
 
   // Adds a session (set-up time): makes its store from settings.store unless
-  // one is given, and owns both. Throws on bad settings or a duplicate ID.
+  // one is given, and its DictionaryValidator when settings.validate, and
+  // owns them. Throws on bad settings, a dictionary that does not load, or a
+  // duplicate ID.
   Session& add(const SessionSettings& settings, Application& app, std::unique_ptr<MessageStore> store = nullptr);
 
   // Identifies the session a Logon is for; does not bind anything.
@@ -54,6 +56,7 @@ class SessionRegistry {
  private:
   struct Entry {
     std::unique_ptr<MessageStore> store;
+    std::unique_ptr<MessageValidator> validator;
     std::unique_ptr<Session> session;
   };
   const Clock& clock_;

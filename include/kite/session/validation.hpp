@@ -1,0 +1,31 @@
+// Per-session validation against a data dictionary: the codec's Validator
+// behind the session's MessageValidator interface. A SessionRegistry makes
+// one for each session with UseDataDictionary on.
+#pragma once
+
+#include <memory>
+
+#include "kite/codec/dictionary.hpp"
+#include "kite/codec/validator.hpp"
+#include "kite/session/session.hpp"
+
+namespace kite::session {
+
+class DictionaryValidator final : public MessageValidator {
+ public:
+  explicit DictionaryValidator(std::shared_ptr<const codec::Dictionary> dictionary,
+                               codec::ValidationOptions options = {});
+  // DataDictionary names a folder holding the standard files (FIX42.xml,
+  // FIX44.xml, FIXT11.xml + FIX50SP2.xml) or one XML file (for FIXT.1.1, the
+  // application dictionary, with FIXT11.xml beside it). Throws
+  // std::runtime_error with the loader's message on failure (set-up time).
+  static std::unique_ptr<DictionaryValidator> for_settings(const SessionSettings& settings);
+
+  Validation validate(const codec::Header& h, const codec::FieldIndex& ix) const noexcept override;
+
+ private:
+  std::shared_ptr<const codec::Dictionary> dictionary_;
+  mutable codec::Validator validator_;  // scratch state: one session's thread
+};
+
+}  // namespace kite::session

@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "kite/session/config.hpp"
+
+namespace kite::session {
+namespace {
+
+const char* kGood = R"(
+[engine]
+model = "single"
+
+[defaults]
+BeginString = "FIX.4.4"
+SenderCompID = "KITE"
+HeartBtInt = 30
+StoreKind = "memory"
+ResetOnLogon = "Y"
+
+[[session]]
+TargetCompID = "CLIENT1"
+SocketAcceptPort = 9876
+StartTime = "08:00:00"
+EndTime = "17:30:00"
+TimeZone = "UTC+01:00"
+Days = ["Mon", "Tue", "Wednesday"]
+Password = "pw"
+
+[[session]]
+BeginString = "FIXT.1.1"
+DefaultApplVerID = "FIX.5.0SP2"
+TargetCompID = "CLIENT2"
+ConnectionType = "initiator"
+SocketConnectHost = "127.0.0.1"
+SocketConnectPort = 9877
+StoreKind = "file"
+FileStorePath = "store"
+FlushPolicy = "count"
+FlushEveryN = 10
+UseDataDictionary = true
+DataDictionary = "FIX50SP2.xml"
+MaxLatency = 5
+)";
+
+TEST(SessionConfig, loadsDefaultsAndSessions) {
+  const Config c = parse_config(kGood, "kite.toml");
+  ASSERT_EQ(c.sessions.size(), 2u);
+  const SessionSettings& a = c.sessions[0];
+  EXPECT_EQ(a.id(), "FIX.4.4:KITE->CLIENT1");
+  EXPECT_EQ(a.heart_bt_int, 30);
+  EXPECT_TRUE(a.reset_on_logon);
+  EXPECT_EQ(a.socket_accept_port, 9876);
+  EXPECT_FALSE(a.schedule.always);
+  EXPECT_EQ(a.schedule.start_sec, 8 * 3600);
+  EXPECT_EQ(a.schedule.utc_offset_sec, 3600);
+  EXPECT_EQ(a.schedule.days, 0x0e);
+  EXPECT_EQ(a.password, "pw");
+  const SessionSettings& b = c.sessions[1];
+  EXPECT_EQ(b.role, Role::initiator);
+  EXPECT_EQ(b.default_appl_ver_id, "9");
+  EXPECT_EQ(b.store.kind, StoreKind::file);
+  EXPECT_EQ(b.store.flush, FlushPolicy::every_n);
+  EXPECT_EQ(b.store.flush_every_n, 10u);
+  EXPECT_TRUE(b.validate);
+  EXPECT_EQ(b.max_latency_s, 5);
+  // The [engine] table is left to the daemon.
+  EXPECT_EQ(c.document["engine"]["model"].value_or(std::string{}), "single");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_config(text, "bad.toml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SessionConfig, unknownKeyNamesFileSessionAndSetting) {
+  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nHeartBeatInt=30\n");
+  EXPECT_NE(e.find("bad.toml"), std::string::npos) << e;
+  EXPECT_NE(e.find("session 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("HeartBeatInt"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
+}
+
+TEST(SessionConfig, wrongTypeIsReported) {
+  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nHeartBtInt=\"thirty\"\n");
+  EXPECT_NE(e.find("HeartBtInt"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected an integer"), std::string::npos) << e;
+}
+
+TEST(SessionConfig, badValueIsReported) {
+  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nBeginString=\"FIX.9.9\"\n");
+  EXPECT_NE(e.find("BeginString"), std::string::npos) << e;
+  EXPECT_NE(e.find("FIX.9.9"), std::string::npos) << e;
+  const std::string tz = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nTimeZone=\"Mars/Olympus\"\n");
+  EXPECT_NE(tz.find("TimeZone"), std::string::npos) << tz;
+}
+
+TEST(SessionConfig, missingRequiredIsReportedWithTheSession) {
+  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\n\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"C\"\n");
+  EXPECT_NE(e.find("session 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("TargetCompID"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing"), std::string::npos) << e;
+  const std::string f = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nStoreKind=\"file\"\n");
+  EXPECT_NE(f.find("FileStorePath"), std::string::npos) << f;
+  const std::string g = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nStartTime=\"08:00:00\"\n");
+  EXPECT_NE(g.find("EndTime"), std::string::npos) << g;
+}
+
+TEST(SessionConfig, errorInDefaultsNamesTheDefaultsTable) {
+  const std::string e = error_of("[defaults]\nResetOnLogon=3\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n");
+  EXPECT_NE(e.find("[defaults]"), std::string::npos) << e;
+  EXPECT_NE(e.find("ResetOnLogon"), std::string::npos) << e;
+}
+
+TEST(SessionConfig, syntaxErrorNamesFileAndLine) {
+  const std::string e = error_of("[[session]\nSenderCompID=\"A\"\n");
+  EXPECT_NE(e.find("bad.toml:1"), std::string::npos) << e;
+}
+
+TEST(SessionConfig, duplicateSessionIsRefused) {
+  const std::string e =
+      error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n");
+  EXPECT_NE(e.find("configured twice"), std::string::npos) << e;
+}
+
+TEST(SessionConfig, loadsFromAFileAndNamesItInErrors) {
+  const std::string path = "/tmp/kite-config-test-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nMaxMessageSize=1\n";
+  try {
+    load_config(path);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("MaxMessageSize"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(load_config(path), ConfigError);
+}
+
+}  // namespace
+}  // namespace kite::session

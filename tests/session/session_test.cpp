@@ -1,0 +1,926 @@
+// The FIX Session Layer Test Cases (FIX Trading Community, FIX 4.x / FIXT),
+// one test per case, driven by a scripted peer and a fake clock.
+#include <gtest/gtest.h>
+
+#include "support.hpp"
+
+namespace kite::session::test {
+namespace {
+
+using codec::RejectReason;
+
+// --- 1: Logon -----------------------------------------------------------------
+
+TEST(SessionLogon, validLogonIsAnsweredWithLogonAndTheSessionIsActive) {
+  AcceptorRig r;
+  r.feed(r.peer.logon(30));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[0].get(tag::HeartBtInt), "30");
+  EXPECT_EQ(out[0].get(tag::EncryptMethod), "0");
+  EXPECT_EQ(out[0].get(tag::SenderCompID), "KITE");
+  EXPECT_EQ(out[0].get(tag::TargetCompID), "PEER");
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_TRUE(r.session->logged_on());
+  EXPECT_EQ(r.app.logons, 1);
+  EXPECT_EQ(r.session->next_target_seq(), 2u);
+}
+
+TEST(SessionLogon, acceptorTakesTheInitiatorsHeartBtInt) {
+  AcceptorRig r;
+  r.feed(r.peer.logon(5));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(tag::HeartBtInt), "5");
+  EXPECT_EQ(r.session->heart_bt_int(), 5);
+}
+
+TEST(SessionLogon, firstMessageNotALogonDisconnectsWithoutAnswer) {
+  AcceptorRig r;
+  r.feed(r.peer.order("X1"));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_TRUE(r.log.contains("first message is not a Logon"));
+}
+
+TEST(SessionLogon, logonWithEncryptMethodOtherThanZeroIsLoggedOut) {
+  AcceptorRig r;
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 1);
+    w.add_uint(tag::HeartBtInt, 30);
+  }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+}
+
+TEST(SessionLogon, logonWithoutHeartBtIntIsLoggedOut) {
+  AcceptorRig r;
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) { w.add_uint(tag::EncryptMethod, 0); }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_NE(out[0].get(tag::Text).find("HeartBtInt"), std::string::npos);
+  EXPECT_TRUE(r.wire.closed);
+}
+
+TEST(SessionLogon, logonWithSeqTooLowIsLoggedOutNamingBothNumbers) {
+  AcceptorRig r;
+  r.session->set_next_target_seq(5);
+  r.feed(r.peer.logon(30, false, {}, {.seq = 3}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_EQ(out[0].get(tag::Text), "MsgSeqNum too low, expecting 5 but received 3");
+  EXPECT_TRUE(r.wire.closed);
+}
+
+TEST(SessionLogon, logonWithSeqTooHighIsAcceptedThenResendRequested) {
+  AcceptorRig r;
+  r.feed(r.peer.logon(30, false, {}, {.seq = 4}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[1].type(), "2");
+  EXPECT_EQ(out[1].get(tag::BeginSeqNo), "1");
+  EXPECT_EQ(out[1].get(tag::EndSeqNo), "0");
+  EXPECT_TRUE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+TEST(SessionLogon, logonWithResetSeqNumFlagResetsBothNumbersAndIsAnsweredWithTheFlag) {
+  AcceptorRig r;
+  r.session->set_next_sender_seq(50);
+  r.session->set_next_target_seq(40);
+  r.feed(r.peer.logon(30, true, {}, {.seq = 1}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_EQ(r.session->next_target_seq(), 2u);
+  EXPECT_EQ(r.session->next_sender_seq(), 2u);
+}
+
+TEST(SessionLogon, resetOnLogonSettingResetsNumbersWithoutTheFlag) {
+  auto s = acceptor_settings();
+  s.reset_on_logon = true;
+  AcceptorRig r(s);
+  r.session->set_next_sender_seq(9);
+  r.session->set_next_target_seq(9);
+  r.feed(r.peer.logon());
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 1u);
+}
+
+TEST(SessionLogon, fixtLogonCarriesDefaultApplVerId) {
+  AcceptorRig r(acceptor_settings("FIXT.1.1"));
+  r.feed(r.peer.logon());
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(tag::BeginString), "FIXT.1.1");
+  EXPECT_EQ(out[0].get(tag::DefaultApplVerID), "9");
+}
+
+TEST(SessionLogon, fixtLogonWithoutDefaultApplVerIdIsLoggedOut) {
+  AcceptorRig r(acceptor_settings("FIXT.1.1"));
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+  }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+}
+
+TEST(SessionLogon, logonNotAnsweredInTimeDisconnectsTheInitiator) {
+  FakeClock clock;
+  MemoryLogger log;
+  RecordingApp app;
+  auto s = acceptor_settings();
+  s.role = Role::initiator;
+  s.logon_timeout_ms = 5000;
+  MemoryStore store;
+  Session session(s, store, app, clock, log);
+  SessionConnection conn(session, clock, log);
+  FakeWire wire;
+  conn.on_connected(wire, 0);
+  auto out = wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  clock.advance_ms(4999);
+  conn.on_timer(0);
+  EXPECT_FALSE(wire.closed);
+  clock.advance_ms(1);
+  conn.on_timer(0);
+  EXPECT_TRUE(wire.closed);
+  EXPECT_TRUE(log.contains("no Logon answer"));
+}
+
+// --- 2: MsgSeqNum ---------------------------------------------------------------
+
+TEST(SessionSequence, messageWithExpectedSeqIsDeliveredAndAdvancesTheExpectedNumber) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A1"));
+  ASSERT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "A1");
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionSequence, seqTooHighSendsResendRequestQueuesAndProcessesInOrderOnceFilled) {
+  AcceptorRig r;
+  r.logon();
+  // 2 and 3 are lost; 4 and 5 arrive.
+  r.peer.next_seq = 4;
+  r.feed(r.peer.order("O4"));
+  r.feed(r.peer.order("O5"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "2");
+  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(out[0].get(tag::EndSeqNo), "0");
+  EXPECT_TRUE(r.app.received.empty());
+  EXPECT_EQ(r.session->queued(), 2u);
+  // The peer resends 2..5.
+  r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));
+  ASSERT_EQ(r.app.received.size(), 1u);
+  r.feed(r.peer.order("O3", {.seq = 3, .poss_dup = true}));
+  ASSERT_EQ(r.app.received.size(), 4u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "O2");
+  EXPECT_EQ(r.app.received[1].cl_ord_id, "O3");
+  EXPECT_EQ(r.app.received[2].cl_ord_id, "O4");
+  EXPECT_EQ(r.app.received[3].cl_ord_id, "O5");
+  EXPECT_EQ(r.session->queued(), 0u);
+  // The duplicates of 4 and 5 are ignored.
+  r.feed(r.peer.order("O4", {.seq = 4, .poss_dup = true}));
+  r.feed(r.peer.order("O5", {.seq = 5, .poss_dup = true}));
+  EXPECT_EQ(r.app.received.size(), 4u);
+  EXPECT_EQ(r.session->next_target_seq(), 6u);
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionSequence, onlyOneResendRequestWhileTheGapIsOpen) {
+  AcceptorRig r;
+  r.logon();
+  r.peer.next_seq = 10;
+  for (int i = 0; i < 5; ++i) r.feed(r.peer.order("X"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "2");
+}
+
+TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
+  AcceptorRig r(acceptor_settings(), 2);
+  r.logon();
+  r.peer.next_seq = 3;  // 2 is missing
+  r.feed(r.peer.order("O3"));
+  r.feed(r.peer.order("O4"));
+  r.feed(r.peer.order("O5"));  // over the cap
+  EXPECT_EQ(r.session->queued(), 2u);
+  EXPECT_TRUE(r.log.contains("gap queue full"));
+  r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));
+  ASSERT_EQ(r.app.received.size(), 3u);
+  EXPECT_EQ(r.session->next_target_seq(), 5u);
+  // 5 comes again through the resend and is processed.
+  r.feed(r.peer.order("O5", {.seq = 5, .poss_dup = true}));
+  ASSERT_EQ(r.app.received.size(), 4u);
+  EXPECT_EQ(r.app.received[3].cl_ord_id, "O5");
+}
+
+TEST(SessionSequence, seqTooLowWithoutPossDupLogsOutNamingBothNumbersAndDisconnects) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A"));
+  r.feed(r.peer.order("B", {.seq = 2}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_EQ(out[0].get(tag::Text), "MsgSeqNum too low, expecting 3 but received 2");
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST(SessionSequence, possDupAlreadySeenIsIgnored) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A"));
+  r.feed(r.peer.order("A", {.seq = 2, .poss_dup = true}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_FALSE(r.wire.closed);
+}
+
+TEST(SessionSequence, possDupWithoutOrigSendingTimeIsRejectedWithRequiredTagMissing) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A", {.poss_dup = true, .orig_sending_time = false}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "122");
+  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
+  EXPECT_EQ(out[0].get(tag::RefMsgType), "D");
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+  EXPECT_TRUE(r.app.received.empty());
+}
+
+TEST(SessionSequence, origSendingTimeAfterSendingTimeIsRejectedAndLoggedOut) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A", {.poss_dup = true, .orig_sending_offset_ms = 5000}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "10");
+  EXPECT_EQ(out[1].type(), "5");
+  EXPECT_EQ(r.session->state(), SessionState::logout_sent);
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+TEST(SessionSequence, garbledMessageIsIgnoredWithoutAdvancingTheExpectedNumber) {
+  AcceptorRig r;
+  r.logon();
+  std::string bad = r.peer.order("A");
+  bad[bad.size() - 2] = bad[bad.size() - 2] == '0' ? '1' : '0';  // break the checksum
+  r.feed(bad);
+  EXPECT_EQ(r.session->next_target_seq(), 2u);
+  EXPECT_EQ(r.session->garbled_count(), 1u);
+  EXPECT_TRUE(r.app.received.empty());
+  EXPECT_FALSE(r.wire.closed);
+  // The same number, sent again correctly, is accepted.
+  r.feed(r.peer.order("A", {.seq = 2}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST(SessionSequence, garbledBodyLengthIsIgnoredAndTheNextMessageStillFrames) {
+  AcceptorRig r;
+  r.logon();
+  std::string bad = r.peer.order("A");
+  const auto nine = bad.find("\x01" "9=");
+  bad[nine + 3] = bad[nine + 3] == '9' ? '8' : static_cast<char>(bad[nine + 3] + 1);
+  r.feed(bad + r.peer.order("B", {.seq = 2}));
+  ASSERT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "B");
+}
+
+TEST(SessionSequence, missingMsgSeqNumLogsOut) {
+  AcceptorRig r;
+  r.logon();
+  // Build a frame without 34 by hand.
+  std::string body = "35=0\x01" "49=PEER\x01" "56=KITE\x01" "52=20231114-22:13:20.000\x01";
+  std::string m = "8=FIX.4.4\x01" "9=" + std::to_string(body.size()) + "\x01" + body;
+  unsigned sum = 0;
+  for (unsigned char c : m) sum += c;
+  char ck[8];
+  std::snprintf(ck, sizeof ck, "10=%03u\x01", sum % 256);
+  r.clock.set(1'700'000'000'000'000'000);
+  r.feed(m + ck);
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+}
+
+// --- BeginString, CompID, SendingTime -----------------------------------------
+
+TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
+  AcceptorRig r;
+  r.logon();
+  Peer other(r.clock, "FIX.4.2");
+  other.next_seq = 2;
+  r.feed(other.order("A"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_EQ(out[0].get(tag::Text), "Incorrect BeginString");
+  EXPECT_TRUE(r.wire.closed);
+}
+
+TEST(SessionIdentity, compIdMismatchIsRejectedWithReason9AndLoggedOut) {
+  AcceptorRig r;
+  r.logon();
+  Peer other(r.clock, "FIX.4.4", "INTRUDER", "KITE");
+  other.next_seq = 2;
+  r.feed(other.order("A"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "9");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "49");
+  EXPECT_EQ(out[1].type(), "5");
+  EXPECT_EQ(r.session->state(), SessionState::logout_sent);
+  EXPECT_TRUE(r.app.received.empty());
+  // The peer's Logout answer completes it.
+  r.feed(r.peer.make("5", [](codec::MessageWriter&) {}, {.seq = 3}));
+  EXPECT_TRUE(r.wire.closed);
+}
+
+TEST(SessionIdentity, sendingTimeOutsideLatencyIsRejectedWithReason10AndLoggedOut) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A", {.sending_offset_ms = -121'000}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "10");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "52");
+  EXPECT_EQ(out[1].type(), "5");
+  EXPECT_TRUE(r.app.received.empty());
+}
+
+TEST(SessionIdentity, sendingTimeCheckCanBeTurnedOff) {
+  auto s = acceptor_settings();
+  s.check_latency = false;
+  AcceptorRig r(s);
+  r.logon();
+  r.feed(r.peer.order("A", {.sending_offset_ms = -3'600'000}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+// --- 4/5/6: Heartbeat and TestRequest -------------------------------------------
+
+TEST(SessionHeartbeat, heartbeatIsSentAfterHeartBtIntOfOurSilence) {
+  AcceptorRig r;
+  r.logon(10);
+  r.clock.advance_ms(9999);
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+  r.clock.advance_ms(1);
+  r.feed(r.peer.make("0"));  // their traffic does not count as ours
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "0");
+  EXPECT_FALSE(out[0].has(tag::TestReqID));
+}
+
+TEST(SessionHeartbeat, testRequestIsAnsweredWithHeartbeatCarryingItsId) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "PING-7"); }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "0");
+  EXPECT_EQ(out[0].get(tag::TestReqID), "PING-7");
+}
+
+TEST(SessionHeartbeat, testRequestWithoutIdIsRejected) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("1"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "112");
+}
+
+TEST(SessionHeartbeat, testRequestIsSentAfterSilenceAndUnansweredDisconnects) {
+  AcceptorRig r;
+  r.logon(10);  // TestRequest after 10 s * 1.5
+  r.clock.advance_ms(10'000);
+  r.tick();  // our heartbeat
+  r.wire.take();
+  r.clock.advance_ms(4'999);
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+  r.clock.advance_ms(1);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "1");
+  EXPECT_FALSE(out[0].get(tag::TestReqID).empty());
+  r.clock.advance_ms(14'999);
+  r.tick();
+  EXPECT_FALSE(r.wire.closed);
+  r.clock.advance_ms(1);
+  r.tick();
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_TRUE(r.log.contains("unanswered"));
+}
+
+TEST(SessionHeartbeat, answeredTestRequestKeepsTheSessionUp) {
+  AcceptorRig r;
+  r.logon(10);
+  r.clock.advance_ms(15'000);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_FALSE(out.empty());
+  const std::string id = out.back().get(tag::TestReqID);
+  ASSERT_FALSE(id.empty());
+  r.feed(r.peer.make("0", [&](codec::MessageWriter& w) { w.add_string(tag::TestReqID, id); }));
+  r.clock.advance_ms(14'000);
+  r.tick();
+  EXPECT_FALSE(r.wire.closed);
+}
+
+// --- 8: ResendRequest ---------------------------------------------------------------
+
+// The session sends application messages 2..4 after its Logon (1), then a
+// heartbeat (5), then application message 6.
+void send_some(AcceptorRig& r) {
+  for (const char* id : {"E2", "E3", "E4"}) {
+    ASSERT_EQ(r.session->send("8", [&](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); }),
+              SendResult::ok);
+  }
+  r.clock.advance_ms(30'000);
+  r.feed(r.peer.make("0"));
+  r.tick();  // heartbeat 5
+  ASSERT_EQ(r.session->send("8", [](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, "E6"); }), SendResult::ok);
+  r.wire.take();
+}
+
+TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
+  AcceptorRig r;
+  r.logon();
+  send_some(r);
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 2);
+    w.add_uint(tag::EndSeqNo, 4);
+  }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out[i].type(), "8");
+    EXPECT_EQ(out[i].seq(), 2 + i);
+    EXPECT_EQ(out[i].get(tag::PossDupFlag), "Y");
+    EXPECT_FALSE(out[i].get(tag::OrigSendingTime).empty());
+    EXPECT_NE(out[i].get(tag::OrigSendingTime), out[i].get(tag::SendingTime));
+  }
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "E2");
+  EXPECT_EQ(r.session->next_sender_seq(), 7u);
+}
+
+TEST(SessionResend, sessionMessagesAreReplacedByMergedGapFills) {
+  AcceptorRig r;
+  r.logon();
+  send_some(r);
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 1);
+    w.add_uint(tag::EndSeqNo, 0);
+  }));
+  auto out = r.wire.take();
+  // 1 (Logon) -> gap fill to 2; 2,3,4 resent; 5 (heartbeat) -> gap fill to 6; 6 resent.
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_EQ(out[0].type(), "4");
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_EQ(out[0].get(tag::GapFillFlag), "Y");
+  EXPECT_EQ(out[0].get(tag::NewSeqNo), "2");
+  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+  EXPECT_EQ(out[4].type(), "4");
+  EXPECT_EQ(out[4].seq(), 5u);
+  EXPECT_EQ(out[4].get(tag::NewSeqNo), "6");
+  EXPECT_EQ(out[5].type(), "8");
+  EXPECT_EQ(out[5].seq(), 6u);
+}
+
+TEST(SessionResend, consecutiveSessionMessagesBecomeOneGapFill) {
+  AcceptorRig r;
+  r.logon(1);
+  for (int i = 0; i < 4; ++i) {
+    r.clock.advance_ms(1000);
+    r.feed(r.peer.make("0"));
+    r.tick();  // heartbeats 2..5
+  }
+  r.wire.take();
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 1);
+    w.add_uint(tag::EndSeqNo, 0);
+  }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "4");
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_EQ(out[0].get(tag::NewSeqNo), "6");
+}
+
+TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
+  AcceptorRig r(acceptor_settings("FIX.4.2"));
+  r.logon();
+  send_some(r);
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 6);
+    w.add_uint(tag::EndSeqNo, 999999);
+  }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 6u);
+  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+}
+
+TEST(SessionResend, resendRequestWithSeqTooHighIsServedAndOursFollows) {
+  AcceptorRig r;
+  r.logon();
+  send_some(r);
+  r.feed(r.peer.make("2",
+                     [](codec::MessageWriter& w) {
+                       w.add_uint(tag::BeginSeqNo, 6);
+                       w.add_uint(tag::EndSeqNo, 0);
+                     },
+                     {.seq = 8}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].seq(), 6u);  // theirs served
+  EXPECT_EQ(out[1].type(), "2");
+  EXPECT_EQ(out[1].get(tag::BeginSeqNo), "3");
+}
+
+TEST(SessionResend, resendUnderBackPressureResumesWhenRoomReturns) {
+  auto s = acceptor_settings();
+  s.overflow_bytes = s.send_claim_bytes;  // room for a single message's worth in overflow
+  AcceptorRig r(s);
+  r.logon();
+  send_some(r);
+  r.wire.blocked = true;
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 2);
+    w.add_uint(tag::EndSeqNo, 0);
+  }));
+  EXPECT_FALSE(r.wire.closed);
+  r.wire.blocked = false;
+  for (int i = 0; i < 10; ++i) r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 5u);  // 2,3,4 resent, gap fill 5, 6 resent
+  for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].seq(), 2 + i);
+}
+
+// --- 10/11: SequenceReset -----------------------------------------------------------
+
+TEST(SessionSequenceReset, gapFillMovesTheExpectedNumberForward) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("4",
+                     [](codec::MessageWriter& w) {
+                       w.add_bool(tag::GapFillFlag, true);
+                       w.add_uint(tag::NewSeqNo, 10);
+                     },
+                     {.seq = 2, .poss_dup = true}));
+  EXPECT_EQ(r.session->next_target_seq(), 10u);
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionSequenceReset, gapFillTooHighTriggersResendRequest) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("4",
+                     [](codec::MessageWriter& w) {
+                       w.add_bool(tag::GapFillFlag, true);
+                       w.add_uint(tag::NewSeqNo, 10);
+                     },
+                     {.seq = 5}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "2");
+  EXPECT_EQ(r.session->next_target_seq(), 2u);
+}
+
+TEST(SessionSequenceReset, gapFillThatWouldLowerTheNumberIsRejected) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("4",
+                     [](codec::MessageWriter& w) {
+                       w.add_bool(tag::GapFillFlag, true);
+                       w.add_uint(tag::NewSeqNo, 1);
+                     },
+                     {.seq = 2}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "5");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "36");
+}
+
+TEST(SessionSequenceReset, resetModeIgnoresMsgSeqNumAndSetsTheExpectedNumber) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 50); }, {.seq = 999}));
+  EXPECT_EQ(r.session->next_target_seq(), 50u);
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionSequenceReset, resetModeLoweringTheNumberIsRejectedWithValueIncorrect) {
+  AcceptorRig r;
+  r.logon();
+  r.session->set_next_target_seq(20);
+  r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 5); }, {.seq = 20}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "5");
+  EXPECT_EQ(r.session->next_target_seq(), 20u);
+}
+
+// --- 12/13: Logout ----------------------------------------------------------------------
+
+TEST(SessionLogout, logoutFromThePeerIsAnsweredThenDisconnected) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("5", [](codec::MessageWriter& w) { w.add_string(tag::Text, "bye"); }));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.app.logouts, 1);
+}
+
+TEST(SessionLogout, ourLogoutWaitsForTheAnswer) {
+  AcceptorRig r;
+  r.logon();
+  r.session->logout("end of day");
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_EQ(out[0].get(tag::Text), "end of day");
+  EXPECT_FALSE(r.wire.closed);
+  r.feed(r.peer.make("5"));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_TRUE(r.wire.take().empty());  // no second Logout
+}
+
+TEST(SessionLogout, ourLogoutTimesOutWithoutAnswer) {
+  AcceptorRig r;
+  r.logon();
+  r.session->logout("bye");
+  r.clock.advance_ms(1999);
+  r.tick();
+  EXPECT_FALSE(r.wire.closed);
+  r.clock.advance_ms(1);
+  r.tick();
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_TRUE(r.log.contains("no Logout answer"));
+}
+
+TEST(SessionLogout, resetOnLogoutResetsTheNumbers) {
+  auto s = acceptor_settings();
+  s.reset_on_logout = true;
+  AcceptorRig r(s);
+  r.logon();
+  r.feed(r.peer.make("5"));
+  EXPECT_EQ(r.session->next_sender_seq(), 1u);
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+TEST(SessionLogout, resetOnDisconnectResetsTheNumbers) {
+  auto s = acceptor_settings();
+  s.reset_on_disconnect = true;
+  AcceptorRig r(s);
+  r.logon();
+  r.conn->on_disconnected("peer closed", 0);
+  EXPECT_EQ(r.session->next_sender_seq(), 1u);
+  EXPECT_EQ(r.app.logouts, 1);
+}
+
+// --- 14: Reject / BusinessMessageReject / validation ------------------------------------
+
+TEST(SessionReject, businessRejectHelperSendsMessageJ) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("ZZ"));
+  ASSERT_EQ(r.app.received.size(), 1u);
+  ASSERT_EQ(r.session->send_business_reject(2, "ZZ", 3, "Unsupported Message Type"), SendResult::ok);
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "j");
+  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
+  EXPECT_EQ(out[0].get(tag::RefMsgType), "ZZ");
+  EXPECT_EQ(out[0].get(tag::BusinessRejectReason), "3");
+}
+
+struct RejectAllValidator final : MessageValidator {
+  Validation validate(const codec::Header& h, const codec::FieldIndex&) const noexcept override {
+    if (h.msg_type == "D") return {false, RejectReason::required_tag_missing, 54, "Required tag missing"};
+    return {};
+  }
+};
+
+TEST(SessionReject, validationFailureIsAnsweredWithRejectCarryingReasonAndTag) {
+  AcceptorRig r;
+  RejectAllValidator v;
+  r.session->set_validator(&v);
+  r.logon();
+  r.feed(r.peer.order("A"));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "54");
+  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
+  EXPECT_TRUE(r.app.received.empty());
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+// --- sending and back-pressure -----------------------------------------------------------
+
+TEST(SessionSend, applicationSendBeforeLogonIsRefused) {
+  AcceptorRig r;
+  EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::not_logged_on);
+}
+
+TEST(SessionSend, backPressureIsReturnedAndNothingIsConsumed) {
+  AcceptorRig r;
+  r.logon();
+  r.wire.blocked = true;
+  EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::back_pressured);
+  EXPECT_EQ(r.session->next_sender_seq(), 2u);
+  r.wire.blocked = false;
+  EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 2u);
+}
+
+TEST(SessionSend, sessionMessagesUnderBackPressureWaitInOverflowAndKeepOrder) {
+  AcceptorRig r;
+  r.logon();
+  r.wire.blocked = true;
+  r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "T1"); }));
+  r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "T2"); }));
+  EXPECT_GT(r.session->overflow_pending(), 0u);
+  EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::back_pressured);
+  r.wire.blocked = false;
+  r.tick();
+  EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].get(tag::TestReqID), "T1");
+  EXPECT_EQ(out[1].get(tag::TestReqID), "T2");
+  EXPECT_EQ(out[2].type(), "8");
+  EXPECT_EQ(out[2].seq(), 4u);
+}
+
+// --- initiator ---------------------------------------------------------------------------
+
+TEST(SessionInitiator, sendsLogonWithCredentialsAndGoesActiveOnTheAnswer) {
+  FakeClock clock;
+  MemoryLogger log;
+  RecordingApp app;
+  auto s = acceptor_settings("FIXT.1.1");
+  s.role = Role::initiator;
+  s.username = "user";
+  s.password = "secret";
+  s.send_reset_seq_num_flag = true;
+  MemoryStore store;
+  Session session(s, store, app, clock, log);
+  InitiatorFactory factory(session, clock, log);
+  engine::Protocol* p = factory.open(1);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(factory.open(2), nullptr);  // one connection at a time
+  FakeWire wire;
+  p->on_connected(wire, 0);
+  auto out = wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[0].get(tag::Username), "user");
+  EXPECT_EQ(out[0].get(tag::Password), "secret");
+  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
+  EXPECT_EQ(out[0].get(tag::DefaultApplVerID), "9");
+  EXPECT_EQ(out[0].get(tag::HeartBtInt), "30");
+  Peer peer(clock, "FIXT.1.1");
+  const std::string answer = peer.logon(30, true);
+  p->on_data(answer.data(), answer.size(), 0);
+  EXPECT_TRUE(session.logged_on());
+  EXPECT_EQ(app.logons, 1);
+  EXPECT_TRUE(wire.take().empty());
+}
+
+TEST(SessionInitiator, reconnectBackOffDoublesUpToTheMaximum) {
+  FakeClock clock;
+  MemoryLogger log;
+  RecordingApp app;
+  auto s = acceptor_settings();
+  s.role = Role::initiator;
+  s.reconnect_interval_ms = 1000;
+  s.reconnect_max_ms = 5000;
+  MemoryStore store;
+  Session session(s, store, app, clock, log);
+  EXPECT_EQ(session.next_connect_time(), clock.now_ns());
+  const std::int64_t t0 = clock.now_ns();
+  session.on_connect_failed();
+  EXPECT_EQ(session.next_connect_time(), t0 + 1000 * kNsPerMs);
+  session.on_connect_failed();
+  EXPECT_EQ(session.next_connect_time(), t0 + 2000 * kNsPerMs);
+  session.on_connect_failed();
+  EXPECT_EQ(session.next_connect_time(), t0 + 4000 * kNsPerMs);
+  session.on_connect_failed();
+  EXPECT_EQ(session.next_connect_time(), t0 + 5000 * kNsPerMs);
+}
+
+// --- schedules ------------------------------------------------------------------------------
+
+TEST(SessionSchedule, periodsHonourStartEndDaysAndOffset) {
+  Schedule s;
+  s.always = false;
+  s.start_sec = parse_time_of_day("08:00:00");
+  s.end_sec = parse_time_of_day("17:00:00");
+  s.utc_offset_sec = parse_utc_offset("UTC+02:00");
+  s.days = static_cast<std::uint8_t>(0x3e);  // Monday..Friday
+  // 2023-11-14 is a Tuesday. 06:00 UTC = 08:00 local.
+  const std::int64_t day = codec::days_from_civil(2023, 11, 14) * 86400 * kNsPerSec;
+  EXPECT_FALSE(s.in_session(day + 5 * 3600 * kNsPerSec + 59 * 60 * kNsPerSec));
+  EXPECT_TRUE(s.in_session(day + 6 * 3600 * kNsPerSec));
+  EXPECT_EQ(s.period_start(day + 10 * 3600 * kNsPerSec), day + 6 * 3600 * kNsPerSec);
+  EXPECT_FALSE(s.in_session(day + 15 * 3600 * kNsPerSec));  // 17:00 local
+  // Saturday 2023-11-18 is not a trading day.
+  const std::int64_t sat = codec::days_from_civil(2023, 11, 18) * 86400 * kNsPerSec;
+  EXPECT_FALSE(s.in_session(sat + 8 * 3600 * kNsPerSec));
+  EXPECT_EQ(s.next_start(sat), codec::days_from_civil(2023, 11, 20) * 86400 * kNsPerSec + 6 * 3600 * kNsPerSec);
+}
+
+TEST(SessionSchedule, periodAcrossMidnight) {
+  Schedule s;
+  s.always = false;
+  s.start_sec = parse_time_of_day("22:00");
+  s.end_sec = parse_time_of_day("06:00");
+  const std::int64_t day = codec::days_from_civil(2023, 11, 14) * 86400 * kNsPerSec;
+  EXPECT_TRUE(s.in_session(day + 23 * 3600 * kNsPerSec));
+  EXPECT_TRUE(s.in_session(day + 86400 * kNsPerSec + 5 * 3600 * kNsPerSec));
+  EXPECT_FALSE(s.in_session(day + 86400 * kNsPerSec + 7 * 3600 * kNsPerSec));
+}
+
+TEST(SessionSchedule, newPeriodResetsSequenceNumbersAtConnect) {
+  auto s = acceptor_settings();
+  s.schedule.always = false;
+  s.schedule.start_sec = 0;
+  s.schedule.end_sec = 0;  // daily, full day, from midnight UTC
+  AcceptorRig r(s);
+  r.session->set_next_sender_seq(40);
+  r.session->set_next_target_seq(40);
+  r.session->store().reset(r.clock.now_ns() - 2 * 86400 * kNsPerSec);  // created two days ago
+  r.session->set_next_target_seq(40);
+  r.feed(r.peer.logon());
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_TRUE(r.log.contains("new session period"));
+}
+
+TEST(SessionSchedule, endOfPeriodLogsOut) {
+  auto s = acceptor_settings();
+  s.schedule.always = false;
+  const std::int64_t now_s = FakeClock().now_ns() / kNsPerSec;
+  const std::int32_t sod = static_cast<std::int32_t>(now_s % 86400);
+  s.schedule.start_sec = (sod + 86400 - 3600) % 86400;
+  s.schedule.end_sec = (sod + 60) % 86400;
+  AcceptorRig r(s);
+  r.logon(100);
+  r.clock.advance_s(59);
+  r.feed(r.peer.make("0"));
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+  r.clock.advance_s(1);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+}
+
+}  // namespace
+}  // namespace kite::session::test

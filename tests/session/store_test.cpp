@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kite/session/store.hpp"
+
+namespace kite::session {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kite-store-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    settings_.kind = StoreKind::file;
+    settings_.path = dir_.string();
+    settings_.capacity_bytes = 1 << 20;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::unique_ptr<FileStore> open() { return std::make_unique<FileStore>(dir_.string(), "S", settings_, 1000); }
+  std::string msg(std::uint64_t seq) { return "8=FIX.4.4\x01" "35=D\x01" "34=" + std::to_string(seq) + "\x01" "58=hello\x01"; }
+
+  fs::path dir_;
+  StoreSettings settings_;
+};
+
+TEST_F(FileStoreTest, numbersAndMessagesSurviveReopen) {
+  {
+    auto s = open();
+    EXPECT_EQ(s->next_sender_seq(), 1u);
+    for (std::uint64_t i = 1; i <= 100; ++i) ASSERT_TRUE(s->store(i, msg(i)));
+    s->set_next_target_seq(42);
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 101u);
+  EXPECT_EQ(s->next_target_seq(), 42u);
+  EXPECT_EQ(s->recovered_messages(), 100u);
+  EXPECT_EQ(s->get(1), msg(1));
+  EXPECT_EQ(s->get(77), msg(77));
+  EXPECT_TRUE(s->get(101).empty());
+  EXPECT_EQ(s->creation_time(), 1000);
+}
+
+TEST_F(FileStoreTest, tornTailIsDiscardedAndTheJournalContinues) {
+  std::string path;
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 10; ++i) ASSERT_TRUE(s->store(i, msg(i)));
+    path = s->path();
+  }
+  // Corrupt the last record's bytes.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(f)), {});
+    const auto pos = all.rfind("34=10");
+    ASSERT_NE(pos, std::string::npos);
+    f.seekp(static_cast<std::streamoff>(pos));
+    f.write("XX", 2);
+  }
+  {
+    auto s = open();
+    EXPECT_EQ(s->recovered_messages(), 9u);
+    EXPECT_GT(s->discarded_tail_bytes(), 0u);
+    EXPECT_TRUE(s->get(10).empty());
+    EXPECT_EQ(s->get(9), msg(9));
+    EXPECT_EQ(s->next_sender_seq(), 11u);  // the number had advanced: a resend becomes a gap fill
+    ASSERT_TRUE(s->store(11, msg(11)));
+  }
+  auto s = open();
+  EXPECT_EQ(s->recovered_messages(), 10u);
+  EXPECT_EQ(s->get(11), msg(11));
+}
+
+TEST_F(FileStoreTest, resetForgetsMessagesAcrossReopen) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 5; ++i) s->store(i, msg(i));
+    s->reset(2000);
+    EXPECT_EQ(s->next_sender_seq(), 1u);
+    EXPECT_TRUE(s->get(3).empty());
+    s->store(1, msg(1));
+  }
+  auto s = open();
+  EXPECT_EQ(s->recovered_messages(), 1u);
+  EXPECT_EQ(s->creation_time(), 2000);
+  EXPECT_EQ(s->next_sender_seq(), 2u);
+  EXPECT_EQ(s->get(1), msg(1));
+}
+
+TEST_F(FileStoreTest, fullJournalRefusesButKeepsCounting) {
+  settings_.capacity_bytes = 8192;
+  auto s = open();
+  std::uint64_t i = 1;
+  while (s->store(i, msg(i))) ++i;
+  EXPECT_GT(i, 10u);
+  EXPECT_EQ(s->next_sender_seq(), i + 1);
+}
+
+TEST_F(FileStoreTest, surviveKillMinusNine) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FileStore s(dir_.string(), "S", settings_, 1000);
+    for (std::uint64_t i = 1; i <= 500; ++i) s.store(i, msg(i));
+    s.set_next_target_seq(321);
+    ::raise(SIGKILL);  // no destructor, no msync
+    std::_Exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 501u);
+  EXPECT_EQ(s->next_target_seq(), 321u);
+  EXPECT_EQ(s->recovered_messages(), 500u);
+  EXPECT_EQ(s->get(500), msg(500));
+}
+
+TEST_F(FileStoreTest, everyFlushPolicyStoresTheSameMessages) {
+  for (FlushPolicy p : {FlushPolicy::none, FlushPolicy::every_message, FlushPolicy::every_n, FlushPolicy::every_ms}) {
+    fs::remove_all(dir_);
+    settings_.flush = p;
+    settings_.flush_every_n = 3;
+    settings_.flush_every_ms = 1;
+    {
+      auto s = open();
+      for (std::uint64_t i = 1; i <= 10; ++i) {
+        ASSERT_TRUE(s->store(i, msg(i)));
+        s->poll(static_cast<std::int64_t>(i) * 2'000'000);
+      }
+    }
+    auto s = open();
+    EXPECT_EQ(s->recovered_messages(), 10u) << static_cast<int>(p);
+  }
+}
+
+TEST_F(FileStoreTest, notAJournalIsRefusedAtOpen) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "S.journal") << std::string(8192, 'z');
+  EXPECT_THROW(open(), std::runtime_error);
+}
+
+TEST(FileStoreName, sessionIdBecomesAFileName) {
+  EXPECT_EQ(FileStore::file_name_for("FIX.4.4:KITE->PEER"), "FIX.4.4-KITE-PEER");
+}
+
+TEST(MemoryStore, keepsMessagesAndResets) {
+  MemoryStore s;
+  s.store(1, "a");
+  s.store(2, "bb");
+  EXPECT_EQ(s.get(2), "bb");
+  EXPECT_EQ(s.next_sender_seq(), 3u);
+  s.reset(5);
+  EXPECT_TRUE(s.get(1).empty());
+  EXPECT_EQ(s.next_sender_seq(), 1u);
+  EXPECT_EQ(s.creation_time(), 5);
+}
+
+TEST(NullStore, keepsNumbersOnly) {
+  NullStore s;
+  s.store(1, "a");
+  EXPECT_TRUE(s.get(1).empty());
+  EXPECT_EQ(s.next_sender_seq(), 2u);
+}
+
+}  // namespace
+}  // namespace kite::session
