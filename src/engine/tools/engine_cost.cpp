@@ -1,0 +1,336 @@
+// engine_cost: the server's cost per order in the `mono` model, for
+// callgrind. One process serves (run it under valgrind), another drives it
+// (run it natively): 32 initiator sessions on one thread, closed loop.
+//
+//   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F
+//   engine_cost client --protocol fix|echo --sessions 32 --orders 200 --port P
+//
+// `serve` exits once every session has connected and gone, printing the
+// orders it answered. Under callgrind with
+//   --toggle-collect='kite::engine::detail::SessionAgent::do_work*'
+//   --toggle-collect='kite::engine::detail::SessionAgent::block*'
+// only the server thread's duty cycles are counted (the main thread only
+// waits); Ir / orders is the instructions per order. See docs/engine.md.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "kite/codec/codec.hpp"
+#include "kite/engine/engine.hpp"
+#include "kite/session/clock.hpp"
+#include "kite/session/connection.hpp"
+#include "kite/session/log.hpp"
+#include "kite/session/registry.hpp"
+#include "kite/session/session.hpp"
+#include "kite/session/store.hpp"
+
+namespace kite::engine::tools {
+namespace {
+
+namespace tag = codec::tag;
+
+std::string cat(const char* a, int i) { return std::string(a).append(std::to_string(i)); }
+
+// ---- echo: the engine alone (framing on '\n', one copy of the reply) ------
+std::atomic<std::uint64_t> g_echoed{0};
+
+class Echo final : public Protocol {
+ public:
+  void on_connected(Outbound& out, std::int64_t) noexcept override { out_ = &out; }
+  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
+    std::size_t used = 0;
+    while (const void* nl = std::memchr(d + used, '\n', n - used)) {
+      const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
+      char* p = out_->claim(len);
+      if (p == nullptr) break;
+      std::memcpy(p, d + used, len);
+      out_->commit(len);
+      used += len;
+      ++count_;
+    }
+    return used;
+  }
+  int on_timer(std::int64_t) noexcept override { return 0; }
+  void on_disconnected(const char*, std::int64_t) noexcept override {
+    g_echoed.fetch_add(count_);
+    count_ = 0;
+  }
+
+ private:
+  Outbound* out_ = nullptr;
+  std::uint64_t count_ = 0;
+};
+
+class EchoFactory final : public ProtocolFactory {
+ public:
+  Protocol* open(int) noexcept override { return new Echo(); }
+  void release(Protocol* p) noexcept override { delete p; }
+};
+
+// A NewOrderSingle-sized record (about 150 bytes).
+std::string echo_record(int session, int n) {
+  std::string s = "8=FIX.4.4|9=128|35=D|34=";
+  s.append(std::to_string(n)).append("|49=CLI").append(std::to_string(session));
+  s.append("|56=SRV|52=20261130-04:00:00.000000|11=C").append(std::to_string(n));
+  s.append("|55=KITE|54=1|60=20261130-04:00:00.000000|38=100|40=2|44=101.25|10=000|\n");
+  return s;
+}
+
+class EchoPinger final : public Protocol {
+ public:
+  EchoPinger(int id, int orders, std::atomic<int>& done) : id_(id), orders_(orders), done_(done) {}
+  void on_connected(Outbound& out, std::int64_t) noexcept override {
+    out_ = &out;
+    send();
+  }
+  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
+    std::size_t used = 0;
+    while (const void* nl = std::memchr(d + used, '\n', n - used)) {
+      used += static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
+      if (++answered_ == orders_) {
+        done_.fetch_add(1);
+        out_->close("done", true);
+      } else {
+        send();
+      }
+    }
+    return used;
+  }
+  int on_timer(std::int64_t) noexcept override { return 0; }
+  void on_disconnected(const char*, std::int64_t) noexcept override {}
+
+ private:
+  void send() {
+    const std::string r = echo_record(id_, answered_ + 1);
+    if (char* p = out_->claim(r.size())) {
+      std::memcpy(p, r.data(), r.size());
+      out_->commit(r.size());
+    }
+  }
+  int id_, orders_, answered_ = 0;
+  std::atomic<int>& done_;
+  Outbound* out_ = nullptr;
+};
+
+class EchoClients final : public ProtocolFactory {
+ public:
+  EchoClients(int orders, std::atomic<int>& done) : orders_(orders), done_(done) {}
+  Protocol* open(int id) noexcept override { return new EchoPinger(id, orders_, done_); }
+  void release(Protocol* p) noexcept override { delete p; }
+
+ private:
+  int orders_;
+  std::atomic<int>& done_;
+};
+
+// ---- fix: the session layer over the engine --------------------------------
+class OrderServer final : public session::Application {
+ public:
+  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    if (h.msg_type != "D") return;
+    std::string_view clordid;
+    if (ix.get(tag::ClOrdID, clordid) != codec::Get::ok) return;
+    const std::uint64_t n = ++orders;
+    s.send("8", [&](codec::MessageWriter& w) {
+      w.add_uint(tag::OrderID, n);
+      w.add_uint(tag::ExecID, n);
+      w.add_string(tag::ClOrdID, clordid);
+      w.add_char(tag::ExecType, '0');
+      w.add_char(tag::OrdStatus, '0');
+      w.add_string(tag::Symbol, "KITE");
+      w.add_char(tag::Side, '1');
+      w.add_uint(tag::LeavesQty, 100);
+      w.add_uint(tag::CumQty, 0);
+      w.add_uint(tag::AvgPx, 0);
+    });
+  }
+  std::uint64_t orders = 0;  // server thread only
+};
+
+class OrderClient final : public session::Application {
+ public:
+  OrderClient(int id, int orders, std::atomic<int>& done) : id_(id), orders_(orders), done_(done) {}
+  void on_logon(session::Session& s) noexcept override { send_next(s); }
+  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex&) noexcept override {
+    if (h.msg_type != "8") return;
+    if (++answered_ == orders_) {
+      done_.fetch_add(1);
+      s.logout("done");
+    } else {
+      send_next(s);
+    }
+  }
+
+ private:
+  void send_next(session::Session& s) {
+    char id[32];
+    const int n = std::snprintf(id, sizeof id, "C%d-%d", id_, answered_ + 1);
+    s.send("D", [&](codec::MessageWriter& w) {
+      w.add_string(tag::ClOrdID, std::string_view(id, static_cast<std::size_t>(n)));
+      w.add_string(tag::Symbol, "KITE");
+      w.add_char(tag::Side, '1');
+      w.add_timestamp(tag::TransactTime, clock_.now_ns());
+      w.add_uint(tag::OrderQty, 100);
+      w.add_char(tag::OrdType, '2');
+      w.add_decimal(tag::Price, codec::Decimal{10125, -2});
+    });
+  }
+  int id_, orders_, answered_ = 0;
+  std::atomic<int>& done_;
+  session::SystemClock clock_;
+};
+
+class FixClients final : public ProtocolFactory {
+ public:
+  FixClients(const session::Clock& clock, session::Logger& log, int sessions, int orders, std::atomic<int>& done) {
+    for (int i = 0; i < sessions; ++i) {
+      session::SessionSettings st;
+      st.role = session::Role::initiator;
+      st.sender_comp_id = cat("CLI", i);
+      st.target_comp_id = "SRV";
+      apps_.push_back(std::make_unique<OrderClient>(i, orders, done));
+      stores_.push_back(std::make_unique<session::MemoryStore>());
+      sessions_.push_back(std::make_unique<session::Session>(st, *stores_.back(), *apps_.back(), clock, log));
+      factories_.push_back(std::make_unique<session::InitiatorFactory>(*sessions_.back(), clock, log));
+    }
+  }
+  Protocol* open(int id) noexcept override {
+    if (next_ >= factories_.size()) return nullptr;
+    auto* f = factories_[next_++].get();
+    Protocol* p = f->open(id);
+    owner_[p] = f;
+    return p;
+  }
+  void release(Protocol* p) noexcept override { owner_[p]->release(p); }
+
+ private:
+  std::vector<std::unique_ptr<OrderClient>> apps_;
+  std::vector<std::unique_ptr<session::MemoryStore>> stores_;
+  std::vector<std::unique_ptr<session::Session>> sessions_;
+  std::vector<std::unique_ptr<session::InitiatorFactory>> factories_;
+  std::size_t next_ = 0;
+  std::map<Protocol*, session::InitiatorFactory*> owner_;
+};
+
+struct Options {
+  std::string protocol = "fix";
+  std::string transport = "kernel";
+  std::string idle = "block";
+  int sessions = 32;
+  int orders = 200;
+  int port = 0;
+  int core = -1;
+  int timeout_s = 600;
+  std::string port_file;
+};
+
+int serve(const Options& o) {
+  session::SystemClock clock;
+  session::NullLogger log;
+  session::SessionRegistry registry(clock, log);
+  OrderServer app;
+  for (int i = 0; i < o.sessions; ++i) {
+    session::SessionSettings st;
+    st.sender_comp_id = "SRV";
+    st.target_comp_id = cat("CLI", i);
+    registry.add(st, app);
+  }
+  session::AcceptorLimits limits;
+  limits.max_connections = static_cast<std::size_t>(o.sessions);
+  session::AcceptorFactory fix_factory(registry, limits);
+  EchoFactory echo_factory;
+  ProtocolFactory& factory = o.protocol == "fix" ? static_cast<ProtocolFactory&>(fix_factory) : echo_factory;
+
+  EngineConfig cfg;
+  cfg.model = Model::mono;
+  if (!transport::parse_kind(o.transport, cfg.transport) || !parse_idle(o.idle, cfg.idle.kind)) {
+    std::fprintf(stderr, "bad --transport or --idle\n");
+    return 2;
+  }
+  cfg.port = static_cast<std::uint16_t>(o.port);
+  cfg.max_connections = o.sessions;
+  if (o.core >= 0) cfg.cores = {o.core};
+  std::string error;
+  auto engine = Engine::start(cfg, factory, error);
+  if (!engine) {
+    std::fprintf(stderr, "engine_cost: %s\n", error.c_str());
+    return 1;
+  }
+  if (!o.port_file.empty()) {
+    const std::string tmp = o.port_file + ".tmp";
+    std::ofstream(tmp) << engine->port() << "\n";
+    std::rename(tmp.c_str(), o.port_file.c_str());
+  }
+  std::printf("listening on %u\n", engine->port());
+  std::fflush(stdout);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const EngineStats st = engine->stats();
+    if (st.accepted >= static_cast<std::uint64_t>(o.sessions) && st.active == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  engine->stop();
+  const EngineStats st = engine->stats();
+  const std::uint64_t orders = o.protocol == "fix" ? app.orders : g_echoed.load();
+  std::printf("protocol=%s sessions=%llu orders=%llu\n", o.protocol.c_str(),
+              static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(orders));
+  return st.accepted >= static_cast<std::uint64_t>(o.sessions) ? 0 : 1;
+}
+
+int client(const Options& o) {
+  session::SystemClock clock;
+  session::NullLogger log;
+  std::atomic<int> done{0};
+  FixClients fix(clock, log, o.sessions, o.orders, done);
+  EchoClients echo(o.orders, done);
+  InitiatorConfig cfg;
+  cfg.port = static_cast<std::uint16_t>(o.port);
+  cfg.sessions = o.sessions;
+  cfg.threads = 1;
+  cfg.idle = {IdleKind::block, 0, 1000};
+  transport::parse_kind(o.transport, cfg.transport);
+  if (o.core >= 0) cfg.cores = {o.core};
+  std::string error;
+  auto init = Initiator::start(cfg, o.protocol == "fix" ? static_cast<ProtocolFactory&>(fix) : echo, error);
+  if (!init) {
+    std::fprintf(stderr, "engine_cost client: %s\n", error.c_str());
+    return 1;
+  }
+  const bool ok = init->wait_closed(o.timeout_s * 1000);
+  init->stop();
+  std::printf("sessions done=%d of %d, orders each=%d\n", done.load(), o.sessions, o.orders);
+  return ok && done.load() == o.sessions ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kite::engine::tools
+
+int main(int argc, char** argv) {
+  using kite::engine::tools::Options;
+  Options o;
+  CLI::App app{"engine_cost: instructions per order of the mono server (run `serve` under callgrind)"};
+  app.require_subcommand(1);
+  for (auto* sub : {app.add_subcommand("serve", "run the measured mono server"),
+                    app.add_subcommand("client", "drive it: N sessions on one thread, closed loop")}) {
+    sub->add_option("--protocol", o.protocol, "fix (session layer) or echo (engine only)")->check(CLI::IsMember({"fix", "echo"}));
+    sub->add_option("--transport", o.transport, "kernel or uring");
+    sub->add_option("--sessions", o.sessions, "sessions (default 32)");
+    sub->add_option("--port", o.port, "port (serve: 0 = any)");
+    sub->add_option("--core", o.core, "pin the engine/client thread");
+    sub->add_option("--timeout", o.timeout_s, "give up after this many seconds");
+  }
+  auto* serve = app.get_subcommand("serve");
+  serve->add_option("--port-file", o.port_file, "write the bound port here");
+  serve->add_option("--idle", o.idle, "busy-spin, spin-yield or block (default block: idle cycles not counted as work)");
+  app.get_subcommand("client")->add_option("--orders", o.orders, "orders per session (default 200)");
+  CLI11_PARSE(app, argc, argv);
+  return serve->parsed() ? kite::engine::tools::serve(o) : kite::engine::tools::client(o);
+}
