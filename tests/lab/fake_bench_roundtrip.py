@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3 -S
 """A stand-in for bench_roundtrip that obeys the bench-run contract, for the
 lab's fast tests. It listens and answers like the real one would be asked to,
 but measures nothing: the client connects once, sleeps through its runs
@@ -10,6 +10,8 @@ Knobs (environment):
   FAKE_BR_CLIENT_FAIL=1            client exits 1 without a result
   FAKE_BR_SCALE=0.1                multiply run times (default 0.05)
   FAKE_BR_LOG=FILE                 append one line per server start (flavour/transport/model)
+  FAKE_BR_FAIL_ONCE=FILE           client fails when FILE does not exist, and creates it
+  FAKE_BR_MUTATE=1                 client appends a comment to this script (a binary that changes)
 """
 import json, os, random, signal, socket, sys, time
 
@@ -82,6 +84,14 @@ def client(o):
     if os.environ.get("FAKE_BR_CLIENT_FAIL"):
         print("client: logon refused (fake)", file=sys.stderr)
         return 1
+    once = os.environ.get("FAKE_BR_FAIL_ONCE")
+    if once and not os.path.exists(once):
+        open(once, "w").close()
+        print("client: connection reset (fake, once)", file=sys.stderr)
+        return 1
+    if os.environ.get("FAKE_BR_MUTATE"):
+        with open(os.path.abspath(sys.argv[0]), "a") as f:
+            f.write("# mutated\n")
     if o.get("cores"):
         os.sched_setaffinity(0, {min(cores(o["cores"]))})
     socket.create_connection((o["host"], int(o["port"])), timeout=5).close()
