@@ -133,11 +133,14 @@ FileStore::FileStore(const std::string& dir, const std::string& name, const Stor
   size_ = settings.capacity_bytes < 2 * kPageSize ? 2 * kPageSize : settings.capacity_bytes;
   size_ = (size_ + kPageSize - 1) / kPageSize * kPageSize;
   if (static_cast<std::size_t>(st.st_size) > size_) size_ = static_cast<std::size_t>(st.st_size);
-  if (static_cast<std::size_t>(st.st_size) < size_ && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+  // The blocks are allocated and the pages mapped now, at set-up, so that the
+  // send path never takes a page fault or waits on block allocation.
+  if (static_cast<std::size_t>(st.st_size) < size_ && ::posix_fallocate(fd_, 0, static_cast<off_t>(size_)) != 0 &&
+      ::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
     ::close(fd_);
     throw std::runtime_error("store: cannot size " + path_ + ": " + std::strerror(errno));
   }
-  void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
   if (m == MAP_FAILED) {
     ::close(fd_);
     throw std::runtime_error("store: cannot map " + path_ + ": " + std::strerror(errno));
@@ -165,22 +168,37 @@ FileStore::FileStore(const std::string& dir, const std::string& name, const Stor
   synced_to_ = tail_;
 }
 
-void FileStore::recover() {
-  Page* pg = page();
+namespace {
+
+// Walks valid records from the first page on; returns where they end.
+template <class F>
+std::size_t scan_records(const char* base, std::size_t size, std::uint32_t generation, F&& each) {
   std::size_t at = kPageSize;
   std::uint64_t last_seq = 0;
-  while (at + sizeof(RecordHeader) <= size_) {
+  while (at + sizeof(RecordHeader) <= size) {
     RecordHeader h;
-    std::memcpy(&h, base_ + at, sizeof h);
-    if (h.magic != kRecordMagic || h.generation != pg->generation) break;
+    std::memcpy(&h, base + at, sizeof h);
+    if (h.magic != kRecordMagic || h.generation != generation) break;
     const std::size_t body = at + sizeof h;
-    if (h.length == 0 || h.length > size_ - body) break;
-    if (record_hash(h.seq, h.generation, base_ + body, h.length) != h.hash) break;
+    if (h.length == 0 || h.length > size - body) break;
+    if (record_hash(h.seq, h.generation, base + body, h.length) != h.hash) break;
     if (h.seq <= last_seq) break;  // seqs rise within a generation
-    index_.push_back({h.seq, body, h.length});
+    each(h.seq, body, h.length);
     last_seq = h.seq;
     at = body + align8(h.length);
   }
+  return at;
+}
+
+}  // namespace
+
+void FileStore::recover() {
+  Page* pg = page();
+  std::uint64_t last_seq = 0;
+  const std::size_t at = scan_records(base_, size_, pg->generation, [&](std::uint64_t seq, std::size_t body, std::uint32_t len) {
+    index_.push_back({seq, body, len});
+    last_seq = seq;
+  });
   tail_ = at;
   recovered_ = index_.size();
   // Whatever lies after the last good record (a torn write) is wiped so that
@@ -307,6 +325,36 @@ void FileStore::reset(std::int64_t creation_ns) noexcept {
   synced_to_ = tail_;
   index_.clear();
   if (settings_.flush != FlushPolicy::none) ::msync(base_, 2 * kPageSize, MS_SYNC);
+}
+
+JournalSummary read_journal(const std::string& path,
+                            const std::function<void(std::uint64_t, std::string_view)>& each) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  ::fstat(fd, &st);
+  const std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size < kPageSize) {
+    ::close(fd);
+    throw std::runtime_error(path + " is not a Kite journal (too short)");
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) throw std::runtime_error("cannot map " + path + ": " + std::strerror(errno));
+  const char* base = static_cast<const char*>(m);
+  FileStore::Page pg;
+  std::memcpy(&pg, base, sizeof pg);
+  if (pg.magic != kFileMagic || pg.version != kVersion) {
+    ::munmap(m, size);
+    throw std::runtime_error(path + " is not a Kite journal (bad magic or version)");
+  }
+  JournalSummary sum{pg.next_sender, pg.next_target, pg.creation_ns, pg.generation, 0};
+  scan_records(base, size, pg.generation, [&](std::uint64_t seq, std::size_t body, std::uint32_t len) {
+    ++sum.messages;
+    each(seq, std::string_view(base + body, len));
+  });
+  ::munmap(m, size);
+  return sum;
 }
 
 std::unique_ptr<MessageStore> make_store(const StoreSettings& s, std::string_view session_id, std::int64_t now_ns) {

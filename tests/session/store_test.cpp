@@ -3,7 +3,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,6 +149,47 @@ TEST_F(FileStoreTest, notAJournalIsRefusedAtOpen) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "S.journal") << std::string(8192, 'z');
   EXPECT_THROW(open(), std::runtime_error);
+}
+
+TEST_F(FileStoreTest, readJournalListsMessagesWithoutChangingTheFile) {
+  std::string path;
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 3; ++i) s->store(i, msg(i));
+    s->set_next_target_seq(7);
+    path = s->path();
+  }
+  const auto before = fs::last_write_time(path);
+  std::vector<std::uint64_t> seqs;
+  const JournalSummary sum = read_journal(path, [&](std::uint64_t seq, std::string_view m) {
+    seqs.push_back(seq);
+    EXPECT_EQ(m, msg(seq));
+  });
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 3}));
+  EXPECT_EQ(sum.next_sender_seq, 4u);
+  EXPECT_EQ(sum.next_target_seq, 7u);
+  EXPECT_EQ(fs::last_write_time(path), before);
+}
+
+TEST_F(FileStoreTest, kiteStoreToolPrintsEachMessageWithBars) {
+  const char* bin = std::getenv("KITE_BINARY_DIR");
+  if (bin == nullptr) GTEST_SKIP() << "KITE_BINARY_DIR not set (run through ctest)";
+  {
+    FileStore s(dir_.string(), FileStore::file_name_for("FIX.4.4:KITE->PEER"), settings_, 1000);
+    s.store(1, msg(1));
+    s.store(2, msg(2));
+  }
+  const std::string cmd = std::string(bin) + "/src/session/kite-store list " + dir_.string() +
+                          " --session 'FIX.4.4:KITE->PEER'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  EXPECT_EQ(::pclose(p), 0);
+  EXPECT_NE(out.find("1 8=FIX.4.4|35=D|34=1|58=hello|\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 8=FIX.4.4|35=D|34=2|58=hello|\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("next sender seq 3"), std::string::npos) << out;
 }
 
 TEST(FileStoreName, sessionIdBecomesAFileName) {

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -154,13 +155,14 @@ class FileStore final : public MessageStore {
   // The journal file name for a session ID ("FIX.4.4:A->B" -> "FIX.4.4-A-B").
   static std::string file_name_for(std::string_view session_id);
 
+  struct Page;  // the header page's layout (store.cpp)
+
  private:
   struct Slot {
     std::uint64_t seq;
     std::uint64_t offset;  // of the message bytes in the mapping
     std::uint32_t length;
   };
-  struct Page;
   Page* page() const noexcept;
   void sync_range(std::size_t from, std::size_t to) noexcept;
   void recover();
@@ -179,6 +181,19 @@ class FileStore final : public MessageStore {
   std::size_t recovered_ = 0;
   std::size_t discarded_ = 0;
 };
+
+// What a journal holds, read without changing it (the inspection tool).
+struct JournalSummary {
+  std::uint64_t next_sender_seq = 0;
+  std::uint64_t next_target_seq = 0;
+  std::int64_t creation_ns = 0;
+  std::uint32_t generation = 0;
+  std::size_t messages = 0;
+};
+// Calls each(seq, message) for every valid record of the journal at `path`
+// in order. Throws std::runtime_error when the file is not a Kite journal.
+JournalSummary read_journal(const std::string& path,
+                            const std::function<void(std::uint64_t, std::string_view)>& each);
 
 // Makes the store a session's settings ask for (a FileStore under
 // settings.path named after `session_id`). Throws at set-up on failure.
