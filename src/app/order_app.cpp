@@ -1,0 +1,525 @@
+#include "kite/app/order_app.hpp"
+
+#include <chrono>
+
+#include "kite/codec/encoder.hpp"
+#include "kite/codec/fix.hpp"
+
+namespace kite::app {
+
+namespace tag = codec::tag;
+using codec::Decimal;
+using codec::Get;
+using codec::RejectReason;
+using session::SendResult;
+using session::Session;
+
+const char* to_string(Mode m) noexcept {
+  switch (m) {
+    case Mode::ack: return "ack";
+    case Mode::match: return "match";
+    case Mode::echo: return "echo";
+  }
+  return "?";
+}
+
+bool parse_mode(std::string_view s, Mode& out) noexcept {
+  if (s == "ack") out = Mode::ack;
+  else if (s == "match") out = Mode::match;
+  else if (s == "echo") out = Mode::echo;
+  else return false;
+  return true;
+}
+
+IdSource::IdSource() noexcept
+    : next_(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count())) {}
+
+namespace {
+
+// Before FIX.4.3 (4.0-4.2): ExecTransType present, fills as ExecType 1/2.
+bool pre_fix43(const Session& s) noexcept {
+  const std::string& b = s.settings().begin_string;
+  return b.compare(0, 6, "FIX.4.") == 0 && b.size() > 6 && b[6] < '3';
+}
+
+// What one ExecutionReport says.
+struct Report {
+  std::uint64_t order_id = 0;
+  std::uint64_t exec_id = 0;
+  std::string_view cl_ord_id;
+  std::string_view orig_cl_ord_id;
+  std::string_view symbol;
+  std::string_view text;
+  char side = '1';
+  char exec_type = '0';
+  char ord_status = '0';
+  bool has_price = false;
+  Decimal price;
+  Decimal qty;
+  Decimal leaves;
+  Decimal cum;
+  Decimal avg_px;
+  bool fill = false;
+  Decimal last_px;
+  Decimal last_qty;
+};
+
+void write_report(codec::MessageWriter& w, bool old, const Report& r) noexcept {
+  w.add_uint(tag::OrderID, r.order_id);
+  w.add_string(tag::ClOrdID, r.cl_ord_id);
+  if (!r.orig_cl_ord_id.empty()) w.add_string(tag::OrigClOrdID, r.orig_cl_ord_id);
+  w.add_uint(tag::ExecID, r.exec_id);
+  if (old) w.add_char(tag::ExecTransType, '0');
+  w.add_char(tag::ExecType, r.exec_type);
+  w.add_char(tag::OrdStatus, r.ord_status);
+  w.add_string(tag::Symbol, r.symbol);
+  w.add_char(tag::Side, r.side);
+  w.add_decimal(tag::OrderQty, r.qty);
+  if (r.has_price) w.add_decimal(tag::Price, r.price);
+  if (r.fill) {
+    w.add_decimal(tag::LastQty, r.last_qty);  // LastShares in FIX.4.2: same tag
+    w.add_decimal(tag::LastPx, r.last_px);
+  }
+  w.add_decimal(tag::LeavesQty, r.leaves);
+  w.add_decimal(tag::CumQty, r.cum);
+  w.add_decimal(tag::AvgPx, r.avg_px);
+  w.add_timestamp(tag::TransactTime, codec::utc_now_ns());
+  if (!r.text.empty()) w.add_string(tag::Text, r.text);
+}
+
+SendResult send_report(Session& s, const Report& r) noexcept {
+  const bool old = pre_fix43(s);
+  return s.send("8", [&](codec::MessageWriter& w) { write_report(w, old, r); });
+}
+
+Decimal ticks(std::int64_t t) noexcept { return Decimal{t, kPriceExponent}.normalized(); }
+Decimal units(std::int64_t q) noexcept { return Decimal{q, 0}; }
+// Average price in ticks, rounded half up (integer arithmetic only).
+Decimal avg_px(const BookOrder& o) noexcept {
+  if (o.cum == 0) return {0, 0};
+  return ticks((o.notional * 2 + o.cum) / (o.cum * 2));
+}
+
+// The order's status from its quantities.
+char status_of(const BookOrder& o) noexcept {
+  if (o.leaves == 0 && o.cum > 0) return '2';
+  if (o.cum > 0) return '1';
+  return '0';
+}
+
+// Reads the fields a NewOrderSingle must carry; answers a session Reject
+// naming the first that is missing or malformed.
+struct OrderFields {
+  std::string_view cl_ord_id;
+  std::string_view symbol;
+  char side = 0;
+  Decimal qty;
+  char ord_type = '2';
+  bool has_price = false;
+  Decimal price;
+};
+
+bool reject_field(Session& s, const codec::Header& h, Get g, std::uint32_t t) noexcept {
+  if (g == Get::ok) return false;
+  if (g == Get::missing)
+    s.send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, t, "Required tag missing");
+  else
+    s.send_reject(h.msg_seq_num, h.msg_type, RejectReason::incorrect_data_format, t, "Incorrect data format for value");
+  return true;
+}
+
+bool read_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix, OrderFields& o) noexcept {
+  if (reject_field(s, h, ix.get(tag::ClOrdID, o.cl_ord_id), tag::ClOrdID)) return false;
+  if (reject_field(s, h, ix.get(tag::Side, o.side), tag::Side)) return false;
+  if (reject_field(s, h, ix.get(tag::Symbol, o.symbol), tag::Symbol)) return false;
+  if (reject_field(s, h, ix.get(tag::OrderQty, o.qty), tag::OrderQty)) return false;
+  const Get t = ix.get(tag::OrdType, o.ord_type);
+  if (t == Get::bad_format && reject_field(s, h, t, tag::OrdType)) return false;
+  const Get p = ix.get(tag::Price, o.price);
+  if (p == Get::bad_format && reject_field(s, h, p, tag::Price)) return false;
+  o.has_price = p == Get::ok;
+  return true;
+}
+
+}  // namespace
+
+OrderApplication::OrderApplication(Mode mode, IdSource& ids, Exchange* exchange)
+    : mode_(mode), ids_(ids), exchange_(exchange) {
+  fills_.reserve(256);
+}
+
+// Nothing per logon: the ClOrdIDs seen survive a reconnect (a PossResend may follow it).
+void OrderApplication::on_logon(Session&) noexcept {}
+
+void OrderApplication::on_logout(Session&, const char*) noexcept {}
+
+void OrderApplication::count(SendResult r) noexcept {
+  if (r != SendResult::ok) ++stats_.send_failures;
+}
+
+void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+  if (mode_ == Mode::echo) {
+    echo(s, h, ix);
+    return;
+  }
+  if (h.msg_type.size() == 1) {
+    switch (h.msg_type[0]) {
+      case 'D': on_new_order(s, h, ix); return;
+      case 'F': on_cancel(s, h, ix, false); return;
+      case 'G': on_cancel(s, h, ix, true); return;
+      default: break;
+    }
+  }
+  unsupported(s, h);
+}
+
+void OrderApplication::unsupported(Session& s, const codec::Header& h) noexcept {
+  ++stats_.rejects;
+  const std::string& b = s.settings().begin_string;
+  if (b == "FIX.4.0" || b == "FIX.4.1")
+    s.send_reject(h.msg_seq_num, h.msg_type, RejectReason::invalid_msg_type, tag::MsgType, "Unsupported message type");
+  else
+    count(s.send_business_reject(h.msg_seq_num, h.msg_type, 3, "Unsupported message type"));
+}
+
+void OrderApplication::on_new_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+  ++stats_.orders;
+  if (mode_ == Mode::match) {
+    match_new(s, h, ix);
+    return;
+  }
+  OrderFields o;
+  if (!read_order(s, h, ix, o)) {
+    ++stats_.rejects;
+    return;
+  }
+  Report r;
+  r.order_id = ids_.next();
+  r.exec_id = r.order_id;
+  r.cl_ord_id = o.cl_ord_id;
+  r.symbol = o.symbol;
+  r.side = o.side;
+  r.qty = o.qty;
+  r.leaves = o.qty;
+  r.has_price = o.has_price;
+  r.price = o.price;
+  r.exec_type = '0';
+  r.ord_status = '0';
+  ++stats_.reports;
+  count(send_report(s, r));
+}
+
+void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
+  if (replace) ++stats_.replaces;
+  else ++stats_.cancels;
+  if (mode_ == Mode::match) {
+    match_cancel(s, h, ix, replace);
+    return;
+  }
+  // ack: stateless, every cancel and replace is accepted as asked.
+  Report r;
+  if (reject_field(s, h, ix.get(tag::ClOrdID, r.cl_ord_id), tag::ClOrdID) ||
+      reject_field(s, h, ix.get(tag::OrigClOrdID, r.orig_cl_ord_id), tag::OrigClOrdID)) {
+    ++stats_.rejects;
+    return;
+  }
+  ix.get(tag::Symbol, r.symbol);
+  ix.get(tag::Side, r.side);
+  ix.get(tag::OrderQty, r.qty);
+  r.has_price = ix.get(tag::Price, r.price) == Get::ok;
+  r.order_id = ids_.next();
+  r.exec_id = r.order_id;
+  if (replace) {
+    r.exec_type = '5';
+    r.ord_status = '0';
+    r.leaves = r.qty;
+  } else {
+    r.exec_type = '4';
+    r.ord_status = '4';
+  }
+  ++stats_.reports;
+  count(send_report(s, r));
+}
+
+// --- match -----------------------------------------------------------------
+
+void OrderApplication::report_fills(Session& s, const Exchange::Live& in_who, BookOrder in) noexcept {
+  const bool old = pre_fix43(s);
+  for (const Fill& f : fills_) {
+    // The resting side.
+    auto it = exchange_->live.find(f.resting_id);
+    if (it != exchange_->live.end()) {
+      const Exchange::Live& who = it->second;
+      Report r;
+      r.order_id = f.resting_id;
+      r.exec_id = ids_.next();
+      r.cl_ord_id = who.cl_ord_id;
+      r.symbol = who.symbol;
+      r.side = who.side;
+      r.ord_status = status_of(f.resting);
+      r.exec_type = pre_fix43(*who.session) ? r.ord_status : 'F';
+      r.qty = units(f.resting.qty);
+      r.has_price = true;
+      r.price = ticks(f.resting.price);
+      r.leaves = units(f.resting.leaves);
+      r.cum = units(f.resting.cum);
+      r.avg_px = avg_px(f.resting);
+      r.fill = true;
+      r.last_px = ticks(f.price);
+      r.last_qty = units(f.qty);
+      ++who.app->stats_.reports;
+      who.app->count(send_report(*who.session, r));
+      if (f.resting.leaves == 0) {
+        who.app->open_orders_.erase(who.cl_ord_id);
+        exchange_->live.erase(it);
+      }
+    }
+    // The incoming side, one report per fill.
+    in.leaves -= f.qty;
+    in.cum += f.qty;
+    in.notional += f.qty * f.price;
+    Report r;
+    r.order_id = in.order_id;
+    r.exec_id = ids_.next();
+    r.cl_ord_id = in_who.cl_ord_id;
+    r.symbol = in_who.symbol;
+    r.side = in_who.side;
+    r.ord_status = status_of(in);
+    r.exec_type = old ? r.ord_status : 'F';
+    r.qty = units(in.qty);
+    r.has_price = !in.market;
+    r.price = ticks(in.price);
+    r.leaves = units(in.leaves);
+    r.cum = units(in.cum);
+    r.avg_px = avg_px(in);
+    r.fill = true;
+    r.last_px = ticks(f.price);
+    r.last_qty = units(f.qty);
+    ++stats_.reports;
+    count(send_report(s, r));
+  }
+}
+
+void OrderApplication::match_new(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+  OrderFields o;
+  if (!read_order(s, h, ix, o)) {
+    ++stats_.rejects;
+    return;
+  }
+  Report rej;
+  rej.order_id = ids_.next();
+  rej.exec_id = rej.order_id;
+  rej.cl_ord_id = o.cl_ord_id;
+  rej.symbol = o.symbol;
+  rej.side = o.side;
+  rej.qty = o.qty;
+  rej.exec_type = '8';
+  rej.ord_status = '8';
+  const auto reject = [&](std::string_view why) {
+    rej.text = why;
+    ++stats_.reports;
+    count(send_report(s, rej));
+  };
+  BookOrder b;
+  if (o.side == '1') b.side = Side::buy;
+  else if (o.side == '2') b.side = Side::sell;
+  else return reject("Unsupported Side");
+  if (!o.qty.scaled_to(0, b.qty) || b.qty <= 0) return reject("OrderQty must be a positive whole number");
+  if (o.ord_type == '1') {
+    b.market = true;
+  } else if (o.ord_type == '2') {
+    if (!o.has_price) return reject("Limit order without Price");
+    if (!o.price.scaled_to(kPriceExponent, b.price) || b.price <= 0) return reject("Price off the tick grid");
+  } else {
+    return reject("Unsupported OrdType");
+  }
+  b.order_id = rej.order_id;
+  b.leaves = b.qty;
+
+  std::lock_guard<std::mutex> lock(exchange_->mu);
+  if (open_orders_.count(std::string(o.cl_ord_id)) != 0) return reject("Duplicate ClOrdID");
+  OrderBook& book = exchange_->books.try_emplace(std::string(o.symbol)).first->second;
+  Exchange::Live who{this, &s, std::string(o.cl_ord_id), std::string(o.symbol), o.side, o.ord_type};
+
+  Report r;
+  r.order_id = b.order_id;
+  r.exec_id = ids_.next();
+  r.cl_ord_id = o.cl_ord_id;
+  r.symbol = o.symbol;
+  r.side = o.side;
+  r.qty = units(b.qty);
+  r.has_price = !b.market;
+  r.price = ticks(b.price);
+  r.leaves = r.qty;
+  r.exec_type = '0';
+  r.ord_status = '0';
+  ++stats_.reports;
+  count(send_report(s, r));
+
+  fills_.clear();
+  const BookOrder after = book.add(b, fills_);
+  report_fills(s, who, b);
+  if (after.leaves > 0 && b.market) {
+    // A market order never rests: what found no liquidity is canceled.
+    Report c = r;
+    c.exec_id = ids_.next();
+    c.exec_type = '4';
+    c.ord_status = '4';
+    c.leaves = units(0);
+    c.cum = units(after.cum);
+    c.avg_px = avg_px(after);
+    c.text = "No liquidity";
+    ++stats_.reports;
+    count(send_report(s, c));
+  } else if (after.leaves > 0) {
+    open_orders_.emplace(who.cl_ord_id, b.order_id);
+    exchange_->live.emplace(b.order_id, std::move(who));
+  }
+}
+
+void OrderApplication::match_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
+  std::string_view cl, orig, symbol;
+  char side = '1';
+  if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
+      reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
+    ++stats_.rejects;
+    return;
+  }
+  ix.get(tag::Symbol, symbol);
+  ix.get(tag::Side, side);
+
+  std::lock_guard<std::mutex> lock(exchange_->mu);
+  const auto cancel_reject = [&](std::string_view why, char status) {
+    ++stats_.cancel_rejects;
+    count(s.send("9", [&](codec::MessageWriter& w) {
+      w.add_string(tag::OrderID, "NONE");
+      w.add_string(tag::ClOrdID, cl);
+      w.add_string(tag::OrigClOrdID, orig);
+      w.add_char(tag::OrdStatus, status);
+      w.add_char(tag::CxlRejResponseTo, replace ? '2' : '1');
+      w.add_char(tag::CxlRejReason, '1');  // unknown order
+      w.add_string(tag::Text, why);
+    }));
+  };
+  auto mine = open_orders_.find(std::string(orig));
+  if (mine == open_orders_.end()) return cancel_reject("Unknown order", '8');
+  const std::uint64_t id = mine->second;
+  auto live = exchange_->live.find(id);
+  if (live == exchange_->live.end()) return cancel_reject("Unknown order", '8');
+  Exchange::Live& who = live->second;
+  OrderBook& book = exchange_->books[who.symbol];
+  const BookOrder* cur = book.find(id);
+  if (cur == nullptr) return cancel_reject("Unknown order", '8');
+
+  Report r;
+  r.order_id = id;
+  r.exec_id = ids_.next();
+  r.cl_ord_id = cl;
+  r.orig_cl_ord_id = orig;
+  r.symbol = who.symbol;
+  r.side = who.side;
+  r.has_price = true;
+
+  if (!replace) {
+    BookOrder gone;
+    book.cancel(id, &gone);
+    r.exec_type = '4';
+    r.ord_status = '4';
+    r.qty = units(gone.qty);
+    r.price = ticks(gone.price);
+    r.leaves = units(0);
+    r.cum = units(gone.cum);
+    r.avg_px = avg_px(gone);
+    ++stats_.reports;
+    count(send_report(s, r));
+    open_orders_.erase(mine);
+    exchange_->live.erase(live);
+    return;
+  }
+
+  Decimal qty_d, px_d;
+  std::int64_t qty = cur->qty, px = cur->price;
+  if (ix.get(tag::OrderQty, qty_d) == Get::ok && (!qty_d.scaled_to(0, qty) || qty <= 0))
+    return cancel_reject("OrderQty must be a positive whole number", status_of(*cur));
+  if (ix.get(tag::Price, px_d) == Get::ok && (!px_d.scaled_to(kPriceExponent, px) || px <= 0))
+    return cancel_reject("Price off the tick grid", status_of(*cur));
+  if (qty <= cur->cum) return cancel_reject("OrderQty not above the filled quantity", status_of(*cur));
+
+  const BookOrder before = *cur;
+  BookOrder after;
+  fills_.clear();
+  book.replace(id, qty, px, fills_, &after);
+  // The order now answers to the new ClOrdID.
+  open_orders_.erase(mine);
+  who.cl_ord_id.assign(cl);
+  BookOrder reported = before;
+  reported.qty = qty;
+  reported.price = px;
+  reported.leaves = qty - before.cum;
+  r.exec_type = '5';
+  r.ord_status = status_of(reported);
+  r.qty = units(qty);
+  r.price = ticks(px);
+  r.leaves = units(reported.leaves);
+  r.cum = units(reported.cum);
+  r.avg_px = avg_px(reported);
+  ++stats_.reports;
+  count(send_report(s, r));
+  const Exchange::Live in_who = who;  // report_fills may erase resting entries, not this one
+  report_fills(s, in_who, reported);
+  if (after.leaves > 0) {
+    open_orders_.emplace(std::string(cl), id);
+  } else {
+    exchange_->live.erase(id);
+  }
+}
+
+// --- echo ------------------------------------------------------------------
+
+void OrderApplication::echo(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+  const bool order = h.msg_type == "D";
+  if (!order && h.msg_type != "d") {
+    unsupported(s, h);
+    return;
+  }
+  if (order) {
+    std::string_view cl;
+    if (ix.get(tag::ClOrdID, cl) == Get::ok) {
+      const bool fresh = seen_cl_ord_ids_.emplace(cl).second;
+      if (!fresh && h.poss_resend) {
+        ++stats_.dropped_resends;
+        return;
+      }
+    }
+  }
+  // The body: from the first field that is not a header field to CheckSum.
+  const std::uint32_t n = ix.size();
+  std::uint32_t first = 3;
+  while (first < n) {
+    const std::uint32_t t = ix[first].tag;
+    const bool header = t == tag::SenderCompID || t == tag::TargetCompID || t == tag::MsgSeqNum ||
+                        t == tag::SendingTime || t == tag::PossDupFlag || t == tag::PossResend ||
+                        t == tag::OrigSendingTime || t == tag::SenderSubID || t == tag::TargetSubID ||
+                        t == tag::SenderLocationID || t == tag::TargetLocationID || t == tag::OnBehalfOfCompID ||
+                        t == tag::OnBehalfOfSubID || t == tag::OnBehalfOfLocationID || t == tag::DeliverToCompID ||
+                        t == tag::DeliverToSubID || t == tag::DeliverToLocationID || t == tag::ApplVerID ||
+                        t == tag::LastMsgSeqNumProcessed || t == tag::SecureDataLen || t == tag::SecureData ||
+                        t == 1129 /* CstmApplVerID */ || t == 1156 /* ApplExtID */ || t == 347 /* MessageEncoding */;
+    if (!header) break;
+    ++first;
+  }
+  std::string_view body;
+  if (first + 1 < n && ix[n - 1].tag == tag::CheckSum) {
+    const std::string_view frame = ix.frame();
+    const codec::FieldRef& prev = ix[first - 1];
+    const std::size_t begin = prev.offset + prev.length + 1;
+    const std::size_t end = ix[n - 1].offset - 3;  // "10="
+    if (end > begin) body = frame.substr(begin, end - begin);
+  }
+  ++stats_.echoed;
+  count(s.send(h.msg_type, [&](codec::MessageWriter& w) { w.add_raw(body); }));
+}
+
+}  // namespace kite::app
