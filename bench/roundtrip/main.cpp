@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client.hpp"
+#include "cpp_server.hpp"
 #include "kite/bench/result.hpp"
 #include "kite/bench/thread.hpp"
 #include "server.hpp"
@@ -42,11 +43,17 @@ int run_server(ServerOptions& o) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::signal(SIGPIPE, SIG_IGN);
-  if (o.transport != "kernel")
+  if (o.flavour != "cpp" && o.transport != "kernel")
     return unsupported(o.flavour + " server has no " + o.transport + " transport (only kernel)");
   std::string error;
   int rc = 0;
-  if (o.flavour == "raw") {
+  if (o.flavour == "cpp") {
+    rc = run_cpp_server(o, g_stop, error);
+    if (rc == 3) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 3;
+    }
+  } else if (o.flavour == "raw") {
     rc = run_raw_server(o, g_stop, error);
   } else if (o.flavour == "quickfix") {
 #ifdef KITE_BENCH_QUICKFIX
@@ -56,8 +63,6 @@ int run_server(ServerOptions& o) {
 #else
     return unsupported("quickfix server not built (KITE_QUICKFIX=OFF)");
 #endif
-  } else {
-    return unsupported("cpp server needs the engine runtime");
   }
   if (rc != 0) std::fprintf(stderr, "bench_roundtrip server: %s\n", error.c_str());
   return rc;

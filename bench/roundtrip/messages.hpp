@@ -36,7 +36,11 @@ struct OrderEcho {
   std::string_view order_qty, price;
 };
 
-// ExecutionReport ExecType=0 (New), OrdStatus=0, echoing the order.
+// The body of an ExecutionReport ExecType=0 (New), OrdStatus=0, echoing the
+// order (after the header the writer has begun).
+void add_execution_report_body(codec::MessageWriter& w, std::int64_t utc_ns, const OrderEcho& o,
+                               std::uint64_t order_id, std::uint64_t exec_id) noexcept;
+// The whole ExecutionReport.
 std::size_t write_execution_report(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
                                    std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
                                    std::uint64_t exec_id);

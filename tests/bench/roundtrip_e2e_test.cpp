@@ -64,9 +64,9 @@ class RoundtripE2E : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  int start_raw_server() {
+  int start_server(const std::string& flavour = "raw") {
     const fs::path ready = dir_ / "ready";
-    server_ = spawn({binary(), "server", "--flavour", "raw", "--transport", "kernel", "--model", "mono", "--port", "0",
+    server_ = spawn({binary(), "server", "--flavour", flavour, "--transport", "kernel", "--model", "mono", "--port", "0",
                      "--sessions", "2", "--idle", "block", "--ready-file", ready.string()});
     for (int i = 0; i < 500 && !fs::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!fs::exists(ready)) return -1;
@@ -88,11 +88,11 @@ class RoundtripE2E : public ::testing::Test {
     EXPECT_LE(l["p99"].get<double>(), l["max"].get<double>());
   }
 
-  json run_client(const std::string& loop, int port) {
+  json run_client(const std::string& loop, int port, const std::string& flavour = "raw") {
     const fs::path out = dir_ / (loop + ".json");
     std::vector<std::string> args = {binary(), "client", "--port", std::to_string(port), "--loop", loop, "--sessions",
                                      "2", "--warmup", "0.2", "--duration", "0.3", "--runs", "2", "--idle", "block",
-                                     "--json", out.string(), "--cell", "raw/kernel/mono/" + loop};
+                                     "--json", out.string(), "--cell", flavour + "/kernel/mono/" + loop};
     if (loop == "open") args.insert(args.end(), {"--rate", "2000"});
     const fs::path err = dir_ / (loop + ".err");
     const int rc = wait_exit(spawn(args, err.string()));
@@ -108,7 +108,7 @@ class RoundtripE2E : public ::testing::Test {
 };
 
 TEST_F(RoundtripE2E, rawServerClosedAndOpenRunsWriteTheContractJson) {
-  const int port = start_raw_server();
+  const int port = start_server();
   ASSERT_GT(port, 0);
   for (const std::string loop : {"closed", "open"}) {
     SCOPED_TRACE(loop);
@@ -161,6 +161,18 @@ TEST_F(RoundtripE2E, rawServerClosedAndOpenRunsWriteTheContractJson) {
     for (const char* k : {"build_flags", "compiler", "git"}) EXPECT_TRUE(j["stamp"].contains(k)) << k;
   }
   EXPECT_EQ(stop_server(), 0) << "the server exits 0 on SIGTERM";
+}
+
+TEST_F(RoundtripE2E, cppServerAnswersEveryOrderOfAClosedRun) {
+  const int port = start_server("cpp");
+  ASSERT_GT(port, 0);
+  const json j = run_client("closed", port, "cpp");
+  EXPECT_EQ(j["cell"]["flavour"], "cpp");
+  for (const auto& r : j["runs"]) {
+    EXPECT_GT(r["count"].get<int>(), 0);
+    EXPECT_EQ(r["errors"], 0);
+  }
+  EXPECT_EQ(stop_server(), 0);
 }
 
 TEST_F(RoundtripE2E, unsupportedCombinationExitsThreeWithOneLine) {
