@@ -14,13 +14,16 @@ namespace {
 
 // Reads c until EAGAIN, a full buffer or the per-poll bound; hands each read
 // to the sink. Returns reads that brought bytes.
-int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg) noexcept {
+int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg, bool pause_when_full) noexcept {
   int n = 0;
   for (int i = 0; i < cfg.max_reads_per_conn && c.watching; ++i) {
     // Keep at least a quarter of the buffer free for the next read; moving a
     // partial frame to the front is the only copy and happens rarely.
     c.rx.make_room(c.rx.capacity() / 4);
-    if (c.rx.write_room() == 0) break;  // the protocol is behind: TCP pushes back on the peer
+    if (c.rx.write_room() == 0) {  // the protocol is behind: TCP pushes back on the peer
+      c.recv_paused = pause_when_full;
+      break;
+    }
     const IoResult r = read_some(c.fd, c.rx.write_ptr(), c.rx.write_room());
     if (r.status == Io::ok) {
       c.rx.produced(r.bytes);
@@ -98,7 +101,7 @@ class DirectDriver final : public Driver {
       Conn* c = conns_[i];
       if (c == nullptr) continue;
       if (c->write_blocked && write_conn(*c) == Io::ok) ++events;
-      if (conns_[i] != nullptr) events += read_conn(*c, sink, cfg_);
+      if (conns_[i] != nullptr) events += read_conn(*c, sink, cfg_, false);
     }
     if (dirty_) {
       std::erase(conns_, nullptr);
@@ -156,12 +159,13 @@ class EpollDriver final : public Driver {
     }
     c.watching = true;
     c.write_blocked = false;
+    c.recv_paused = false;
     return true;
   }
   Io flush(Conn& c) noexcept override {
     const bool was = c.write_blocked;
     const Io r = write_conn(c);
-    if (was != c.write_blocked) watch_out(c, c.write_blocked);
+    if (was != c.write_blocked && c.fd >= 0) update(c);
     return r;
   }
   void remove(Conn& c) noexcept override {
@@ -194,15 +198,29 @@ class EpollDriver final : public Driver {
       if ((ev.events & EPOLLOUT) && c.write_blocked) {
         if (flush(c) == Io::ok) ++work;
       }
-      if (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) work += read_conn(c, sink, cfg_);
+      if (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        work += read_conn(c, sink, cfg_, true);
+        // A full receive buffer: stop watching input (level-triggered epoll
+        // would report it on every cycle) until the owner calls resume().
+        if (c.recv_paused && c.watching) update(c);
+      }
     }
     return work;
   }
 
+ public:
+  void resume(Conn& c) noexcept override {
+    if (!c.recv_paused || !c.watching) return;
+    c.rx.make_room(c.rx.capacity() / 4);
+    if (c.rx.write_room() == 0) return;
+    c.recv_paused = false;
+    update(c);
+  }
+
  private:
-  void watch_out(Conn& c, bool on) noexcept {
+  void update(Conn& c) noexcept {
     epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0u);
+    ev.events = (c.recv_paused ? 0u : static_cast<unsigned>(EPOLLIN | EPOLLRDHUP)) | (c.write_blocked ? EPOLLOUT : 0u);
     ev.data.ptr = &c;
     ::epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
   }

@@ -20,8 +20,8 @@ TEST(SpscQueue, refusesWhenFullAndKeepsOrder) {
 }
 
 TEST(SpscQueue, deliversEveryItemInOrderAcrossThreads) {
-  SpscQueue<int> q(8);
-  constexpr int kItems = 200000;
+  SpscQueue<int> q(256);
+  constexpr int kItems = 20000;
   std::thread producer([&] {
     for (int i = 0; i < kItems; ++i) {
       while (!q.try_push(i)) std::this_thread::yield();
