@@ -54,9 +54,9 @@ TEST(AllocTest, decodeAndEncodeAllocateNothingPerMessage) {
   for (int round = 0; round < 100; ++round) {
     std::size_t at = 0;
     while (at < stream.size()) {
-      const FrameResult fr = frame<SwarScan>(stream.data() + at, stream.size() - at);
+      const FrameResult fr = frame<FastScan>(stream.data() + at, stream.size() - at);
       if (fr.status != FrameStatus::complete) break;
-      const IndexResult ir = ix.build<SwarScan>(stream.data() + at, fr.size);
+      const IndexResult ir = ix.build<FastScan>(stream.data() + at, fr.size);
       Header h;
       const HeaderResult hr = read_header(ix, h);
       std::string_view cl, sym, acct;

@@ -1,4 +1,4 @@
-// STYLE.md 8: every SWAR routine against its scalar twin, on the same input.
+// STYLE.md 8: every SWAR and SSE2 routine against its scalar twin, on the same input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,21 +30,27 @@ class Placed {
   std::size_t n_;
 };
 
-void expect_twins_agree(const std::string& s, std::size_t align = 0) {
-  const Placed b(s, align);
+template <class Fast>
+void expect_scan_agrees(const Placed& b, const std::string& s) {
   const char* p = b.data();
   const char* end = p + b.size();
-  // find and checksum from every start offset.
+  // find, checksum and classify from every start offset.
   for (std::size_t i = 0; i <= b.size(); ++i) {
     for (const char c : {'=', kSoh, '8', '\0', '\xff'}) {
-      ASSERT_EQ(SwarScan::find(p + i, end, c), ScalarScan::find(p + i, end, c))
+      ASSERT_EQ(Fast::find(p + i, end, c), ScalarScan::find(p + i, end, c))
           << "find " << int(c) << " from " << i << " in " << testing::pipes(s);
     }
-    ASSERT_EQ(SwarScan::checksum(p + i, end), ScalarScan::checksum(p + i, end)) << i;
+    ASSERT_EQ(Fast::checksum(p + i, end), ScalarScan::checksum(p + i, end)) << i;
+    std::uint64_t e1, s1, e2, s2;
+    const std::size_t n = static_cast<std::size_t>(end - (p + i));
+    Fast::classify(p + i, n, e1, s1);
+    ScalarScan::classify(p + i, n, e2, s2);
+    ASSERT_EQ(e1, e2) << "classify '=' from " << i << " in " << testing::pipes(s);
+    ASSERT_EQ(s1, s2) << "classify SOH from " << i << " in " << testing::pipes(s);
   }
   // frame, at several maximum sizes.
   for (const std::uint32_t max : {kDefaultMaxMessageSize, 64u, 16u}) {
-    const FrameResult a = frame<SwarScan>(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
+    const FrameResult a = frame<Fast>(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
     ASSERT_EQ(a.status, c.status) << testing::pipes(s);
     ASSERT_EQ(a.error, c.error) << testing::pipes(s);
     ASSERT_EQ(a.size, c.size);
@@ -53,7 +59,7 @@ void expect_twins_agree(const std::string& s, std::size_t align = 0) {
   }
   // index.
   FieldIndex x, y;
-  const IndexResult rx = x.build<SwarScan>(p, b.size()), ry = y.build<ScalarScan>(p, b.size());
+  const IndexResult rx = x.build<Fast>(p, b.size()), ry = y.build<ScalarScan>(p, b.size());
   ASSERT_EQ(rx.error, ry.error) << testing::pipes(s);
   ASSERT_EQ(rx.offset, ry.offset);
   ASSERT_EQ(rx.tag, ry.tag);
@@ -62,7 +68,18 @@ void expect_twins_agree(const std::string& s, std::size_t align = 0) {
     ASSERT_EQ(x[i].tag, y[i].tag);
     ASSERT_EQ(x[i].offset, y[i].offset);
     ASSERT_EQ(x[i].length, y[i].length);
+    // The tag, checked against the text before the value independently.
+    const std::size_t from = i == 0 ? 0 : y[i - 1].offset + y[i - 1].length + 1;
+    ASSERT_EQ(std::string(p + from, y[i].offset - 1 - from), std::to_string(y[i].tag));
   }
+}
+
+void expect_twins_agree(const std::string& s, std::size_t align = 0) {
+  const Placed b(s, align);
+  expect_scan_agrees<SwarScan>(b, s);
+#if defined(__SSE2__)
+  expect_scan_agrees<Sse2Scan>(b, s);
+#endif
 }
 
 std::string random_bytes(std::mt19937_64& rng, std::size_t n, const std::string& alphabet) {
@@ -131,7 +148,28 @@ TEST(TwinTest, swarChecksumAgreesOnLongBuffersPastItsFoldInterval) {
     std::string ff(len, '\xff');
     EXPECT_EQ(SwarScan::checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
     EXPECT_EQ(SwarScan::checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
+    EXPECT_EQ(FastScan::checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
+    EXPECT_EQ(FastScan::checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
   }
+}
+
+TEST(TwinTest, classifyMarksExactlyTheEqualsAndSohBytesOfABlock) {
+  std::string block(64, 'x');
+  block[0] = '=';
+  block[7] = kSoh;
+  block[8] = '=';
+  block[63] = kSoh;
+  block[40] = '=' + 1;
+  block[41] = kSoh + 1;
+  std::uint64_t eq, soh;
+  ScalarScan::classify(block.data(), 64, eq, soh);
+  EXPECT_EQ(eq, (1ull << 0) | (1ull << 8));
+  EXPECT_EQ(soh, (1ull << 7) | (1ull << 63));
+  SwarScan::classify(block.data(), 64, eq, soh);
+  EXPECT_EQ(eq, (1ull << 0) | (1ull << 8));
+  EXPECT_EQ(soh, (1ull << 7) | (1ull << 63));
+  FastScan::classify(block.data(), 63, eq, soh);
+  EXPECT_EQ(soh, 1ull << 7) << "bits at and above n are clear";
 }
 
 }  // namespace

@@ -61,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t at = 0;
   for (int frames = 0; at < size && frames < 64; ++frames) {
     const std::size_t n = size - at;
-    const FrameResult a = frame<SwarScan>(p + at, n, 4096);
+    const FrameResult a = frame<FastScan>(p + at, n, 4096);
+    const FrameResult w = frame<SwarScan>(p + at, n, 4096);
+    check(a.status == w.status && a.error == w.error && a.size == w.size);
     const FrameResult s = frame<ScalarScan>(p + at, n, 4096);
     check(a.status == s.status && a.error == s.error && a.size == s.size && a.body_begin == s.body_begin &&
           a.body_end == s.body_end);
@@ -72,13 +74,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(a.size >= 1 && a.size <= n);
     if (a.status == FrameStatus::complete) {
       check(a.body_begin < a.body_end && a.body_end + 7 == a.size);
-      const IndexResult ra = swar_ix.build<SwarScan>(p + at, a.size);
+      const IndexResult ra = swar_ix.build<FastScan>(p + at, a.size);
+      const IndexResult rw = scalar_ix.build<SwarScan>(p + at, a.size);
+      check(ra.error == rw.error && ra.offset == rw.offset && swar_ix.size() == scalar_ix.size());
       const IndexResult rs = scalar_ix.build<ScalarScan>(p + at, a.size);
       check(ra.error == rs.error && ra.offset == rs.offset && ra.tag == rs.tag && swar_ix.size() == scalar_ix.size());
       for (std::uint32_t i = 0; i < swar_ix.size(); ++i) {
         const FieldRef &x = swar_ix[i], &y = scalar_ix[i];
         check(x.tag == y.tag && x.offset == y.offset && x.length == y.length);
         check(x.offset >= 2 && x.offset + x.length < a.size && p[at + x.offset + x.length] == kSoh);
+        // The tag against its text, parsed the slow way.
+        const std::uint32_t from = i == 0 ? 0 : swar_ix[i - 1].offset + swar_ix[i - 1].length + 1;
+        std::uint64_t t = 0;
+        check(p[at + x.offset - 1] == '=' && parse_uint({p + at + from, x.offset - 1 - from}, t) && t == x.tag);
       }
       if (ra) {
         // A complete frame's index ends with the CheckSum field.
@@ -92,9 +100,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The index walk alone over the raw bytes (not framed): twins agree.
   const std::size_t m = size < 2048 ? size : 2048;
-  const IndexResult ra = swar_ix.build<SwarScan>(p, m);
+  const IndexResult ra = swar_ix.build<FastScan>(p, m);
   const IndexResult rs = scalar_ix.build<ScalarScan>(p, m);
   check(ra.error == rs.error && ra.offset == rs.offset && swar_ix.size() == scalar_ix.size());
   check(SwarScan::checksum(p, p + size) == ScalarScan::checksum(p, p + size));
+  check(FastScan::checksum(p, p + size) == ScalarScan::checksum(p, p + size));
+  for (std::size_t i = 0; i < size; i += 64) {
+    std::uint64_t e1, s1, e2, s2, e3, s3;
+    const std::size_t k = size - i < 64 ? size - i : 64;
+    FastScan::classify(p + i, k, e1, s1);
+    SwarScan::classify(p + i, k, e2, s2);
+    ScalarScan::classify(p + i, k, e3, s3);
+    check(e1 == e3 && s1 == s3 && e2 == e3 && s2 == s3);
+  }
   return 0;
 }

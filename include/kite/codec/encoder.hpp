@@ -133,7 +133,7 @@ class MessageWriter {
     write_uint(body_ - 1 - digits, body);
     body_[-1] = kSoh;
     if (!room(7)) return 0;
-    const std::uint32_t sum = SwarScan::checksum(buf_, p_);
+    const std::uint32_t sum = FastScan::checksum(buf_, p_);
     p_[0] = '1';
     p_[1] = '0';
     p_[2] = '=';

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -78,8 +79,38 @@ struct LengthTagBits {
 };
 inline constexpr LengthTagBits kLengthTags{};
 
+constexpr bool length_tags_within(std::uint32_t lo, std::uint32_t hi) noexcept {
+  for (std::uint32_t t = 0; t < kLengthTagLimit; ++t)
+    if (data_tag_for_length(t) != 0 && (t < lo || t > hi)) return false;
+  return true;
+}
+static_assert(length_tags_within(90, 621));
+
 constexpr bool is_length_tag(std::uint32_t tag) noexcept {
-  return tag < kLengthTagLimit && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
+  // Every length tag lies in 90..621: one compare rejects almost every tag.
+  return tag - 90u <= 621u - 90u && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
+}
+// A tag of n (1..8) digits in the first bytes of w (8 bytes loaded from the
+// tag's start): checked and summed in one 64-bit word, without a branch per digit.
+inline bool parse_tag8(std::uint64_t w, std::size_t n, std::uint32_t& tag) noexcept {
+  if (n <= 4) {  // most tags: half the steps on the low four bytes
+    std::uint32_t x = (static_cast<std::uint32_t>(w) - 0x30303030u) << (8 * (4 - n));
+    if (((x + 0x76767676u) | x) & 0x80808080u) return false;
+    x = (x * 10 + (x >> 8)) & 0x00FF00FFu;
+    tag = (x * 100 + (x >> 16)) & 0xFFFFu;
+    return true;
+  }
+  // Bytes past the tag are shifted out; zero bytes come in as leading zeros.
+  // The subtraction cannot borrow into a valid digit from the bytes below it
+  // unless one of those is already invalid, which the check catches.
+  w = (w - 0x3030303030303030ull) << (8 * (8 - n));
+  if (((w + 0x7676767676767676ull) | w) & 0x8080808080808080ull) return false;  // a byte above 9
+  // Pairs, then quads, then the eight: the first byte is the most significant.
+  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
+  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
+  w = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+  tag = static_cast<std::uint32_t>(w);
+  return true;
 }
 }  // namespace detail
 
@@ -95,10 +126,11 @@ class FieldIndex {
 
   // Walks a complete frame (as framed by frame()) and indexes every field,
   // the header's and trailer's included. The frame's bytes must outlive the
-  // views handed out. Scan picks the SWAR walk or its scalar twin.
-  template <class Scan = SwarScan>
+  // views handed out. Scan picks the SIMD, SWAR or scalar classification
+  // (all give the same index). Frames are limited to 4 GiB.
+  template <class Scan = FastScan>
   IndexResult build(const char* frame, std::size_t size) noexcept;
-  IndexResult build(std::string_view frame) noexcept { return build<SwarScan>(frame.data(), frame.size()); }
+  IndexResult build(std::string_view frame) noexcept { return build<FastScan>(frame.data(), frame.size()); }
 
   std::string_view frame() const noexcept { return {base_, size_}; }
   std::uint32_t size() const noexcept { return count_; }
@@ -186,43 +218,97 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   reset();
   base_ = frame;
   size_ = static_cast<std::uint32_t>(size);
-  const char* const end = frame + size;
-  const char* p = frame;
+  // Locals, not members: stores into the uint32_t field table could alias
+  // members and force reloads on every field.
+  FieldRef* const fields = fields_.get();
+  std::uint32_t* const slots = slots_.get();
+  const std::uint32_t capacity = capacity_;
+  const std::uint32_t generation = generation_;
+  std::uint32_t count = 0;
+  const auto done = [&](IndexError e, std::size_t at, std::uint32_t tag) noexcept {
+    count_ = count;
+    return IndexResult{e, static_cast<std::uint32_t>(at), tag};
+  };
+
+  // SOH positions, 64 bytes at a time: `pending` holds the block's SOH bits
+  // not consumed yet. Consuming one clears the lowest bit, so the walk's
+  // loop-carried work is one instruction per field.
+  std::size_t start = 0;
+  std::uint64_t pending = 0;
+  const auto load = [&](std::size_t at) noexcept {
+    start = at & ~std::size_t{63};
+    std::uint64_t eq_bits;
+    Scan::classify(frame + start, size - start < 64 ? size - start : 64, eq_bits, pending);
+  };
+  const auto seek = [&](std::size_t pos) noexcept {  // drop SOH bits before pos
+    if (pos >= size) {
+      pending = 0;
+      start = size;
+      return;
+    }
+    if (pos - start >= 64) load(pos);
+    pending &= ~std::uint64_t{0} << (pos - start);
+  };
+  if (size != 0) load(0);
+
+  std::size_t p = 0;
   std::uint32_t pending_data_tag = 0;  // set right after a length field
   std::uint64_t pending_data_len = 0;
-  while (p < end) {
-    const char* eq = Scan::find(p, end, '=');
-    const auto at = static_cast<std::uint32_t>(p - frame);
-    if (eq == end) return {IndexError::missing_equals, at, 0};
-    const std::size_t tag_len = static_cast<std::size_t>(eq - p);
-    if (tag_len == 0 || tag_len > 9 || *p == '0') return {IndexError::bad_tag, at, 0};
-    std::uint32_t tag = 0;
-    for (const char* d = p; d < eq; ++d) {
-      const unsigned v = static_cast<unsigned char>(*d) - static_cast<unsigned>('0');
-      if (v > 9) return {IndexError::bad_tag, at, 0};
-      tag = tag * 10 + v;
+  while (p < size) {
+    // The tag: the first '=' within 8 bytes, digits before it.
+    std::size_t tag_len;
+    std::uint32_t tag;
+    std::uint64_t eq8 = 0;
+    std::uint64_t w = 0;
+    if (size - p >= 8) [[likely]] {
+      std::memcpy(&w, frame + p, sizeof w);
+      eq8 = SwarScan::exact_match(w, '=');
     }
-    const char* v = eq + 1;
-    const char* soh;
+    if (eq8 != 0) [[likely]] {
+      tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
+      if (tag_len == 0 || frame[p] == '0' || !detail::parse_tag8(w, tag_len, tag)) return done(IndexError::bad_tag, p, 0);
+    } else {  // a long tag, the frame's last bytes, or no '=' at all
+      const char* eq = Scan::find(frame + p, frame + size, '=');
+      if (eq == frame + size) return done(IndexError::missing_equals, p, 0);
+      tag_len = static_cast<std::size_t>(eq - (frame + p));
+      if (tag_len - 1 >= 9 || frame[p] == '0') return done(IndexError::bad_tag, p, 0);
+      tag = 0;
+      for (std::size_t d = p; d < p + tag_len; ++d) {
+        const unsigned v = static_cast<unsigned char>(frame[d]) - static_cast<unsigned>('0');
+        if (v > 9) return done(IndexError::bad_tag, p, 0);
+        tag = tag * 10 + v;
+      }
+    }
+    const std::size_t v = p + tag_len + 1;
+    std::size_t soh;
     if (pending_data_tag != 0 && tag == pending_data_tag) [[unlikely]] {
-      if (pending_data_len >= static_cast<std::uint64_t>(end - v) || v[pending_data_len] != kSoh) {
-        return {IndexError::bad_data_length, at, tag};
+      if (pending_data_len >= size - v || frame[v + pending_data_len] != kSoh) {
+        return done(IndexError::bad_data_length, p, tag);
       }
       soh = v + pending_data_len;
+      seek(soh + 1);
     } else {
-      soh = Scan::find(v, end, kSoh);
-      if (soh == end) return {IndexError::missing_soh, at, tag};
+      // The next SOH: the tag held none (its bytes are digits), so it is
+      // the value's terminator.
+      while (pending == 0) {
+        if (size - start <= 64) return done(IndexError::missing_soh, p, tag);
+        load(start + 64);
+      }
+      soh = start + static_cast<std::size_t>(__builtin_ctzll(pending));
+      pending &= pending - 1;
     }
-    const auto off = static_cast<std::uint32_t>(v - frame);
     const auto len = static_cast<std::uint32_t>(soh - v);
-    if (!push(tag, off, len)) return {IndexError::too_many_fields, at, tag};
+    if (count == capacity) return done(IndexError::too_many_fields, p, tag);
+    fields[count] = {tag, static_cast<std::uint32_t>(v), len};
+    if (tag < kDirectTags && (slots[tag] >> 16) != generation) slots[tag] = (generation << 16) | count;
+    ++count;
     pending_data_tag = 0;
     if (detail::is_length_tag(tag)) [[unlikely]] {
-      if (parse_uint({v, len}, pending_data_len)) pending_data_tag = detail::data_tag_for_length(tag);
+      if (parse_uint({frame + v, len}, pending_data_len)) pending_data_tag = detail::data_tag_for_length(tag);
     }
     p = soh + 1;
   }
-  return {};
+  return done(IndexError::none, 0, 0);
 }
 
 }  // namespace kite::codec

@@ -77,7 +77,7 @@ inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
 
 }  // namespace detail
 
-template <class Scan = SwarScan>
+template <class Scan = FastScan>
 FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
   constexpr FrameResult kIncomplete{FrameStatus::incomplete, FrameError::none, 0, 0, 0};
   const std::size_t limit = n < max_size ? n : max_size;
@@ -150,7 +150,7 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
 }
 
 inline FrameResult frame(std::string_view bytes, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
-  return frame<SwarScan>(bytes.data(), bytes.size(), max_size);
+  return frame<FastScan>(bytes.data(), bytes.size(), max_size);
 }
 
 }  // namespace kite::codec

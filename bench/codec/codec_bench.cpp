@@ -1,0 +1,254 @@
+// codec_bench: Kite against QuickFIX 1.15.1 on the same bytes.
+//   decode/*    frame (Kite) or Message(string, no validation) (QuickFIX),
+//               index, and 8 typed reads of a ~200-byte NewOrderSingle
+//   validate/*  the same with full FIX44.xml dictionary validation
+//   encode/*    build and serialise a ~280-byte ExecutionReport
+// Each reports allocs_per_op: heap allocations per operation, counted by the
+// operator new this binary replaces (QuickFIX's shared library calls it too).
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "kite/codec/codec.hpp"
+#include "kite/codec/dictionary.hpp"
+#include "kite/codec/validator.hpp"
+#include "quickfix_codec.hpp"
+#include "samples.hpp"
+
+namespace {
+std::atomic<std::uint64_t> g_allocs{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace kite::bench {
+namespace {
+
+using namespace kite::codec;
+
+std::string dictionary_dir() {
+  const char* d = std::getenv("KITE_DICTIONARY_DIR");
+  return d != nullptr ? d : KITE_DEFAULT_DICTIONARY_DIR;
+}
+
+// Counts allocations over the timed loop and reports them per iteration.
+class AllocScope {
+ public:
+  explicit AllocScope(benchmark::State& s) : state_(s), before_(g_allocs.load(std::memory_order_relaxed)) {}
+  ~AllocScope() {
+    const double n = static_cast<double>(g_allocs.load(std::memory_order_relaxed) - before_);
+    state_.counters["allocs_per_op"] = benchmark::Counter(n, benchmark::Counter::kAvgIterations);
+  }
+
+ private:
+  benchmark::State& state_;
+  std::uint64_t before_;
+};
+
+template <class T>
+void keep(T v) {
+  asm volatile("" : "+r"(v));
+}
+
+// Frame, index and the 8 typed reads; returns a fold of them, 0 on error.
+struct KiteDecoder {
+  FieldIndex ix{256};
+  std::uint64_t decode(const std::string& m) noexcept {
+    const FrameResult fr = frame<FastScan>(m.data(), m.size());
+    if (fr.status != FrameStatus::complete) return 0;
+    if (!ix.build<FastScan>(m.data(), fr.size)) return 0;
+    return read_eight();
+  }
+  std::uint64_t read_eight() const noexcept {
+    std::string_view cl, symbol, account;
+    char side = 0, type = 0;
+    Decimal qty, price;
+    std::int64_t t = 0;
+    const bool ok = ix.get(tag::ClOrdID, cl) == Get::ok && ix.get(tag::Symbol, symbol) == Get::ok &&
+                    ix.get(tag::Side, side) == Get::ok && ix.get(tag::OrderQty, qty) == Get::ok &&
+                    ix.get(tag::OrdType, type) == Get::ok && ix.get(tag::Price, price) == Get::ok &&
+                    ix.get_timestamp(tag::TransactTime, t) == Get::ok && ix.get(tag::Account, account) == Get::ok;
+    if (!ok) return 0;
+    return cl.size() + symbol.size() + static_cast<std::uint64_t>(side) + static_cast<std::uint64_t>(qty.mantissa) +
+           static_cast<std::uint64_t>(type) + static_cast<std::uint64_t>(price.mantissa) +
+           static_cast<std::uint64_t>(t) + account.size();
+  }
+};
+
+void decode_kite(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  KiteDecoder d;
+  if (d.decode(msg) == 0) state.SkipWithError("Kite did not decode the sample");
+  AllocScope allocs(state);
+  for (auto _ : state) {
+    const char* p = msg.data();
+    asm volatile("" : "+r"(p));  // the bytes are new each time, as far as the compiler knows
+    keep(d.decode(msg));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * msg.size()));
+}
+
+void decode_quickfix(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  QuickfixCodec qf(dictionary_dir() + "/FIX44.xml");
+  if (qf.decode(msg) == 0) state.SkipWithError("QuickFIX did not decode the sample");
+  AllocScope allocs(state);
+  for (auto _ : state) keep(qf.decode(msg));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * msg.size()));
+}
+
+void validate_kite(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  const DictionaryLoad load = Dictionary::load(dictionary_dir() + "/FIX44.xml");
+  if (!load) {
+    state.SkipWithError(load.error.c_str());
+    return;
+  }
+  Validator validator(*load.dictionary);
+  KiteDecoder d;
+  const auto op = [&]() noexcept -> std::uint64_t {
+    const FrameResult fr = frame<FastScan>(msg.data(), msg.size());
+    if (fr.status != FrameStatus::complete || !d.ix.build<FastScan>(msg.data(), fr.size)) return 0;
+    Header h;
+    if (!read_header(d.ix, h) || !validator.validate(d.ix, h)) return 0;
+    return d.read_eight();
+  };
+  if (op() == 0) {
+    d.ix.build(msg);
+    const ValidationResult r = validator.validate(d.ix);
+    state.SkipWithError((std::string("Kite rejected the sample: ") + r.text).c_str());
+    return;
+  }
+  AllocScope allocs(state);
+  for (auto _ : state) keep(op());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * msg.size()));
+}
+
+void validate_quickfix(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  QuickfixCodec qf(dictionary_dir() + "/FIX44.xml");
+  if (qf.validate(msg) == 0) state.SkipWithError("QuickFIX rejected the sample");
+  AllocScope allocs(state);
+  for (auto _ : state) keep(qf.validate(msg));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * msg.size()));
+}
+
+void encode_kite(benchmark::State& state) {
+  const samples::ExecutionReportValues v;
+  const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
+  MessageWriter w(tmpl, TimePrecision::millis);
+  char buf[1024];
+  std::uint64_t seq = 1;
+  std::size_t n = 0;
+  const auto op = [&]() noexcept {
+    const std::int64_t now = utc_now_ns();
+    const Decimal px{v.price_ticks, -4};
+    w.begin(buf, sizeof buf, "8", seq++, now);
+    w.add_string(tag::OrderID, v.order_id);
+    w.add_string(tag::ExecID, v.exec_id);
+    w.add_char(tag::ExecType, v.exec_type);
+    w.add_char(tag::OrdStatus, v.ord_status);
+    w.add_char(tag::Side, v.side);
+    w.add_int(tag::LeavesQty, v.leaves_qty);
+    w.add_int(tag::CumQty, v.cum_qty);
+    w.add_decimal(tag::AvgPx, px);
+    w.add_string(tag::ClOrdID, v.cl_ord_id);
+    w.add_string(tag::Account, v.account);
+    w.add_string(tag::Symbol, v.symbol);
+    w.add_string(207, v.security_exchange);
+    w.add_int(tag::OrderQty, v.order_qty);
+    w.add_char(tag::OrdType, v.ord_type);
+    w.add_decimal(tag::Price, px);
+    w.add_char(tag::TimeInForce, v.time_in_force);
+    w.add_int(tag::LastQty, v.last_qty);
+    w.add_decimal(tag::LastPx, px);
+    w.add_timestamp(tag::TransactTime, now, TimePrecision::micros);
+    w.add_string(tag::Text, v.text);
+    return w.finish();
+  };
+  n = op();
+  if (n == 0 || frame(std::string_view(buf, n)).status != FrameStatus::complete) {
+    state.SkipWithError("Kite wrote no valid message");
+    return;
+  }
+  AllocScope allocs(state);
+  for (auto _ : state) {
+    n = op();
+    char* p = buf;
+    asm volatile("" : "+r"(p) : : "memory");  // the bytes are used
+    keep(n);
+  }
+  state.counters["bytes"] = static_cast<double>(n);
+}
+
+void encode_quickfix(benchmark::State& state) {
+  QuickfixCodec qf(dictionary_dir() + "/FIX44.xml");
+  std::uint64_t seq = 1;
+  std::size_t n = qf.encode(seq).size();
+  AllocScope allocs(state);
+  for (auto _ : state) {
+    const std::string& s = qf.encode(++seq);
+    const char* p = s.data();
+    asm volatile("" : "+r"(p) : : "memory");
+    n = s.size();
+    keep(n);
+  }
+  state.counters["bytes"] = static_cast<double>(n);
+}
+
+// Where decode/kite's time goes (not part of the contract).
+void parts_frame(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  for (auto _ : state) {
+    const char* p = msg.data();
+    asm volatile("" : "+r"(p));
+    keep(frame<FastScan>(p, msg.size()).size);
+  }
+}
+void parts_index(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  FieldIndex ix(256);
+  for (auto _ : state) {
+    const char* p = msg.data();
+    asm volatile("" : "+r"(p));
+    keep(ix.build<FastScan>(p, msg.size()).offset);
+  }
+}
+void parts_reads(benchmark::State& state) {
+  const std::string msg = samples::new_order_single();
+  KiteDecoder d;
+  d.decode(msg);
+  for (auto _ : state) keep(d.read_eight());
+}
+BENCHMARK(parts_frame)->Name("parts/frame/kite");
+BENCHMARK(parts_index)->Name("parts/index/kite");
+BENCHMARK(parts_reads)->Name("parts/reads/kite");
+BENCHMARK(decode_kite)->Name("decode/kite");
+BENCHMARK(decode_quickfix)->Name("decode/quickfix");
+BENCHMARK(validate_kite)->Name("validate/kite");
+BENCHMARK(validate_quickfix)->Name("validate/quickfix");
+BENCHMARK(encode_kite)->Name("encode/kite");
+BENCHMARK(encode_quickfix)->Name("encode/quickfix");
+
+}  // namespace
+}  // namespace kite::bench
+
+BENCHMARK_MAIN();
