@@ -86,16 +86,6 @@ FieldType field_type_from_name(std::string_view name) noexcept {
   return FieldType::unknown;
 }
 
-bool FieldDef::allows(std::string_view v) const noexcept {
-  if (enums.empty()) return true;
-  if (char_set != nullptr) {
-    if (v.size() != 1) return false;
-    const auto c = static_cast<unsigned char>(v[0]);
-    return ((char_set[c >> 6] >> (c & 63)) & 1u) != 0;
-  }
-  return find_enum(v) != nullptr;
-}
-
 const EnumValue* FieldDef::find_enum(std::string_view v) const noexcept {
   const auto it = std::lower_bound(enums.begin(), enums.end(), v,
                                    [](const EnumValue& e, std::string_view x) { return e.value < x; });
@@ -218,7 +208,20 @@ bool DictionaryBuilder::load_fields(Doc& doc, pugi::xml_node fields) {
     if (type == FieldType::unknown) return fail(doc, "field '" + name + "' has an unknown type '" + type_name + "'");
     if (!doc.tag_by_name.emplace(name, static_cast<std::uint32_t>(tag)).second)
       return fail(doc, "field '" + name + "' is defined twice");
-    if (id_by_tag_.count(static_cast<std::uint32_t>(tag)) != 0) continue;  // an earlier document's definition wins
+    if (const auto known = id_by_tag_.find(static_cast<std::uint32_t>(tag)); known != id_by_tag_.end()) {
+      // An earlier document's definition wins; it only borrows enums it lacks
+      // (FIXT11.xml lists MsgType without values, FIX50SP2.xml with them).
+      PendingEnums& pe = pending_[known->second];
+      if (pe.count == 0 && f.child("value")) {
+        pe.first = static_cast<std::uint32_t>(d_->enums_.size());
+        for (pugi::xml_node v : f.children("value"))
+          d_->enums_.push_back({intern(v.attribute("enum").as_string()), intern(v.attribute("description").as_string())});
+        pe.count = static_cast<std::uint32_t>(d_->enums_.size()) - pe.first;
+        std::sort(d_->enums_.begin() + pe.first, d_->enums_.end(),
+                  [](const EnumValue& a, const EnumValue& b) { return a.value < b.value; });
+      }
+      continue;
+    }
 
     FieldDef def;
     def.tag = static_cast<std::uint32_t>(tag);
@@ -373,6 +376,10 @@ DictionaryLoad DictionaryBuilder::finish() {
     const PendingEnums& pe = pending_[f.id];
     f.enums = std::span<const EnumValue>(d.enums_.data() + pe.first, pe.count);
     if (set_of[f.id] >= 0) f.char_set = d.char_sets_.data() + set_of[f.id];
+    const bool free_type = f.type == FieldType::string || f.type == FieldType::exchange ||
+                           f.type == FieldType::language || f.type == FieldType::xid ||
+                           f.type == FieldType::xidref || f.type == FieldType::data || f.type == FieldType::xmldata;
+    f.free_text = free_type && f.enums.empty();
   }
 
   std::uint32_t max_tag = 0;

@@ -332,7 +332,7 @@ bool Validator::walk_group(const FieldIndex& ix, std::uint32_t count_pos, const 
       return false;
     }
     seen_[def.id] = entry_stamp;
-    if (!check_field(ix, j, def, r)) return false;
+    if (!def.free_text && !check_field(ix, j, def, r)) return false;
     if (member.group != nullptr) {
       if (!walk_group(ix, j, *member.group, j, r)) return false;
     } else {
@@ -421,7 +421,8 @@ ValidationResult Validator::run(const FieldIndex& ix, std::string_view msg_type)
 
     if (seen_[def->id] == stamp) return fail(r, RejectReason::tag_appears_more_than_once, f.tag, i, nullptr);
     seen_[def->id] = stamp;
-    if (!check_field(ix, i, *def, r)) return r;
+    // MsgType was checked by the message lookup above.
+    if (!def->free_text && i != 2 && !check_field(ix, i, *def, r)) return r;
     const Member& member = set->members()[static_cast<std::uint32_t>(m)];
     if (member.group != nullptr) {
       if (!walk_group(ix, i, *member.group, i, r)) return r;

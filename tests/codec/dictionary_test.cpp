@@ -179,6 +179,11 @@ TEST_F(StandardDictionaries, fixtTakesSessionPartsFromTransportAndMessagesFromAp
   ASSERT_NE(d.field(50002), nullptr);  // high standard tags stay O(1)
   ASSERT_NE(d.field(41000), nullptr);
   EXPECT_EQ(d.field(tag::ApplVerID)->find_enum("9")->description, "FIX50_SP2");
+  // FIXT11.xml lists MsgType without values; FIX50SP2.xml's are borrowed.
+  ASSERT_NE(d.field(tag::MsgType)->find_enum("A"), nullptr);
+  EXPECT_EQ(d.field(tag::MsgType)->find_enum("A")->description, "LOGON");
+  EXPECT_TRUE(d.field(tag::SenderCompID)->free_text);
+  EXPECT_FALSE(d.field(tag::Side)->free_text);
   EXPECT_GT(d.messages().size(), 100u);
 }
 

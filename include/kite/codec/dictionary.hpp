@@ -68,6 +68,7 @@ struct FieldDef {
   FieldType type = FieldType::unknown;
   bool in_header = false;   // member of the standard header
   bool in_trailer = false;  // member of the standard trailer
+  bool free_text = false;   // any non-empty value is valid: no format rule, no enums
   std::string_view name;
   std::span<const EnumValue> enums;  // sorted by value; empty when any value is allowed
   // When every enum value is one character: bit c set for each allowed c.
@@ -75,7 +76,14 @@ struct FieldDef {
 
   bool has_enums() const noexcept { return !enums.empty(); }
   // Whether v is one of the enum values (always true when there are none).
-  bool allows(std::string_view v) const noexcept;
+  bool allows(std::string_view v) const noexcept {
+    if (char_set != nullptr) {
+      if (v.size() != 1) return false;
+      const auto c = static_cast<unsigned char>(v[0]);
+      return ((char_set[c >> 6] >> (c & 63)) & 1u) != 0;
+    }
+    return enums.empty() || find_enum(v) != nullptr;
+  }
   // The enum entry for v, or nullptr.
   const EnumValue* find_enum(std::string_view v) const noexcept;
 };
