@@ -741,6 +741,10 @@ SittingResult run_sitting(SittingOptions opt) {
             } else {
                 j = a.result;
                 json client_stamp = j.value("stamp", json::object());
+                // A binary that cannot answer --version still says how it was built in its results.
+                std::string ckey = rel(fs::absolute(c.client_path).lexically_normal().string(), opt.source_dir);
+                if (stamp["binaries"].contains(ckey) && !stamp["binaries"][ckey].contains("reported_in_results"))
+                    stamp["binaries"][ckey]["reported_in_results"] = client_stamp;
                 j["stamp"] = {{"client", client_stamp}, {"sitting", c.sitting_stamp}, {"effective", eff}};
                 json reasons = j.value("verdict_reasons", json::array());
                 std::string verdict = j.value("verdict", "");
