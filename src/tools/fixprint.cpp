@@ -250,7 +250,9 @@ class Printer {
     const std::string_view bytes = m.bytes;
     const FrameResult fr = frame(bytes, 1u << 20);
     if (fr.status != FrameStatus::complete) {
-      const char* why = fr.status == FrameStatus::incomplete ? "incomplete message (truncated?)" : to_string(fr.error);
+      const char* why = fr.status != FrameStatus::incomplete ? to_string(fr.error)
+                        : m.complete ? "BodyLength (9) points past the CheckSum field"
+                                     : "incomplete message: no CheckSum (10) before the end of the line";
       std::cout << style_.reset() << "  " << style_.bad() << "INVALID: " << why << style_.reset() << "  (" << source
                 << ", separator " << m.separator << ")\n";
       raw_fields(bytes);
