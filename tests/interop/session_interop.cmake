@@ -1,0 +1,14 @@
+# Session interop with QuickFIX (label interop) and the kill -9 crash test
+# (label integration): included from tests/interop/CMakeLists.txt.
+if(KITE_QUICKFIX)
+  # The QuickFIX side as a process of its own: gnu++14, without Kite's -Werror.
+  add_executable(kite_qf_peer ${CMAKE_CURRENT_LIST_DIR}/session_qf_peer.cpp)
+  set_target_properties(kite_qf_peer PROPERTIES CXX_STANDARD 14 CXX_EXTENSIONS ON)
+  target_link_libraries(kite_qf_peer PRIVATE PkgConfig::QUICKFIX Threads::Threads)
+
+  kite_test(session_interop_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_interop_test.cpp
+            LIBS kite_session kite_engine LABELS interop)
+  target_compile_definitions(session_interop_test PRIVATE
+    KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>")
+  add_dependencies(session_interop_test kite-acceptor kite_qf_peer)
+endif()

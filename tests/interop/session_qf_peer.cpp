@@ -1,0 +1,317 @@
+// kite_qf_peer: the QuickFIX 1.15.1 side of the session interop and crash
+// tests, as a process of its own (QuickFIX's headers need gnu++14 and do not
+// pass Kite's warnings; the tests talk to it through its command line and
+// the key=value summary it prints).
+//
+//   kite_qf_peer initiator PORT BEGIN SENDER TARGET ORDERS WINDOW GAPS KITE_PID TIMEOUT_S
+//     Logs on to a Kite acceptor, sends ORDERS NewOrderSingles (at most
+//     WINDOW unanswered) and counts the ExecutionReports per ClOrdID. It
+//     keeps going across disconnects (QuickFIX reconnects every second and
+//     resends what the acceptor asks for). With GAPS=1, after the stream:
+//       1. its outbound MsgSeqNum jumps by 5 (setNextSenderMsgSeqNum), then
+//          5 orders: Kite must ask for a resend and get a GapFill;
+//       2. its expected inbound MsgSeqNum goes back by 5
+//          (setNextTargetMsgSeqNum), then 1 order: QuickFIX asks Kite for a
+//          resend and Kite serves its stored ExecutionReports (PossDupFlag=Y);
+//       3. SIGUSR1 to KITE_PID (kite-acceptor --test-hooks skips 5 outbound
+//          numbers), then 1 order: QuickFIX asks again, Kite gap-fills.
+//     Then it logs out and prints the summary.
+//   kite_qf_peer acceptor PORT BEGIN SENDER TARGET TIMEOUT_S
+//     A QuickFIX acceptor answering each NewOrderSingle with an
+//     ExecutionReport (New); exits after the peer logs out (or TIMEOUT_S),
+//     printing the summary.
+#include <quickfix/Application.h>
+#include <quickfix/MessageStore.h>
+#include <quickfix/Session.h>
+#include <quickfix/SessionSettings.h>
+#include <quickfix/SocketAcceptor.h>
+#include <quickfix/SocketInitiator.h>
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Counters {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, int> answers;  // ClOrdID -> ExecutionReports (PossDup ones included)
+  long er_total = 0;
+  long possdup = 0;
+  long possdup_with_orig = 0;
+  long possdup_first = 0;  // PossDup ERs that were the first answer for their ClOrdID
+  long other_app = 0;
+  long logons = 0;
+  long logouts = 0;
+  long resend_requests_in = 0;   // ResendRequests received
+  long resend_requests_out = 0;  // ResendRequests sent
+  long gap_fills_in = 0;         // SequenceReset-GapFill received
+  long orders_in = 0;            // acceptor: NewOrderSingles received
+  long orders_possdup_in = 0;    // acceptor: of which PossDupFlag=Y
+  bool logged_on = false;
+};
+
+Counters g;
+
+std::string field(const FIX::FieldMap& m, int tag) {
+  return m.isSetField(tag) ? m.getField(tag) : std::string();
+}
+
+class PeerApp : public FIX::Application {
+ public:
+  explicit PeerApp(bool acceptor) : acceptor_(acceptor) {}
+  void onCreate(const FIX::SessionID&) override {}
+  void onLogon(const FIX::SessionID&) override {
+    std::lock_guard<std::mutex> l(g.mu);
+    ++g.logons;
+    g.logged_on = true;
+    g.cv.notify_all();
+  }
+  void onLogout(const FIX::SessionID&) override {
+    std::lock_guard<std::mutex> l(g.mu);
+    ++g.logouts;
+    g.logged_on = false;
+    g.cv.notify_all();
+  }
+  void toAdmin(FIX::Message& m, const FIX::SessionID&) override {
+    if (field(m.getHeader(), 35) == "2") {
+      std::lock_guard<std::mutex> l(g.mu);
+      ++g.resend_requests_out;
+    }
+  }
+  void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
+  void fromAdmin(const FIX::Message& m, const FIX::SessionID&) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
+                                                                      FIX::IncorrectTagValue, FIX::RejectLogon) override {
+    const std::string type = field(m.getHeader(), 35);
+    std::lock_guard<std::mutex> l(g.mu);
+    if (type == "2") ++g.resend_requests_in;
+    if (type == "4" && field(m, 123) == "Y") ++g.gap_fills_in;
+  }
+  void fromApp(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
+                                                                       FIX::IncorrectTagValue,
+                                                                       FIX::UnsupportedMessageType) override {
+    const std::string type = field(m.getHeader(), 35);
+    const bool possdup = field(m.getHeader(), 43) == "Y";
+    if (acceptor_) {
+      if (type != "D") throw FIX::UnsupportedMessageType();
+      {
+        std::lock_guard<std::mutex> l(g.mu);
+        ++g.orders_in;
+        if (possdup) ++g.orders_possdup_in;
+      }
+      FIX::Message er;
+      er.getHeader().setField(35, "8");
+      const long n = ++next_id_;
+      er.setField(37, std::to_string(n));
+      er.setField(11, field(m, 11));
+      er.setField(17, std::to_string(n));
+      if (id.getBeginString() == "FIX.4.2") er.setField(20, "0");
+      er.setField(150, "0");
+      er.setField(39, "0");
+      er.setField(55, field(m, 55));
+      er.setField(54, field(m, 54));
+      er.setField(38, field(m, 38));
+      er.setField(151, field(m, 38));
+      er.setField(14, "0");
+      er.setField(6, "0");
+      FIX::Session::sendToTarget(er, id);
+      return;
+    }
+    std::lock_guard<std::mutex> l(g.mu);
+    if (type != "8") {
+      ++g.other_app;
+      return;
+    }
+    ++g.er_total;
+    const int before = g.answers[field(m, 11)]++;
+    if (possdup) {
+      ++g.possdup;
+      if (m.getHeader().isSetField(122)) ++g.possdup_with_orig;
+      if (before == 0) ++g.possdup_first;
+    }
+    g.cv.notify_all();
+  }
+
+ private:
+  bool acceptor_;
+  long next_id_ = 0;
+};
+
+FIX::SessionSettings make_settings(bool acceptor, int port, const FIX::SessionID& id) {
+  FIX::SessionSettings s;
+  FIX::Dictionary d;
+  d.setString("ConnectionType", acceptor ? "acceptor" : "initiator");
+  d.setString("StartTime", "00:00:00");
+  d.setString("EndTime", "00:00:00");
+  d.setString("HeartBtInt", "30");
+  d.setString("UseDataDictionary", "N");
+  d.setString("ReconnectInterval", "1");
+  d.setString("SocketNodelay", "Y");
+  d.setString("PersistMessages", "Y");
+  if (id.getBeginString() == "FIXT.1.1") d.setString("DefaultApplVerID", "FIX.5.0SP2");
+  if (acceptor) {
+    d.setString("SocketAcceptPort", std::to_string(port));
+    d.setString("SocketReuseAddress", "Y");
+  } else {
+    d.setString("SocketConnectHost", "127.0.0.1");
+    d.setString("SocketConnectPort", std::to_string(port));
+  }
+  s.set(id, d);
+  return s;
+}
+
+FIX::Message order(const std::string& cl) {
+  FIX::Message m;
+  m.getHeader().setField(35, "D");
+  m.setField(11, cl);
+  m.setField(21, "1");
+  m.setField(55, "KITE");
+  m.setField(54, "1");
+  m.setField(60, "20261130-00:00:00.000");
+  m.setField(38, "100");
+  m.setField(40, "2");
+  m.setField(44, "101.25");
+  return m;
+}
+
+void print_summary(FIX::Session* s, long sent) {
+  std::lock_guard<std::mutex> l(g.mu);
+  long answered = 0, twice = 0;
+  for (const auto& kv : g.answers) {
+    ++answered;
+    if (kv.second > 1) ++twice;
+  }
+  std::printf("sent=%ld\nanswered=%ld\nanswered_more_than_once=%ld\ner_total=%ld\npossdup=%ld\n"
+              "possdup_with_orig=%ld\npossdup_first=%ld\nother_app=%ld\nlogons=%ld\nlogouts=%ld\n"
+              "resend_requests_in=%ld\nresend_requests_out=%ld\ngap_fills_in=%ld\norders_in=%ld\n"
+              "orders_possdup_in=%ld\n",
+              sent, answered, twice, g.er_total, g.possdup, g.possdup_with_orig, g.possdup_first, g.other_app, g.logons,
+              g.logouts, g.resend_requests_in, g.resend_requests_out, g.gap_fills_in, g.orders_in, g.orders_possdup_in);
+  if (s != nullptr)
+    std::printf("next_sender=%d\nnext_target=%d\n", s->getExpectedSenderNum(), s->getExpectedTargetNum());
+  std::fflush(stdout);
+}
+
+// Waits until pred() (under g.mu) or the deadline.
+template <class Pred>
+bool wait_for(std::unique_lock<std::mutex>& l, Clock::time_point deadline, Pred pred) {
+  while (!pred()) {
+    if (Clock::now() >= deadline) return false;
+    g.cv.wait_for(l, std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+int run_initiator(char** argv) {
+  const int port = std::atoi(argv[2]);
+  const FIX::SessionID id(argv[3], argv[4], argv[5]);
+  const long orders = std::atol(argv[6]);
+  const long window = std::atol(argv[7]);
+  const bool gaps = std::atoi(argv[8]) != 0;
+  const pid_t kite = static_cast<pid_t>(std::atol(argv[9]));
+  const auto deadline = Clock::now() + std::chrono::seconds(std::atoi(argv[10]));
+
+  PeerApp app(false);
+  FIX::MemoryStoreFactory store;
+  FIX::SessionSettings settings = make_settings(false, port, id);
+  FIX::SocketInitiator init(app, store, settings);
+  init.start();
+  FIX::Session* s = FIX::Session::lookupSession(id);
+
+  long sent = 0;
+  bool ok = true;
+  // Sends one order when logged on; waits for room in the window first.
+  const auto send_orders = [&](const std::string& prefix, long n, long win) {
+    for (long i = 1; i <= n && ok; ++i) {
+      const std::string cl = prefix + std::to_string(i);
+      {
+        std::unique_lock<std::mutex> l(g.mu);
+        ok = wait_for(l, deadline, [&] {
+          return g.logged_on && sent - static_cast<long>(g.answers.size()) < win;
+        });
+      }
+      if (!ok) break;
+      FIX::Message m = order(cl);
+      FIX::Session::sendToTarget(m, id);
+      ++sent;
+    }
+  };
+  const auto wait_answered = [&] {
+    std::unique_lock<std::mutex> l(g.mu);
+    ok = ok && wait_for(l, deadline, [&] { return static_cast<long>(g.answers.size()) >= sent; });
+    // Let trailing resends and gap fills settle.
+  };
+
+  send_orders("C", orders, window);
+  wait_answered();
+  if (gaps && ok) {
+    s->setNextSenderMsgSeqNum(s->getExpectedSenderNum() + 5);
+    send_orders("G", 5, 5);
+    wait_answered();
+    if (ok) {
+      s->setNextTargetMsgSeqNum(s->getExpectedTargetNum() - 5);
+      send_orders("R", 1, 1);
+      wait_answered();
+    }
+    if (ok && kite > 0) {
+      ::kill(kite, SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the hook acts on the session's next turn
+      send_orders("K", 1, 1);
+      wait_answered();
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (s != nullptr) s->logout("done");
+  {
+    std::unique_lock<std::mutex> l(g.mu);
+    wait_for(l, Clock::now() + std::chrono::seconds(3), [&] { return !g.logged_on; });
+  }
+  print_summary(s, sent);
+  init.stop();
+  std::printf("ok=%d\n", ok ? 1 : 0);
+  return ok ? 0 : 1;
+}
+
+int run_acceptor(char** argv) {
+  const int port = std::atoi(argv[2]);
+  const FIX::SessionID id(argv[3], argv[4], argv[5]);
+  const auto deadline = Clock::now() + std::chrono::seconds(std::atoi(argv[6]));
+  PeerApp app(true);
+  FIX::MemoryStoreFactory store;
+  FIX::SessionSettings settings = make_settings(true, port, id);
+  FIX::SocketAcceptor acc(app, store, settings);
+  acc.start();
+  std::printf("listening=%d\n", port);
+  std::fflush(stdout);
+  FIX::Session* s = FIX::Session::lookupSession(id);
+  {
+    std::unique_lock<std::mutex> l(g.mu);
+    wait_for(l, deadline, [&] { return g.logouts > 0; });
+  }
+  print_summary(s, 0);
+  acc.stop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 11 && std::string(argv[1]) == "initiator") return run_initiator(argv);
+  if (argc == 7 && std::string(argv[1]) == "acceptor") return run_acceptor(argv);
+  std::fprintf(stderr,
+               "usage: kite_qf_peer initiator PORT BEGIN SENDER TARGET ORDERS WINDOW GAPS KITE_PID TIMEOUT_S\n"
+               "       kite_qf_peer acceptor PORT BEGIN SENDER TARGET TIMEOUT_S\n");
+  return 2;
+}
