@@ -38,7 +38,7 @@ std::size_t write_order(MessageWriter& w, char* buf, std::size_t cap, std::uint6
   w.begin(buf, cap, "D", seq, utc_ns);
   w.add_string(tag::ClOrdID, {id, sizeof id});
   w.add_char(tag::HandlInst, '1');
-  w.add_string(tag::Account, "BENCHACCT01");
+  w.add_string(tag::Account, kAccount);
   w.add_string(tag::Symbol, "KITE.XPAR");
   w.add_char(tag::Side, '1');
   w.add_timestamp(tag::TransactTime, utc_ns, codec::TimePrecision::micros);

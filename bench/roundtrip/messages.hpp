@@ -14,6 +14,7 @@ namespace kite::bench {
 
 inline constexpr std::string_view kServerCompID = "KITE";
 inline constexpr int kHeartBtInt = 30;
+inline constexpr std::string_view kAccount = "BENCH-ACCOUNT-001";
 
 // "BENCH<k>": the SenderCompID of client session k.
 inline std::string client_comp_id(unsigned k) { return "BENCH" + std::to_string(k); }

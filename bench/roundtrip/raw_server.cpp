@@ -75,7 +75,7 @@ struct Canned {
     const std::int64_t now = codec::utc_now_ns();
     logon.assign(buf, write_logon(w, buf, sizeof buf, 1, now));
     logout.assign(buf, write_logout(w, buf, sizeof buf, 2, now));
-    const OrderEcho echo{"C000000000001", "KITE.XPAR", "BENCHACCT01", '1', "100", "101.25"};
+    const OrderEcho echo{"C000000000001", "KITE.XPAR", kAccount, '1', "100", "101.25"};
     exec_report.assign(buf, write_execution_report(w, buf, sizeof buf, 1000000, now, echo, 1000000, 1000000));
   }
 };
