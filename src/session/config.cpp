@@ -1,5 +1,7 @@
 #include "kite/session/config.hpp"
 
+#include "kite/session/timezone.hpp"
+
 // g++ 12 reports a false -Wrestrict inside std::string concatenation at -O3
 // (GCC bug 105329); error text is built here at set-up only.
 #pragma GCC diagnostic ignored "-Wrestrict"
@@ -152,7 +154,7 @@ const std::vector<Key>& keys() {
       str("TimeZone",
           [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
             try {
-              s.schedule.utc_offset_sec = parse_utc_offset(v);
+              s.schedule.zone = TimeZone::load(v);
             } catch (const std::invalid_argument& e) {
               fail(w, k, e.what());
             }

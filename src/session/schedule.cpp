@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kite/codec/values.hpp"
+#include "kite/session/timezone.hpp"
 
 namespace kite::session {
 namespace {
@@ -31,39 +32,58 @@ int two_digits(std::string_view s, std::size_t at) {
 
 }  // namespace
 
-// A period starts on local day d at start_sec (if d's weekday is enabled) and
-// lasts (end - start) mod 1 day, or a full day when end == start.
-static std::int64_t period_length(const Schedule& s) {
-  std::int64_t len = s.end_sec - s.start_sec;
-  if (len <= 0) len += kDay;
-  return len;
+namespace {
+
+std::int32_t offset_at(const Schedule& s, std::int64_t utc_sec) {
+  return s.zone ? s.zone->offset_at(utc_sec) : s.utc_offset_sec;
 }
+std::int64_t to_utc(const Schedule& s, std::int64_t local_sec) {
+  return s.zone ? s.zone->to_utc(local_sec) : local_sec - s.utc_offset_sec;
+}
+// A period starts on local day d at start_sec (when d's weekday is enabled)
+// and ends at end_sec of the same day, or of the next when end <= start.
+std::int64_t start_of(const Schedule& s, std::int64_t d) { return to_utc(s, d * kDay + s.start_sec); }
+std::int64_t end_of(const Schedule& s, std::int64_t d) {
+  return to_utc(s, (s.end_sec > s.start_sec ? d : d + 1) * kDay + s.end_sec);
+}
+bool enabled(const Schedule& s, std::int64_t d) { return ((s.days >> weekday(d)) & 1u) != 0; }
+std::int64_t local_day(const Schedule& s, std::int64_t utc_sec) {
+  return floor_div(utc_sec + offset_at(s, utc_sec), kDay);
+}
+
+}  // namespace
 
 std::int64_t Schedule::period_start(std::int64_t utc_ns) const noexcept {
   if (always) return INT64_MIN;
-  const std::int64_t local = floor_div(utc_ns, kNs) + utc_offset_sec;
-  const std::int64_t day = floor_div(local, kDay);
-  for (std::int64_t d = day; d > day - 9; --d) {
-    const std::int64_t start = d * kDay + start_sec;
-    if (start <= local && ((days >> weekday(d)) & 1u)) return (start - utc_offset_sec) * kNs;
+  const std::int64_t t = floor_div(utc_ns, kNs);
+  const std::int64_t day = local_day(*this, t);
+  for (std::int64_t d = day + 1; d > day - 9; --d) {
+    if (!enabled(*this, d)) continue;
+    const std::int64_t start = start_of(*this, d);
+    if (start <= t) return start * kNs;
   }
   return INT64_MIN;
 }
 
 bool Schedule::in_session(std::int64_t utc_ns) const noexcept {
   if (always) return true;
-  const std::int64_t start = period_start(utc_ns);
-  if (start == INT64_MIN) return false;
-  return utc_ns < start + period_length(*this) * kNs;
+  const std::int64_t t = floor_div(utc_ns, kNs);
+  const std::int64_t day = local_day(*this, t);
+  for (std::int64_t d = day + 1; d > day - 9; --d) {
+    if (!enabled(*this, d)) continue;
+    if (start_of(*this, d) <= t) return t < end_of(*this, d);
+  }
+  return false;
 }
 
 std::int64_t Schedule::next_start(std::int64_t utc_ns) const noexcept {
   if (always) return INT64_MAX;
-  const std::int64_t local = floor_div(utc_ns, kNs) + utc_offset_sec;
-  const std::int64_t day = floor_div(local, kDay);
-  for (std::int64_t d = day; d < day + 9; ++d) {
-    const std::int64_t start = d * kDay + start_sec;
-    if (start > local && ((days >> weekday(d)) & 1u)) return (start - utc_offset_sec) * kNs;
+  const std::int64_t t = floor_div(utc_ns, kNs);
+  const std::int64_t day = local_day(*this, t);
+  for (std::int64_t d = day - 1; d < day + 9; ++d) {
+    if (!enabled(*this, d)) continue;
+    const std::int64_t start = start_of(*this, d);
+    if (start > t) return start * kNs;
   }
   return INT64_MAX;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "kite/session/config.hpp"
+#include "kite/session/timezone.hpp"
 
 namespace kite::session {
 namespace {
@@ -55,7 +56,8 @@ TEST(SessionConfig, loadsDefaultsAndSessions) {
   EXPECT_EQ(a.socket_accept_port, 9876);
   EXPECT_FALSE(a.schedule.always);
   EXPECT_EQ(a.schedule.start_sec, 8 * 3600);
-  EXPECT_EQ(a.schedule.utc_offset_sec, 3600);
+  ASSERT_NE(a.schedule.zone, nullptr);
+  EXPECT_EQ(a.schedule.zone->offset_at(0), 3600);
   EXPECT_EQ(a.schedule.days, 0x0e);
   EXPECT_EQ(a.password, "pw");
   const SessionSettings& b = c.sessions[1];

@@ -2,6 +2,8 @@
 // one test per case, driven by a scripted peer and a fake clock.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "support.hpp"
 
 namespace kite::session::test {
@@ -658,6 +660,47 @@ TEST(SessionSequenceReset, resetModeLoweringTheNumberIsRejectedWithValueIncorrec
   EXPECT_EQ(r.session->next_target_seq(), 20u);
 }
 
+TEST(SessionLogon, logonWithResetSeqNumFlagDuringTheSessionResetsBothSides) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.order("A"));
+  ASSERT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
+  r.wire.take();
+  r.feed(r.peer.logon(30, true, {}, {.seq = 1}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[0].seq(), 1u);
+  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
+  EXPECT_EQ(r.session->next_target_seq(), 2u);
+  EXPECT_TRUE(r.session->logged_on());
+  r.peer.next_seq = 2;
+  r.feed(r.peer.order("B"));
+  EXPECT_EQ(r.app.received.size(), 2u);
+}
+
+TEST(SessionSequence, rejectFromThePeerIsConsumedAndLogged) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("3", [](codec::MessageWriter& w) {
+    w.add_uint(tag::RefSeqNum, 1);
+    w.add_string(tag::Text, "bad");
+  }));
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+  EXPECT_TRUE(r.log.contains("Reject received"));
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionLogout, logoutWithSeqTooHighIsStillAnswered) {
+  AcceptorRig r;
+  r.logon();
+  r.feed(r.peer.make("5", [](codec::MessageWriter&) {}, {.seq = 9}));
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+}
+
 // --- 12/13: Logout ----------------------------------------------------------------------
 
 TEST(SessionLogout, logoutFromThePeerIsAnsweredThenDisconnected) {
@@ -755,6 +798,48 @@ TEST(SessionReject, validationFailureIsAnsweredWithRejectCarryingReasonAndTag) {
   EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
   EXPECT_TRUE(r.app.received.empty());
   EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+TEST(SessionReject, dictionaryValidationRejectsAnOrderMissingARequiredField) {
+  const char* dir = std::getenv("KITE_DICTIONARY_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "KITE_DICTIONARY_DIR not set (run through ctest)";
+  auto s = acceptor_settings();
+  s.validate = true;
+  s.data_dictionary = dir;
+  AcceptorRig r(s);
+  r.logon();
+  r.feed(r.peer.order("NO-TIME"));  // FIX.4.4 NewOrderSingle requires TransactTime (60)
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "3");
+  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out[0].get(tag::RefTagID), "60");
+  EXPECT_TRUE(r.app.received.empty());
+  r.feed(r.peer.make("D", [&](codec::MessageWriter& w) {
+    w.add_string(tag::ClOrdID, "OK-1");
+    w.add_char(tag::HandlInst, '1');
+    w.add_string(tag::Symbol, "KITE");
+    w.add_char(tag::Side, '1');
+    w.add_timestamp(tag::TransactTime, r.clock.now_ns());
+    w.add_uint(tag::OrderQty, 100);
+    w.add_char(tag::OrdType, '2');
+    w.add_decimal(tag::Price, {10125, -2});
+  }));
+  EXPECT_TRUE(r.wire.take().empty());
+  ASSERT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "OK-1");
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
+}
+
+TEST(SessionReject, missingDictionaryFailsAtSetUp) {
+  FakeClock clock;
+  NullLogger log;
+  RecordingApp app;
+  SessionRegistry reg(clock, log);
+  auto s = acceptor_settings();
+  s.validate = true;
+  s.data_dictionary = "/nonexistent/FIX44.xml";
+  EXPECT_THROW(reg.add(s, app), std::runtime_error);
 }
 
 // --- sending and back-pressure -----------------------------------------------------------

@@ -1,18 +1,21 @@
 // When a session may be logged on, and when a new session period (and with
 // it a sequence reset) begins.
 //
-// Time zones: UTC and fixed offsets only ("UTC", "Z", "UTC+02:00",
-// "UTC-5", "+0530"). g++ 12's libstdc++ has no std::chrono::tzdb, and
-// localtime_r under a changed TZ is process-global and not thread safe; a
-// venue whose session times follow daylight saving configures the offset per
-// season. Parsing is set-up work and throws std::invalid_argument.
+// Time zones: a fixed offset (`utc_offset_sec`), or a TimeZone (timezone.hpp:
+// IANA zones from the tz database, daylight saving included) when `zone` is
+// set. Start and end are local wall-clock times; a period starting in a
+// daylight-saving gap starts at the shifted time. Parsing is set-up work and
+// throws std::invalid_argument.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace kite::session {
+
+class TimeZone;
 
 struct Schedule {
   // No StartTime/EndTime: the session is always in its period (one period
@@ -22,7 +25,8 @@ struct Schedule {
   std::int32_t end_sec = 0;    // may be <= start_sec: the period crosses midnight
   // Days on which a period may START, bit 0 = Sunday ... bit 6 = Saturday.
   std::uint8_t days = 0x7f;
-  std::int32_t utc_offset_sec = 0;  // local time = UTC + offset
+  std::int32_t utc_offset_sec = 0;  // local time = UTC + offset (when no zone)
+  std::shared_ptr<const TimeZone> zone;  // overrides utc_offset_sec when set
 
   // Whether `utc_ns` falls inside a session period.
   bool in_session(std::int64_t utc_ns) const noexcept;
