@@ -331,5 +331,127 @@ TEST(ValueFormats, timesDatesAndNumbers) {
   EXPECT_TRUE(value_has_format(FieldType::data, std::string_view("\x01\x02", 2)));
 }
 
+
+// --- every message type of every dictionary ---------------------------------
+
+// A value of the field's type (its first enum value when it has some).
+std::string sample_value(const FieldDef& f) {
+  if (f.has_enums()) return std::string(f.enums.front().value);
+  switch (f.type) {
+    case FieldType::integer: case FieldType::seqnum: case FieldType::tagnum: case FieldType::dayofmonth: return "1";
+    case FieldType::length: return "3";  // the data fields below are three bytes
+    case FieldType::numingroup: return "0";
+    case FieldType::floating: case FieldType::qty: case FieldType::price: case FieldType::priceoffset:
+    case FieldType::amt: case FieldType::percentage: return "1.5";
+    case FieldType::character: return "A";
+    case FieldType::boolean: return "Y";
+    case FieldType::country: return "US";
+    case FieldType::currency: return "USD";
+    case FieldType::monthyear: return "202403";
+    case FieldType::utctimestamp: return "20240315-09:30:00.123";
+    case FieldType::utctimeonly: case FieldType::localmkttime: return "09:30:00";
+    case FieldType::utcdateonly: case FieldType::utcdate: case FieldType::localmktdate: return "20240315";
+    case FieldType::tztimeonly: return "09:30Z";
+    case FieldType::tztimestamp: return "20240315-09:30:00Z";
+    case FieldType::data: case FieldType::xmldata: return "a\x01z";
+    default: return "X";
+  }
+}
+
+// Appends the members of a set: required ones only, or all of them, with one
+// entry per group (nested groups included).
+void append_set(const Dictionary& d, const FieldSet& set, bool all, std::string& out, int depth = 0) {
+  const auto members = set.members();
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const Member& m = members[k];
+    if (m.tag == tag::BeginString || m.tag == tag::BodyLength || m.tag == tag::MsgType || m.tag == tag::CheckSum)
+      continue;
+    if (!all && !m.required && !(depth > 0 && k == 0)) continue;  // a group entry needs its delimiter
+    if (m.group != nullptr) {
+      if (depth > 6) continue;
+      out += std::to_string(m.tag) + "=1|";
+      append_set(d, m.group->fields(), all, out, depth + 1);
+      continue;
+    }
+    std::string v = sample_value(*d.field(m.tag));
+    // SOH inside data only where the index knows the length field (FieldIndex
+    // has a fixed table; FIXT's 1401/1402 pairs are not in it).
+    if (v == "a\x01z" && (k == 0 || detail::data_tag_for_length(members[k - 1].tag) != m.tag)) v = "abz";
+    out += std::to_string(m.tag) + "=" + v + "|";
+  }
+}
+
+void expect_every_message_valid(const Dictionary& d, bool all) {
+  Validator v(d);
+  FieldIndex ix(65536);
+  int checked = 0;
+  for (const MessageDef& m : d.messages()) {
+    std::string body = "35=" + std::string(m.msg_type) + "|";
+    append_set(d, d.header(), all, body);
+    append_set(d, m.body, all, body);
+    append_set(d, d.trailer(), all, body);
+    const std::string msg = fix_message(d.begin_string(), body);
+    const FrameResult fr = frame(msg, 1u << 24);
+    ASSERT_EQ(fr.status, FrameStatus::complete) << m.name;
+    const IndexResult ir = ix.build(msg);
+    ASSERT_TRUE(ir) << m.name << ": " << to_string(ir.error) << " at " << ir.offset << " in " << testing::pipes(msg);
+    const ValidationResult r = v.validate(ix);
+    EXPECT_TRUE(r.ok) << d.begin_string() << " " << m.name << ": " << r.text;
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(d.messages().size()));
+}
+
+TEST(ValidatorDictionaryWide, everyMessageWithItsRequiredFieldsIsValid) {
+  expect_every_message_valid(fix42(), false);
+  expect_every_message_valid(fix44(), false);
+  expect_every_message_valid(fixt(), false);
+}
+
+TEST(ValidatorDictionaryWide, everyMessageWithAllItsFieldsAndGroupsIsValid) {
+  expect_every_message_valid(fix42(), true);
+  expect_every_message_valid(fix44(), true);
+  expect_every_message_valid(fixt(), true);
+}
+
+
+TEST(ValidatorDictionaryWide, droppingAnyRequiredBodyFieldIsReportedWithItsTag) {
+  for (const Dictionary* d : {&fix42(), &fix44(), &fixt()}) {
+    Validator v(*d);
+    FieldIndex ix(65536);
+    int dropped = 0;
+    for (const MessageDef& m : d->messages()) {
+      for (const std::uint32_t k : m.body.required()) {
+        const Member& gone = m.body.members()[k];
+        if (gone.group != nullptr) continue;  // its entries would be left without their count
+        std::string body = "35=" + std::string(m.msg_type) + "|";
+        append_set(*d, d->header(), false, body);
+        std::string all;
+        append_set(*d, m.body, false, all);
+        const std::string field = std::to_string(gone.tag) + "=";
+        bool removed = false;
+        for (std::size_t p = 0; p < all.size();) {
+          const std::size_t e = all.find('|', p);
+          const std::string_view f(all.data() + p, e + 1 - p);
+          if (!removed && f.substr(0, field.size()) == field) {
+            removed = true;
+          } else {
+            body.append(f);
+          }
+          p = e + 1;
+        }
+        ASSERT_TRUE(removed);
+        const std::string msg = fix_message(d->begin_string(), body);
+        ASSERT_TRUE(ix.build(msg));
+        const ValidationResult r = v.validate(ix);
+        EXPECT_EQ(r.reason, RejectReason::required_tag_missing) << m.name << " " << gone.tag << ": " << r.text;
+        EXPECT_EQ(r.ref_tag, gone.tag) << m.name << ": " << r.text;
+        ++dropped;
+      }
+    }
+    EXPECT_GT(dropped, 50) << d->begin_string();
+  }
+}
+
 }  // namespace
 }  // namespace kite::codec
