@@ -28,6 +28,7 @@ std::string binary() {
 pid_t spawn(const std::vector<std::string>& args, const std::string& err_file = "") {
   const pid_t pid = ::fork();
   if (pid == 0) {
+    if (std::FILE* devnull = std::fopen("/dev/null", "w")) ::dup2(::fileno(devnull), 1);  // the human summary
     if (!err_file.empty()) {
       if (std::FILE* f = std::fopen(err_file.c_str(), "w")) ::dup2(::fileno(f), 2);
     }
