@@ -26,9 +26,9 @@ HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
 }
 
 void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
-  put_tag(t);
   const int n = static_cast<int>(precision);
-  if (!room(sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0) + 1)) return;
+  char* q = claim(t, sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0));
+  if (q == nullptr) return;
   constexpr std::int64_t kNs = 1'000'000'000;
   std::int64_t sec = nanos / kNs;
   std::int64_t frac = nanos % kNs;
@@ -36,22 +36,27 @@ void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePreci
     frac += kNs;
     --sec;
   }
-  if (sec != cached_second_) {
+  if (sec != cached_second_) {  // date and time of day re-rendered once per second
     write_utc_timestamp(cached_, sec * kNs, TimePrecision::seconds);
     cached_second_ = sec;
   }
-  std::memcpy(p_, cached_, sizeof cached_);
-  p_ += sizeof cached_;
+  std::memcpy(q, cached_, sizeof cached_);
+  q += sizeof cached_;
   if (n != 0) {
-    *p_++ = '.';
-    for (int i = n; i < 9; ++i) frac /= 10;
-    for (int i = n - 1; i >= 0; --i) {
-      p_[i] = static_cast<char>('0' + frac % 10);
-      frac /= 10;
+    *q++ = '.';
+    static constexpr std::uint32_t kDivisor[10] = {1'000'000'000, 100'000'000, 10'000'000, 1'000'000, 100'000,
+                                                   10'000,        1'000,       100,        10,        1};
+    std::uint32_t f = static_cast<std::uint32_t>(frac) / kDivisor[n];  // the first n digits
+    for (int i = n - 1; i > 0; i -= 2) {  // two digits at a time from the right
+      const std::uint32_t pair = f % 100;
+      f /= 100;
+      q[i - 1] = detail::kDigitPairs[pair * 2];
+      q[i] = detail::kDigitPairs[pair * 2 + 1];
     }
-    p_ += n;
+    if (n % 2 != 0) q[0] = static_cast<char>('0' + f);
+    q += n;
   }
-  *p_++ = kSoh;
+  *q = kSoh;
 }
 
 std::int64_t utc_now_ns() noexcept {

@@ -75,38 +75,27 @@ class MessageWriter {
   }
 
   void add_string(std::uint32_t t, std::string_view v) noexcept {
-    put_tag(t);
-    put(v);
-    put_soh();
+    if (char* q = claim(t, v.size())) {
+      std::memcpy(q, v.data(), v.size());
+      q[v.size()] = kSoh;
+    }
   }
   void add_char(std::uint32_t t, char c) noexcept {
-    put_tag(t);
-    if (room(2)) {
-      *p_++ = c;
-      *p_++ = kSoh;
+    if (char* q = claim(t, 1)) {
+      q[0] = c;
+      q[1] = kSoh;
     }
   }
   void add_bool(std::uint32_t t, bool b) noexcept { add_char(t, b ? 'Y' : 'N'); }
   void add_uint(std::uint32_t t, std::uint64_t v) noexcept {
-    put_tag(t);
-    if (room(uint_digits(v) + 1)) {
-      p_ = write_uint(p_, v);
-      *p_++ = kSoh;
-    }
+    if (char* q = claim(t, uint_digits(v))) *write_uint(q, v) = kSoh;
   }
   void add_int(std::uint32_t t, std::int64_t v) noexcept {
-    put_tag(t);
-    if (room(uint_digits(v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v)) + (v < 0) + 1)) {
-      p_ = write_int(p_, v);
-      *p_++ = kSoh;
-    }
+    const std::uint64_t magnitude = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+    if (char* q = claim(t, uint_digits(magnitude) + (v < 0))) *write_int(q, v) = kSoh;
   }
   void add_decimal(std::uint32_t t, Decimal d) noexcept {
-    put_tag(t);
-    if (room(decimal_chars(d) + 1)) {
-      p_ = write_decimal(p_, d);
-      *p_++ = kSoh;
-    }
+    if (char* q = claim(t, decimal_chars(d))) *write_decimal(q, d) = kSoh;
   }
   // A UTCTimestamp at the writer's precision (or the one given).
   void add_timestamp(std::uint32_t t, std::int64_t nanos) noexcept { add_timestamp(t, nanos, precision_); }
@@ -168,6 +157,17 @@ class MessageWriter {
   }
   void put_soh() noexcept {
     if (room(1)) *p_++ = kSoh;
+  }
+  // One room check for "tag=" + value_len bytes + SOH: writes "tag=", moves
+  // past the whole field and returns where the value goes (nullptr when the
+  // field does not fit: nothing is written).
+  char* claim(std::uint32_t t, std::size_t value_len) noexcept {
+    const std::size_t tag_len = uint_digits(t);
+    if (!room(tag_len + 1 + value_len + 1)) return nullptr;
+    char* q = write_uint(p_, t);
+    *q++ = '=';
+    p_ = q + value_len + 1;
+    return q;
   }
   void put_tag(std::uint32_t t) noexcept {
     if (!room(uint_digits(t) + 1)) return;

@@ -144,7 +144,7 @@ struct Sse2Scan {
     }
     const std::uint64_t total = static_cast<std::uint64_t>(_mm_cvtsi128_si64(acc)) +
                                 static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
-    return static_cast<std::uint32_t>((total + ScalarScan::checksum(p, end)) & 0xFFu);
+    return static_cast<std::uint32_t>((total + SwarScan::checksum(p, end)) & 0xFFu);
   }
 
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
