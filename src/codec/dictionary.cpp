@@ -393,6 +393,31 @@ DictionaryLoad DictionaryBuilder::finish() {
     }
   }
   std::sort(d.sparse_.begin(), d.sparse_.end());
+  // Length fields pair with data fields by name, else (one irregular name in
+  // FIX50SP2) with the data field numbered right after them.
+  const auto is_data = [](const FieldDef* f) {
+    return f != nullptr && (f->type == FieldType::data || f->type == FieldType::xmldata);
+  };
+  for (const FieldDef& len : d.fields_) {
+    if (len.type != FieldType::length) continue;
+    std::string_view base = len.name;
+    if (base.size() > 6 && base.substr(base.size() - 6) == "Length") {
+      base.remove_suffix(6);
+    } else if (base.size() > 3 && base.substr(base.size() - 3) == "Len") {
+      base.remove_suffix(3);
+    }
+    const FieldDef* match = nullptr;
+    for (const FieldDef& data : d.fields_) {
+      if (is_data(&data) && data.name == base) {
+        match = &data;
+        break;
+      }
+    }
+    if (match == nullptr && is_data(d.field(len.tag + 1))) match = d.field(len.tag + 1);
+    if (match != nullptr) d.data_pairs_.push_back({len.tag, match->tag});
+  }
+  std::sort(d.data_pairs_.begin(), d.data_pairs_.end(),
+            [](const Dictionary::DataPair& a, const Dictionary::DataPair& b) { return a.length_tag < b.length_tag; });
   for (const Member& m : d.header_.members()) d.fields_[m.field_id].in_header = true;
   for (const Member& m : d.trailer_.members()) d.fields_[m.field_id].in_trailer = true;
 

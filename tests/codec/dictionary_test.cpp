@@ -187,6 +187,30 @@ TEST_F(StandardDictionaries, fixtTakesSessionPartsFromTransportAndMessagesFromAp
   EXPECT_GT(d.messages().size(), 100u);
 }
 
+TEST_F(StandardDictionaries, lengthFieldsArePairedWithTheirDataFields) {
+  ASSERT_TRUE(fix44_);
+  ASSERT_TRUE(fixt_);
+  const auto has = [](const Dictionary& d, std::uint32_t len, std::uint32_t data) {
+    for (const Dictionary::DataPair& p : d.data_pairs())
+      if (p.length_tag == len) return p.data_tag == data;
+    return false;
+  };
+  EXPECT_TRUE(has(*fix44_.dictionary, tag::SignatureLength, tag::Signature));
+  EXPECT_TRUE(has(*fix44_.dictionary, tag::SecureDataLen, tag::SecureData));
+  EXPECT_TRUE(has(*fix44_.dictionary, tag::RawDataLength, tag::RawData));
+  EXPECT_TRUE(has(*fix44_.dictionary, tag::XmlDataLen, tag::XmlData));
+  EXPECT_TRUE(has(*fix44_.dictionary, tag::EncodedTextLen, tag::EncodedText));
+  EXPECT_FALSE(has(*fix44_.dictionary, tag::BodyLength, 0));
+  EXPECT_TRUE(has(*fixt_.dictionary, 1401, 1402));  // EncryptedPasswordLen
+  // Every data field of the standard files has its length field.
+  for (const DictionaryLoad* l : {&fix42_, &fix44_, &fixt_}) {
+    std::size_t data = 0;
+    for (const FieldDef& f : l->dictionary->fields())
+      data += f.type == FieldType::data || f.type == FieldType::xmldata ? 1 : 0;
+    EXPECT_EQ(l->dictionary->data_pairs().size(), data) << l->dictionary->begin_string();
+  }
+}
+
 TEST_F(StandardDictionaries, loadForPicksFilesByBeginString) {
   const DictionaryLoad a = Dictionary::load_for(dict_dir(), "FIX.4.2");
   ASSERT_TRUE(a) << a.error;

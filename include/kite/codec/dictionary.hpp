@@ -219,6 +219,16 @@ class Dictionary {
   // trailer), by MsgType and NumInGroup tag; nullptr when there is none.
   const GroupDef* group(std::string_view msg_type, std::uint32_t count_tag) const noexcept;
 
+  // Every (LENGTH field, DATA field it governs) pair the dictionary defines,
+  // sorted by length tag: matched by name ("EncodedTextLen" -> "EncodedText",
+  // "SignatureLength" -> "Signature"). For an index that must know which
+  // values may contain SOH.
+  struct DataPair {
+    std::uint32_t length_tag;
+    std::uint32_t data_tag;
+  };
+  std::span<const DataPair> data_pairs() const noexcept { return data_pairs_; }
+
  private:
   friend class DictionaryBuilder;
   Dictionary() = default;
@@ -242,6 +252,7 @@ class Dictionary {
   std::deque<GroupDef> groups_;  // stable addresses for Member::group
   std::vector<EnumValue> enums_;
   std::vector<std::uint64_t> char_sets_;
+  std::vector<DataPair> data_pairs_;
   std::deque<std::string> strings_;  // storage behind every string_view
 };
 
