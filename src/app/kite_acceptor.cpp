@@ -8,9 +8,9 @@
 #include <iostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "kite/app/acceptor.hpp"
+
+#include <CLI/CLI.hpp>
 
 int main(int argc, char** argv) {
   CLI::App cli{"kite-acceptor: a FIX acceptor (FIX.4.2, FIX.4.4, FIXT.1.1) answering orders in ack, match or echo "
