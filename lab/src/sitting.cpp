@@ -43,6 +43,16 @@ std::string num(double v) {
     return buf;
 }
 
+// The contract's --cores is a plain comma list ("9,10,11,12"), never a range.
+std::string comma_list(const CoreSet& cores) {
+    std::string out;
+    for (int c : cores) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(c);
+    }
+    return out;
+}
+
 std::string hms(double s) {
     int t = static_cast<int>(s + 0.5);
     char buf[32];
@@ -59,7 +69,10 @@ std::string rel(const std::string& path, const std::string& base) {
 
 std::string join(const std::vector<std::string>& v, const char* sep = " ") {
     std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+    for (const auto& s : v) {
+        if (!out.empty()) out += sep;
+        out += s;
+    }
     return out;
 }
 
@@ -116,6 +129,7 @@ struct Context {
     json sitting_stamp;
     Progress progress;
     std::vector<double> cell_times;
+    std::vector<std::size_t> to_run_after;  ///< cells left to run (not marked, not done) after cell i
 };
 
 struct Attempt {
@@ -196,7 +210,7 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
         {"transport", cell.transport},
         {"port", std::to_string(port)},
         {"bind", bind},
-        {"cores", format_core_list(m.server)},
+        {"cores", comma_list(m.server)},
         {"coordinator_core", std::to_string(coordinator)},
         {"sessions", std::to_string(sessions)},
         {"workers", std::to_string(mx.workers)},
@@ -226,7 +240,7 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
         cargv.insert(cargv.end(), {"--think-us", std::to_string(mx.think_us)});
     }
     cargv.insert(cargv.end(), {"--warmup", num(mx.warmup_s), "--duration", num(mx.duration_s), "--runs",
-                               std::to_string(mx.runs), "--cores", format_core_list(m.client), "--idle", c.idle,
+                               std::to_string(mx.runs), "--cores", comma_list(m.client), "--idle", c.idle,
                                "--busy-poll-usecs", std::to_string(busy), "--json", client_json, "--cell", cell.id(),
                                "--cv-p50-limit", num(mx.thresholds.cv_p50), "--cv-p99-limit",
                                num(mx.thresholds.cv_p99)});
@@ -263,7 +277,7 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
 
     auto cell_line = [&](const std::string& what) {
         double el = since(c.progress.start);
-        std::size_t left_cells = c.progress.total - index;
+        std::size_t left_cells = 1 + (index < c.to_run_after.size() ? c.to_run_after[index] : 0);
         double per = c.cell_times.empty() ? mx.warmup_s + mx.runs * mx.duration_s + 2.0
                                           : [&] {
                                                 double s = 0;
@@ -575,6 +589,12 @@ SittingResult run_sitting(SittingOptions opt) {
 
     std::vector<Cell> cells = plan_cells(opt.matrix);
     c.progress.total = cells.size();
+    c.to_run_after.assign(cells.size(), 0);
+    for (std::size_t i = cells.size(); i-- > 1;) {
+        bool runs = marker_for(cells[i], opt.machine, c.flavours.at(cells[i].flavour)).empty() &&
+                    !fs::exists(dir + "/" + cells[i].file_name());
+        c.to_run_after[i - 1] = c.to_run_after[i] + (runs ? 1 : 0);
+    }
     c.binaries = hash_binaries(c);
     if (!previous.is_null()) {
         const json& was = previous.value("binaries", json::object());
