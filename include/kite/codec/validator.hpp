@@ -53,7 +53,10 @@ struct ValidationResult {
   bool ok = true;
   RejectReason reason = RejectReason::other;
   std::uint32_t ref_tag = 0;   // RefTagID (371) for the Reject
-  std::uint32_t position = 0;  // index position of the offending field; size() when none
+  // Index position of the offending field; for a required field missing
+  // from a group entry, the entry's delimiter; size() when ok or when a
+  // header, body or trailer field is missing.
+  std::uint32_t position = 0;
   // Static text or text in the Validator's buffer: valid until its next validate().
   const char* text = "";
   explicit operator bool() const noexcept { return ok; }
