@@ -155,6 +155,11 @@ class OrderServer final : public session::Application {
   std::uint64_t orders = 0;  // server thread only
 };
 
+// --peer bench: the order of bench_roundtrip's client (same fields), so that
+// bench_roundtrip's servers (cpp and quickfix flavours) can be driven with an
+// exact number of orders.
+bool g_bench_peer = false;
+
 class OrderClient final : public session::Application {
  public:
   OrderClient(int id, int orders, std::atomic<int>& done) : id_(id), orders_(orders), done_(done) {}
@@ -175,12 +180,17 @@ class OrderClient final : public session::Application {
     const int n = std::snprintf(id, sizeof id, "C%d-%d", id_, answered_ + 1);
     s.send("D", [&](codec::MessageWriter& w) {
       w.add_string(tag::ClOrdID, std::string_view(id, static_cast<std::size_t>(n)));
-      w.add_string(tag::Symbol, "KITE");
+      if (g_bench_peer) {
+        w.add_char(tag::HandlInst, '1');
+        w.add_string(tag::Account, "BENCH-ACCOUNT-001");
+      }
+      w.add_string(tag::Symbol, g_bench_peer ? "KITE.XPAR" : "KITE");
       w.add_char(tag::Side, '1');
       w.add_timestamp(tag::TransactTime, clock_.now_ns());
       w.add_uint(tag::OrderQty, 100);
       w.add_char(tag::OrdType, '2');
       w.add_decimal(tag::Price, codec::Decimal{10125, -2});
+      if (g_bench_peer) w.add_char(tag::TimeInForce, '0');
     });
   }
   int id_, orders_, answered_ = 0;
@@ -194,8 +204,9 @@ class FixClients final : public ProtocolFactory {
     for (int i = 0; i < sessions; ++i) {
       session::SessionSettings st;
       st.role = session::Role::initiator;
-      st.sender_comp_id = cat("CLI", i);
-      st.target_comp_id = "SRV";
+      st.sender_comp_id = cat(g_bench_peer ? "BENCH" : "CLI", i);
+      st.target_comp_id = g_bench_peer ? "KITE" : "SRV";
+      st.send_reset_seq_num_flag = g_bench_peer;
       apps_.push_back(std::make_unique<OrderClient>(i, orders, done));
       stores_.push_back(std::make_unique<session::MemoryStore>());
       sessions_.push_back(std::make_unique<session::Session>(st, *stores_.back(), *apps_.back(), clock, log));
@@ -230,6 +241,7 @@ struct Options {
   int core = -1;
   int timeout_s = 600;
   std::string port_file;
+  std::string peer = "kite";
 };
 
 int serve(const Options& o) {
@@ -286,6 +298,7 @@ int serve(const Options& o) {
 }
 
 int client(const Options& o) {
+  g_bench_peer = o.peer == "bench";
   session::SystemClock clock;
   session::NullLogger log;
   std::atomic<int> done{0};
@@ -331,6 +344,9 @@ int main(int argc, char** argv) {
   serve->add_option("--port-file", o.port_file, "write the bound port here");
   serve->add_option("--idle", o.idle, "busy-spin, spin-yield or block (default block: idle cycles not counted as work)");
   app.get_subcommand("client")->add_option("--orders", o.orders, "orders per session (default 200)");
+  app.get_subcommand("client")
+      ->add_option("--peer", o.peer, "kite: engine_cost serve; bench: bench_roundtrip server (BENCH<k> -> KITE)")
+      ->check(CLI::IsMember({"kite", "bench"}));
   CLI11_PARSE(app, argc, argv);
   return serve->parsed() ? kite::engine::tools::serve(o) : kite::engine::tools::client(o);
 }

@@ -9,6 +9,13 @@
 # the average and the marginal instructions per order:
 #   marginal = (Ir_high - Ir_low) / (orders_high - orders_low)
 # which leaves out connection set-up, logon and logout.
+#
+# Then, when BUILD_DIR has bench_roundtrip, the same for its measured servers
+# (flavours cpp and quickfix, model mono, idle block, null store), driven by
+# `engine_cost client --peer bench` with exact order counts. These count the
+# WHOLE server process (QuickFIX's threads are its own, so no per-function
+# toggle); the marginal figure removes start-up, logon and logout, and the
+# main thread only sleeps.
 set -euo pipefail
 build=${1:-build/release}
 low=${2:-100}
@@ -36,10 +43,36 @@ run() {  # protocol orders -> "orders Ir"
   echo "$served $ir"
 }
 
-printf '%-6s %10s %14s %10s %14s %10s %10s\n' protocol orders_low Ir_low orders_high Ir_high avg/order marginal
+run_bench() {  # flavour orders -> "orders Ir"
+  local flavour=$1 orders=$2 out="$work/cg.bench.$1.$2"
+  rm -f "$work/ready"
+  valgrind --tool=callgrind --callgrind-out-file="$out" \
+    "$bench" server --flavour "$flavour" --model mono --sessions 32 --idle block --ready-file "$work/ready" \
+    >"$work/bench.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 600); do [[ -s "$work/ready" ]] && break; sleep 0.1; done
+  "$bin" client --peer bench --protocol fix --port "$(cat "$work/ready")" --orders "$orders" --timeout 300 >/dev/null
+  kill -TERM "$server"
+  wait "$server" || true
+  local ir
+  ir=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+  echo "$((32 * orders)) $ir"
+}
+
+printf '%-15s %10s %14s %10s %14s %10s %10s\n' protocol orders_low Ir_low orders_high Ir_high avg/order marginal
 for proto in echo fix; do
   read -r o1 i1 < <(run "$proto" "$low")
   read -r o2 i2 < <(run "$proto" "$high")
   awk -v p="$proto" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
-    'BEGIN { printf "%-6s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
+    'BEGIN { printf "%-15s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
 done
+
+bench="$build/bench_roundtrip"
+if [[ -x "$bench" ]]; then
+  for flavour in cpp quickfix; do
+    read -r o1 i1 < <(run_bench "$flavour" "$low")
+    read -r o2 i2 < <(run_bench "$flavour" "$high")
+    awk -v p="bench-$flavour" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
+      'BEGIN { printf "%-15s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
+  done
+fi
