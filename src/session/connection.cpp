@@ -26,6 +26,12 @@ void SessionConnection::on_connected(engine::Outbound& out, std::int64_t) noexce
     session_ = nullptr;
     bound_by_logon_ = false;
   } else if (session_ != nullptr) {
+    if (!session_->try_bind()) {
+      log_.logf(LogLevel::error, session_->id(), "second connection for a session already connected: closing it");
+      refuse("session already connected");
+      return;
+    }
+    bound_by_logon_ = true;
     session_->on_connected(output_);
   }
 }
@@ -83,7 +89,9 @@ void SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
       refuse("first message not a Logon");
       return;
     }
-    const Lookup l = registry_->identify(header_, index_);
+    Lookup l = registry_->identify(header_, index_);
+    // Two connections of one session may race on different threads: one wins.
+    if (l.refusal == Refusal::none && !l.session->try_bind()) l.refusal = Refusal::already_logged_on;
     if (l.refusal != Refusal::none) {
       log_.logf(LogLevel::error, who_, "Logon refused (%s): %.*s:%.*s->%.*s", to_string(l.refusal),
                 static_cast<int>(header_.begin_string.size()), header_.begin_string.data(),
@@ -115,7 +123,11 @@ int SessionConnection::on_timer(std::int64_t) noexcept {
 }
 
 void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexcept {
-  if (session_ != nullptr && session_->connected()) session_->on_disconnected(reason);
+  if (session_ != nullptr && bound_by_logon_) {
+    if (session_->connected()) session_->on_disconnected(reason);
+    session_->unbind();
+  }
+  bound_by_logon_ = false;
   if (registry_ != nullptr) session_ = nullptr;
   output_.bind(nullptr);
   out_ = nullptr;

@@ -54,7 +54,7 @@ Lookup SessionRegistry::identify(const codec::Header& h, const codec::FieldIndex
       if (ix.get(codec::tag::Password, pw) != codec::Get::ok || pw != s.password)
         return {session, Refusal::wrong_password};
     }
-    if (session->connected()) return {session, Refusal::already_logged_on};
+    if (session->bound()) return {session, Refusal::already_logged_on};
     if (!s.schedule.in_session(clock_.now_ns())) return {session, Refusal::outside_schedule};
     return {session, Refusal::none};
   }

@@ -127,6 +127,28 @@ TEST(SessionRegistry, oversizedMessageBeforeLogonIsRefused) {
   EXPECT_TRUE(a.log.contains("MaxMessageSize"));
 }
 
+TEST(SessionRegistry, aSessionIsBoundToOneConnectionAtATime) {
+  Acceptor a;
+  EXPECT_TRUE(a.session->try_bind());
+  EXPECT_FALSE(a.session->try_bind());
+  FakeWire w;
+  auto* p = a.factory->open(1);
+  p->on_connected(w, 0);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "session already logged on");
+  a.session->unbind();
+  FakeWire w2;
+  auto* p2 = a.factory->open(2);
+  p2->on_connected(w2, 0);
+  Peer peer2(a.clock);
+  feed(p2, peer2.logon(30, false, "pw"));
+  EXPECT_TRUE(a.session->logged_on());
+  p2->on_disconnected("gone", 0);
+  EXPECT_FALSE(a.session->bound());
+}
+
 TEST(SessionRegistry, sessionsAreIndependent) {
   FakeClock clock;
   MemoryLogger log;

@@ -13,7 +13,11 @@
 // Initiator side: the connection is bound at construction and the Session
 // sends its Logon in on_connected().
 //
-// The per-message path allocates nothing.
+// The per-message path allocates nothing. Time is read from the Clock given
+// at construction (UTC, for SendingTime and timers); the runtime's now_ns
+// arguments are not used. A connection binds its session exclusively
+// (Session::try_bind), so connections on different engine threads never
+// drive one session at once.
 #pragma once
 
 #include <cstddef>
@@ -78,7 +82,7 @@ class SessionConnection final : public engine::Protocol {
   Logger& log_;
   AcceptorLimits limits_;
   Session* session_ = nullptr;
-  bool bound_by_logon_ = false;
+  bool bound_by_logon_ = false;  // holds the session's binding
   engine::Outbound* out_ = nullptr;
   OutboundOutput output_;
   codec::FieldIndex index_;

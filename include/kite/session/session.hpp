@@ -36,6 +36,7 @@
 // every call; overflowing that disconnects.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -164,6 +165,15 @@ class Session {
   SessionState state() const noexcept { return state_; }
   bool logged_on() const noexcept { return state_ == SessionState::active; }
   bool connected() const noexcept { return out_ != nullptr; }
+  // Claims the session for one connection (any thread): false when another
+  // connection holds it. The holder calls unbind() after on_disconnected().
+  // Acquire/release order hands the session from one thread to the next.
+  bool try_bind() noexcept {
+    bool expected = false;
+    return bound_.compare_exchange_strong(expected, true, std::memory_order_acq_rel);
+  }
+  void unbind() noexcept { bound_.store(false, std::memory_order_release); }
+  bool bound() const noexcept { return bound_.load(std::memory_order_acquire); }
   const SessionSettings& settings() const noexcept { return settings_; }
   const std::string& id() const noexcept { return id_; }
   MessageStore& store() noexcept { return store_; }
@@ -237,6 +247,7 @@ class Session {
   codec::HeaderTemplate header_;
   codec::MessageWriter writer_;
   SessionOutput* out_ = nullptr;
+  std::atomic<bool> bound_{false};
   SessionState state_ = SessionState::disconnected;
   SendResult last_send_ = SendResult::ok;
 
