@@ -5,6 +5,7 @@
 # spinning. Results (one JSON per cell) go to OUT.
 #   usage: bench/roundtrip/measure.sh [BUILD_DIR] [OUT]
 #   env: WARMUP (1) DURATION (3) RUNS (3) RATE (20000) SERVER_CORE (0) CLIENT_CORE (1) IDLE (spin) FLAVOURS
+#        PREFIX: a command put before server and client, e.g. "chrt -f 20" on a machine shared with builds
 set -euo pipefail
 build=${1:-build/release}
 out=${2:-results/roundtrip-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -12,25 +13,26 @@ bin=$build/bench_roundtrip
 warmup=${WARMUP:-1} duration=${DURATION:-3} runs=${RUNS:-3} rate=${RATE:-20000}
 sc=${SERVER_CORE:-0} cc=${CLIENT_CORE:-1} idle=${IDLE:-spin}
 flavours=${FLAVOURS:-"raw quickfix cpp"}
+read -r -a prefix <<<"${PREFIX:-}"
 mkdir -p "$out"
 
 cell() {  # flavour model loop sessions
   local f=$1 m=$2 loop=$3 n=$4 ready="$out/.ready" name="$1-kernel-$2-$3-$4"
   rm -f "$ready"
-  "$bin" server --flavour "$f" --transport kernel --model "$m" --port 0 --sessions "$n" --cores "$sc" \
+  "${prefix[@]}" "$bin" server --flavour "$f" --transport kernel --model "$m" --port 0 --sessions "$n" --cores "$sc" \
     --idle "$idle" --ready-file "$ready" 2>"$out/$name.server.log" &
   local spid=$!
   for _ in $(seq 100); do [[ -s $ready ]] && break; sleep 0.05; done
   if [[ ! -s $ready ]]; then echo "$name: server did not start" >&2; kill "$spid" 2>/dev/null || true; return; fi
   local extra=()
   [[ $loop == open ]] && extra=(--rate "$rate")
-  "$bin" client --port "$(cat "$ready")" --loop "$loop" --sessions "$n" --warmup "$warmup" --duration "$duration" \
+  "${prefix[@]}" "$bin" client --port "$(cat "$ready")" --loop "$loop" --sessions "$n" --warmup "$warmup" --duration "$duration" \
     --runs "$runs" --cores "$cc" --idle "$idle" --cell "$f/kernel/$m/$loop" --json "$out/$name.json" "${extra[@]}" \
     >"$out/$name.txt" 2>"$out/$name.err" || echo "$name: client failed: $(tail -1 "$out/$name.err")" >&2
   kill -TERM "$spid"; wait "$spid" || true
 }
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); idle=$idle prefix=${PREFIX:-none}" | tee "$out/load.txt"
 for f in $flavours; do
   cell "$f" single closed 1
   cell "$f" single open 1
