@@ -51,6 +51,8 @@ TEST_P(QuickFixInitiatorToKiteAcceptor, tenThousandOrdersAnsweredAndForcedGapsRe
   ASSERT_TRUE(wait_for_text(dir / "port", "\n", 10000)) << read_file(dir / "kite.log");
   const std::string port = std::to_string(std::stoi(read_file(dir / "port")));
 
+  fs::create_directories(dir / "qfstore");
+  ::setenv("KITE_QF_STORE_DIR", (dir / "qfstore").c_str(), 1);
   Child qf;
   ASSERT_TRUE(qf.start({KITE_QF_PEER_BIN, "initiator", port, begin, "QF", "KITE", std::to_string(kOrders), "200", "1",
                         std::to_string(kite.pid()), "50"},

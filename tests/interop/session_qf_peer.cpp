@@ -21,6 +21,7 @@
 //     ExecutionReport (New); exits after the peer logs out (or TIMEOUT_S),
 //     printing the summary.
 #include <quickfix/Application.h>
+#include <quickfix/FileStore.h>
 #include <quickfix/MessageStore.h>
 #include <quickfix/Session.h>
 #include <quickfix/SessionSettings.h>
@@ -36,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -224,7 +226,13 @@ int run_initiator(char** argv) {
   const auto deadline = Clock::now() + std::chrono::seconds(std::atoi(argv[10]));
 
   PeerApp app(false);
-  FIX::MemoryStoreFactory store;
+  // A file store when KITE_QF_STORE_DIR is set: QuickFIX's MemoryStore serves
+  // no resend whose range starts at a number it never stored (a jump).
+  const char* dir = std::getenv("KITE_QF_STORE_DIR");
+  FIX::MemoryStoreFactory memory;
+  std::unique_ptr<FIX::FileStoreFactory> file;
+  if (dir != nullptr) file.reset(new FIX::FileStoreFactory(dir));
+  FIX::MessageStoreFactory& store = file ? static_cast<FIX::MessageStoreFactory&>(*file) : memory;
   FIX::SessionSettings settings = make_settings(false, port, id);
   FIX::SocketInitiator init(app, store, settings);
   init.start();
