@@ -264,7 +264,7 @@ class Session {
   std::int64_t state_since_ns_ = 0;
   std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
   std::uint64_t test_request_counter_ = 0;
-  char test_req_id_[24] = {};
+  char test_req_id_[32] = {};
   std::size_t test_req_id_len_ = 0;
   bool initiated_logout_ = false;
   bool reached_active_ = false;   // on this connection (for the back-off)
