@@ -1,0 +1,91 @@
+// kite-acceptor's configuration: the full example of docs/acceptor.md loads,
+// and bad files fail with a message naming the file, the table or session,
+// and the setting.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kite/app/acceptor.hpp"
+
+namespace kite::app::test {
+namespace {
+
+std::string docs_example() {
+  const char* src = std::getenv("KITE_SOURCE_DIR");
+  std::ifstream in(std::string(src ? src : ".") + "/docs/acceptor.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const auto begin = text.find("```toml\n");
+  if (begin == std::string::npos) return {};
+  const auto end = text.find("```", begin + 8);
+  return text.substr(begin + 8, end - begin - 8);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_acceptor_config(text, "acc.toml");
+  } catch (const session::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const char* kBase = "[defaults]\nSenderCompID = \"KITE\"\n[[session]]\nTargetCompID = \"C1\"\n";
+
+TEST(AcceptorConfig, docsExampleLoads) {
+  const std::string text = docs_example();
+  ASSERT_FALSE(text.empty());
+  const AcceptorConfig c = parse_acceptor_config(text, "docs/acceptor.md");
+  EXPECT_EQ(c.sessions.sessions.size(), 3u);
+  EXPECT_EQ(c.engine.model, engine::Model::mono);
+  EXPECT_EQ(c.engine.port, 9876);
+  EXPECT_EQ(c.mode, Mode::ack);
+  EXPECT_EQ(c.limits.max_connections, 64u);
+  EXPECT_EQ(c.sessions.sessions[1].begin_string, "FIX.4.2");
+}
+
+TEST(AcceptorConfig, portComesFromTheSessionsWhenEngineHasNone) {
+  const AcceptorConfig c = parse_acceptor_config(
+      "[defaults]\nSenderCompID = \"K\"\nSocketAcceptPort = 7001\n[[session]]\nTargetCompID = \"A\"\n", "acc.toml");
+  EXPECT_EQ(c.engine.port, 7001);
+}
+
+TEST(AcceptorConfig, badSettingsNameFileTableAndSetting) {
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmodel = \"fast\"\n") + kBase),
+            "acc.toml: [engine]: setting model: expected \"single\", \"mono\", \"pool\" or \"shard\"");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\n[app]\nmode = \"fill\"\n") + kBase),
+            "acc.toml: [app]: setting mode: expected \"ack\", \"match\" or \"echo\", got \"fill\"");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nthreads = 2\n") + kBase),
+            "acc.toml: [engine]: setting threads: unknown setting");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 70000\n") + kBase),
+            "acc.toml: [engine]: setting port: value 70000 out of range 0..65535");
+  EXPECT_EQ(error_of(kBase), "acc.toml: [engine]: setting port: missing (set it, or SocketAcceptPort in the sessions)");
+  EXPECT_EQ(error_of(std::string("[engin]\nport = 1\n") + kBase), "acc.toml: [engin]: unknown table");
+}
+
+TEST(AcceptorConfig, sessionProblemsNameTheSession) {
+  EXPECT_EQ(error_of("[defaults]\nSenderCompID = \"K\"\n[[session]]\nTargetCompID = \"A\"\nSocketAcceptPort = 9000\n"
+                     "[[session]]\nTargetCompID = \"B\"\nSocketAcceptPort = 9001\n"),
+            "acc.toml: session 2 (FIX.4.4:K->B): setting SocketAcceptPort: 9001 differs from another session's 9000 "
+            "(one listening port per daemon)");
+  EXPECT_EQ(error_of("[engine]\nport = 1\n[defaults]\nSenderCompID = \"K\"\n[[session]]\nTargetCompID = \"A\"\n"
+                     "ConnectionType = \"initiator\"\nSocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = 5\n"),
+            "acc.toml: session 1 (FIX.4.4:K->A): setting ConnectionType: kite-acceptor runs acceptor sessions only");
+  // The session loader's own errors come through unchanged.
+  EXPECT_NE(error_of("[engine]\nport = 1\n[[session]]\nTargetCompID = \"A\"\n").find("setting SenderCompID"),
+            std::string::npos);
+}
+
+TEST(AcceptorConfig, matchModeNeedsOneThread) {
+  EXPECT_NE(error_of(std::string("[engine]\nport = 1\nmodel = \"pool\"\nworkers = 2\n[app]\nmode = \"match\"\n") + kBase)
+                .find("[app]: setting mode: match needs every session on one thread"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse_acceptor_config(std::string("[engine]\nport = 1\n[app]\nmode = \"match\"\n") + kBase, "x"));
+}
+
+}  // namespace
+}  // namespace kite::app::test
