@@ -210,6 +210,8 @@ int main(int argc, char** argv) {
   client->add_option("--cores", cc.cores, "comma list; the client thread is pinned to the first");
   client->add_option("--idle", cc.idle, "spin | block")->check(CLI::IsMember({"spin", "block"}))->capture_default_str();
   client->add_option("--busy-poll-usecs", cc.o.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
+  client->add_option("--connect-timeout", cc.o.connect_timeout_s, "seconds to keep retrying a refused connection")
+      ->capture_default_str();
   client->add_option("--json", cc.json, "write the result JSON here");
   client->add_option("--cell", cc.cell, "FLAVOUR/TRANSPORT/MODEL/LOOP written into the result");
   client->add_option("--cv-p50-limit", cc.t.cv_p50, "verdict: CV limit of p50")->capture_default_str();

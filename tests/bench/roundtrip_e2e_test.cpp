@@ -186,7 +186,7 @@ TEST_F(RoundtripE2E, unsupportedCombinationExitsThreeWithOneLine) {
 
 TEST_F(RoundtripE2E, clientExitsNonZeroWhenItCannotConnect) {
   const fs::path err = dir_ / "err";
-  const int rc = wait_exit(spawn({binary(), "client", "--port", "1", "--duration", "0.1", "--runs", "1"}, err.string()));
+  const int rc = wait_exit(spawn({binary(), "client", "--port", "1", "--duration", "0.1", "--runs", "1", "--connect-timeout", "0.2"}, err.string()));
   EXPECT_NE(rc, 0);
   EXPECT_NE(slurp(err).find("cannot connect"), std::string::npos) << slurp(err);
 }
