@@ -14,6 +14,12 @@ namespace {
 std::atomic<std::uint64_t> g_allocs{0};
 }  // namespace
 
+// The replaced delete frees what the replaced new mallocs; g++ cannot see
+// the pairing once both are inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 void* operator new(std::size_t n) {
   g_allocs.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;

@@ -76,7 +76,7 @@ class MessageWriter {
 
   void add_string(std::uint32_t t, std::string_view v) noexcept {
     if (char* q = claim(t, v.size())) {
-      std::memcpy(q, v.data(), v.size());
+      if (!v.empty()) std::memcpy(q, v.data(), v.size());  // an empty view's data() may be null
       q[v.size()] = kSoh;
     }
   }
@@ -151,7 +151,7 @@ class MessageWriter {
     return 0;
   }
   void put(std::string_view s) noexcept {
-    if (!room(s.size())) return;
+    if (!room(s.size()) || s.empty()) return;
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }

@@ -102,6 +102,9 @@ struct SwarScan {
 
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     if (n > 64) n = 64;
+    eq = 0;
+    soh = 0;
+    if (n == 0) return;
     char pad[64];
     if (n < 64) {  // a short tail: work on a zero-padded copy
       std::memset(pad, 0, sizeof pad);
@@ -149,6 +152,9 @@ struct Sse2Scan {
 
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     if (n > 64) n = 64;
+    eq = 0;
+    soh = 0;
+    if (n == 0) return;
     alignas(16) char pad[64];
     if (n < 64) {
       std::memset(pad, 0, sizeof pad);
