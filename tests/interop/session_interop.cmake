@@ -12,3 +12,11 @@ if(KITE_QUICKFIX)
     KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>")
   add_dependencies(session_interop_test kite-acceptor kite_qf_peer)
 endif()
+
+if(KITE_QUICKFIX)
+  kite_test(session_crash_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_crash_test.cpp LABELS integration)
+  target_compile_definitions(session_crash_test PRIVATE
+    KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>"
+    KITE_STORE_BIN="$<TARGET_FILE:kite-store>")
+  add_dependencies(session_crash_test kite-acceptor kite_qf_peer kite-store)
+endif()

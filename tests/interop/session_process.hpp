@@ -87,6 +87,17 @@ class Child {
     return true;
   }
   pid_t pid() const noexcept { return pid_; }
+  // Whether the child has not exited yet (reaps it when it has).
+  bool running() {
+    if (pid_ <= 0) return false;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      return false;
+    }
+    return true;
+  }
   void signal(int sig) const noexcept {
     if (pid_ > 0) ::kill(pid_, sig);
   }
