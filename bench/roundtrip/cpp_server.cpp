@@ -69,6 +69,7 @@ int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
   c.coordinator_core = o.coordinator_core;
   c.idle.kind = o.spin ? engine::IdleKind::busy_spin : engine::IdleKind::block;
   c.busy_poll_usecs = o.busy_poll_usecs;
+  c.quickack = o.quickack;
   c.send_full = engine::SendFullPolicy::wait;
   switch (c.model) {
     case engine::Model::single: c.max_connections = 1; break;
