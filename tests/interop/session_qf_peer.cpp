@@ -15,6 +15,9 @@
 //          resend and Kite serves its stored ExecutionReports (PossDupFlag=Y);
 //       3. SIGUSR1 to KITE_PID (kite-acceptor --test-hooks skips 5 outbound
 //          numbers), then 1 order: QuickFIX asks again, Kite gap-fills.
+//     With GAPS=2, after the stream its expected inbound number goes back to
+//     2 and 1 order is sent: the acceptor must resend everything it ever sent
+//     (PossDupFlag=Y), from its store (the crash test: across a restart).
 //     Then it logs out and prints the summary.
 //   kite_qf_peer acceptor PORT BEGIN SENDER TARGET TIMEOUT_S
 //     A QuickFIX acceptor answering each NewOrderSingle with an
@@ -50,6 +53,7 @@ struct Counters {
   std::mutex mu;
   std::condition_variable cv;
   std::map<std::string, int> answers;  // ClOrdID -> ExecutionReports (PossDup ones included)
+  std::map<std::string, int> live;     // ClOrdID -> ExecutionReports without PossDupFlag
   long er_total = 0;
   long possdup = 0;
   long possdup_with_orig = 0;
@@ -138,6 +142,7 @@ class PeerApp : public FIX::Application {
     }
     ++g.er_total;
     const int before = g.answers[field(m, 11)]++;
+    if (!possdup) ++g.live[field(m, 11)];
     if (possdup) {
       ++g.possdup;
       if (m.getHeader().isSetField(122)) ++g.possdup_with_orig;
@@ -157,7 +162,8 @@ FIX::SessionSettings make_settings(bool acceptor, int port, const FIX::SessionID
   d.setString("ConnectionType", acceptor ? "acceptor" : "initiator");
   d.setString("StartTime", "00:00:00");
   d.setString("EndTime", "00:00:00");
-  d.setString("HeartBtInt", "30");
+  const char* hb = std::getenv("KITE_QF_HEARTBTINT");  // the crash test shortens it
+  d.setString("HeartBtInt", hb != nullptr ? hb : "30");
   d.setString("UseDataDictionary", "N");
   d.setString("ReconnectInterval", "1");
   d.setString("SocketNodelay", "Y");
@@ -190,11 +196,14 @@ FIX::Message order(const std::string& cl) {
 
 void print_summary(FIX::Session* s, long sent) {
   std::lock_guard<std::mutex> l(g.mu);
-  long answered = 0, twice = 0;
+  long answered = 0, twice = 0, live_twice = 0;
   for (const auto& kv : g.answers) {
     ++answered;
     if (kv.second > 1) ++twice;
   }
+  for (const auto& kv : g.live)
+    if (kv.second > 1) ++live_twice;
+  std::printf("live_more_than_once=%ld\n", live_twice);
   std::printf("sent=%ld\nanswered=%ld\nanswered_more_than_once=%ld\ner_total=%ld\npossdup=%ld\n"
               "possdup_with_orig=%ld\npossdup_first=%ld\nother_app=%ld\nlogons=%ld\nlogouts=%ld\n"
               "resend_requests_in=%ld\nresend_requests_out=%ld\ngap_fills_in=%ld\norders_in=%ld\n"
@@ -221,7 +230,7 @@ int run_initiator(char** argv) {
   const FIX::SessionID id(argv[3], argv[4], argv[5]);
   const long orders = std::atol(argv[6]);
   const long window = std::atol(argv[7]);
-  const bool gaps = std::atoi(argv[8]) != 0;
+  const int mode = std::atoi(argv[8]);  // 0: stream only, 1: forced gaps, 2: rewind at the end
   const pid_t kite = static_cast<pid_t>(std::atol(argv[9]));
   const auto deadline = Clock::now() + std::chrono::seconds(std::atoi(argv[10]));
 
@@ -264,7 +273,21 @@ int run_initiator(char** argv) {
 
   send_orders("C", orders, window);
   wait_answered();
-  if (gaps && ok) {
+  if (mode == 2 && ok) {
+    // Rewind: expect the acceptor's second message again, so that it must
+    // resend (as PossDup, from its store) everything it ever sent us.
+    s->setNextTargetMsgSeqNum(2);
+    send_orders("Z", 1, 1);
+    wait_answered();
+    int last = -1;
+    for (int i = 0; i < 100 && Clock::now() < deadline; ++i) {  // until the resend has settled
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const int now = s->getExpectedTargetNum();
+      if (now == last) break;
+      last = now;
+    }
+  }
+  if (mode == 1 && ok) {
     s->setNextSenderMsgSeqNum(s->getExpectedSenderNum() + 5);
     send_orders("G", 5, 5);
     wait_answered();
