@@ -121,11 +121,20 @@ bool Session::finish_admin(bool store_it) noexcept {
     if (!msg_in_overflow_) out_->commit(0);
     return false;
   }
-  if (store_it) store_.store(msg_seq_, {msg_buf_, n});
+  if (store_it) keep(msg_seq_, {msg_buf_, n});
   if (msg_in_overflow_) overflow_len_ += n;
   else out_->commit(n);
   last_sent_ns_ = now();
   return true;
+}
+
+void Session::keep(std::uint64_t seq, std::string_view msg) noexcept {
+  if (store_.store(seq, msg) || store_full_logged_) return;
+  store_full_logged_ = true;
+  log_.logf(LogLevel::error, id_,
+            "store full at MsgSeqNum %llu (StoreCapacity): later messages are not kept; resends of them become "
+            "gap fills",
+            static_cast<unsigned long long>(seq));
 }
 
 codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
@@ -157,7 +166,7 @@ SendResult Session::finish_app() noexcept {
   }
   // Stored before it is published: a crash in between leaves a message the
   // peer never saw but can ask for again.
-  store_.store(msg_seq_, {msg_buf_, n});
+  keep(msg_seq_, {msg_buf_, n});
   out_->commit(n);
   last_sent_ns_ = now();
   return last_send_ = SendResult::ok;

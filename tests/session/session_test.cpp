@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 
 #include "support.hpp"
 
@@ -879,6 +881,40 @@ TEST(SessionSend, sessionMessagesUnderBackPressureWaitInOverflowAndKeepOrder) {
   EXPECT_EQ(out[1].get(tag::TestReqID), "T2");
   EXPECT_EQ(out[2].type(), "8");
   EXPECT_EQ(out[2].seq(), 4u);
+}
+
+TEST(SessionSend, fullStoreIsLoggedOnceAndResendsBecomeGapFills) {
+  FakeClock clock;
+  MemoryLogger log;
+  RecordingApp app;
+  SessionRegistry reg(clock, log);
+  const std::string dir = "/tmp/kite-session-full-" + std::to_string(::getpid());
+  auto s = acceptor_settings();
+  s.store.kind = StoreKind::file;
+  s.store.path = dir;
+  s.store.capacity_bytes = 8192;  // one page of records
+  Session& session = reg.add(s, app);
+  SessionConnection conn(reg, {});
+  FakeWire wire;
+  conn.on_connected(wire, 0);
+  Peer peer(clock);
+  const std::string logon = peer.logon();
+  conn.on_data(logon.data(), logon.size(), 0);
+  ASSERT_TRUE(session.logged_on());
+  for (int i = 0; i < 60; ++i)
+    ASSERT_EQ(session.send("8", [](codec::MessageWriter& w) { w.add_string(tag::Text, "0123456789"); }), SendResult::ok);
+  EXPECT_TRUE(log.contains("store full"));
+  wire.take();
+  const std::string rr = peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 60);
+    w.add_uint(tag::EndSeqNo, 0);
+  });
+  conn.on_data(rr.data(), rr.size(), 0);
+  auto out = wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "4");
+  EXPECT_EQ(out[0].get(tag::NewSeqNo), "62");
+  std::filesystem::remove_all(dir);
 }
 
 // --- initiator ---------------------------------------------------------------------------

@@ -206,6 +206,8 @@ class Session {
   codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
   bool finish_admin(bool store_it = true) noexcept;
   bool drain_overflow() noexcept;
+  // Stores a sent message; logs once when the store refuses (full).
+  void keep(std::uint64_t seq, std::string_view msg) noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
   void send_test_request() noexcept;
   void send_logout_msg(std::string_view text) noexcept;
@@ -300,6 +302,7 @@ class Session {
   std::int32_t failures_ = 0;
   std::int64_t last_disconnect_ns_ = 0;
   std::uint64_t garbled_ = 0;
+  bool store_full_logged_ = false;
 };
 
 }  // namespace kite::session

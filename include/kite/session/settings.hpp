@@ -32,7 +32,7 @@ struct StoreSettings {
   FlushPolicy flush = FlushPolicy::none;     // FlushPolicy: "none" | "message" | "count" | "time"
   std::uint32_t flush_every_n = 100;         // FlushEveryN
   std::uint32_t flush_every_ms = 10;         // FlushEveryMs
-  std::size_t capacity_bytes = 64u << 20;    // StoreCapacity: journal mapping size (sparse file)
+  std::size_t capacity_bytes = 16u << 20;    // StoreCapacity: journal size, allocated and mapped at open
 };
 
 struct SessionSettings {
