@@ -94,6 +94,33 @@ TEST_P(QuickFixInitiatorToKiteAcceptor, tenThousandOrdersAnsweredAndForcedGapsRe
 
 INSTANTIATE_TEST_SUITE_P(Versions, QuickFixInitiatorToKiteAcceptor, ::testing::Values("FIX.4.4", "FIX.4.2"));
 
+TEST(KiteAcceptorShutdown, sigtermLogsOutTheQuickFixSessionAndExitsCleanly) {
+  const fs::path dir = make_temp_dir("kite-interop-stop-");
+  ASSERT_FALSE(dir.empty());
+  write_file(dir / "acceptor.toml", acceptor_config(0, dir / "store", "FIX.4.4", "QF"));
+  Child kite;
+  ASSERT_TRUE(kite.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file",
+                          (dir / "port").string()},
+                         dir / "kite.out", dir / "kite.log"));
+  ASSERT_TRUE(wait_for_text(dir / "port", "\n", 10000)) << read_file(dir / "kite.log");
+  const std::string port = std::to_string(std::stoi(read_file(dir / "port")));
+  ::unsetenv("KITE_QF_STORE_DIR");
+  Child qf;  // an endless stream, cut by the shutdown
+  ASSERT_TRUE(qf.start({KITE_QF_PEER_BIN, "initiator", port, "FIX.4.4", "QF", "KITE", "100000000", "10", "0", "0", "4"},
+                       dir / "qf.out", dir / "qf.err"));
+  ASSERT_TRUE(wait_for_text(dir / "kite.log", "logged on", 10000)) << read_file(dir / "kite.log");
+  kite.signal(SIGTERM);
+  EXPECT_EQ(kite.wait(10000), 0);
+  qf.wait(15000);
+  const std::string log = read_file(dir / "kite.log");
+  auto r = parse_summary(read_file(dir / "qf.out"));
+  EXPECT_NE(log.find("Logout sent: kite-acceptor shutting down"), std::string::npos) << log;
+  EXPECT_NE(log.find("Logout answered"), std::string::npos) << log;  // QuickFIX answered before the exit
+  EXPECT_NE(log.find("stopped (0 connection(s) were still open)"), std::string::npos) << log;
+  EXPECT_GE(r["logouts"], 1);
+  fs::remove_all(dir);
+}
+
 // --- (b) Kite initiator, QuickFIX acceptor ------------------------------------
 
 namespace tag = codec::tag;
