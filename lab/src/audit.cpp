@@ -40,6 +40,9 @@ bool contains_pid(const std::vector<pid_t>& s, pid_t p) { return std::find(s.beg
 
 std::string AuditReport::reason() const {
     if (!enabled) return "audit disabled";
+    if (violations.empty() && samples == 0)
+        return "unverified: no conclusive sample before the cell ended (" + std::to_string(inconclusive) +
+               " inconclusive)";
     if (violations.empty())
         return "clean: " + std::to_string(samples) + " samples, " + std::to_string(inconclusive) + " inconclusive";
     std::string out;

@@ -177,17 +177,23 @@ CompareResult compare_sittings(const std::string& a, const std::string& b, const
         if (c->state == "measured") return c->verdict;
         return c->state;
     };
+    std::size_t only_b = 0, only_a = 0;
     for (const auto& c : cb) {
         const CellOutcome* before = find(ca, c.cell.flavour, c.cell.transport, c.cell.model, c.cell.loop);
+        if (!before) {
+            ++only_b;
+            continue;
+        }
         std::string v0 = verdict_of(before), v1 = verdict_of(&c);
         if (v0 != v1) changes.push_back("- " + c.cell.id() + ": " + v0 + " to " + v1);
     }
     for (const auto& c : ca)
-        if (!find(cb, c.cell.flavour, c.cell.transport, c.cell.model, c.cell.loop))
-            changes.push_back("- " + c.cell.id() + ": " + verdict_of(&c) + " to absent");
+        if (!find(cb, c.cell.flavour, c.cell.transport, c.cell.model, c.cell.loop)) ++only_a;
     out << "\n## Verdicts that changed\n\n";
     if (changes.empty()) out << "None.\n";
     for (const auto& l : changes) out << l << "\n";
+    if (only_a || only_b)
+        out << "\n" << only_b << " cells only in the later sitting, " << only_a << " only in the earlier one.\n";
     r.ok = true;
     r.text = out.str();
     return r;

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -95,6 +94,19 @@ std::string ask_version(const std::string& path) {
     if (r.code != 0 || out.empty())
         return "unavailable: '" + fs::path(path).filename().string() + " --version' exited " + std::to_string(r.code);
     return out.substr(0, 800);
+}
+
+// "run J/R done: p50=... us p99=... us" (the client's progress) -> "run J/R p50=... us p99=... us"; "" otherwise.
+std::string parse_run_line(const std::string& line) {
+    auto at = line.find("run ");
+    auto done = line.find(" done:", at == std::string::npos ? 0 : at);
+    if (at == std::string::npos || done == std::string::npos) return "";
+    std::string jr = line.substr(at + 4, done - at - 4);
+    auto slash = jr.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == jr.size()) return "";
+    for (char ch : jr)
+        if (ch != '/' && (ch < '0' || ch > '9')) return "";
+    return "run " + jr + " " + trim(line.substr(done + 6));
 }
 
 struct Progress {
@@ -358,7 +370,6 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
     double audit_delay = std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0));
     double deadline = mx.warmup_s + mx.runs * mx.duration_s * 1.5 + 30.0 + sessions * 0.05;
     std::string client_err, partial;
-    static const std::regex run_re(R"(run\s+(\d+)/(\d+)\s+done:\s*(.*))");
     std::string run_text = "run 0/" + std::to_string(mx.runs);
     auto started = Clock::now();
     bool interrupted = false, timed_out = false;
@@ -373,8 +384,7 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
                 std::string line = partial.substr(0, nl);
                 partial.erase(0, nl + 1);
                 if (client_err.size() < 65536) client_err += line + "\n";
-                std::smatch mt;
-                if (std::regex_search(line, mt, run_re)) run_text = "run " + mt[1].str() + "/" + mt[2].str() + " " + mt[3].str();
+                if (std::string r = parse_run_line(line); !r.empty()) run_text = r;
             }
         }
     };

@@ -69,7 +69,9 @@ struct AuditReport {
     bool enabled = true;
     std::vector<AuditViolation> violations;  ///< distinct (kind, tid), first seen
     std::map<std::string, std::string> threads;  ///< "group tid comm" -> cores it was seen on
-    bool passed() const { return violations.empty(); }
+    /// No violation, and at least one conclusive sample: a cell the audit
+    /// could never verify (it ended before a sample completed) is refused too.
+    bool passed() const { return !enabled || (violations.empty() && samples > 0); }
     /// One line naming the first violations, for the cell's result and the terminal.
     std::string reason() const;
     nlohmann::json to_json() const;
