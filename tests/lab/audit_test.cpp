@@ -76,14 +76,26 @@ AuditOptions options_for(int measured) {
     return o;
 }
 
-// Runs the audit for about `seconds` with the measured thread as the "server".
-AuditReport audit_for(pid_t tid, int core, double seconds, const std::function<void()>& midway = {}) {
+// Runs the audit on its own thread for about `seconds` with the measured thread as the "server".
+AuditReport audit_for(pid_t tid, int core, double seconds) {
     Audit a({{"server", getpid(), {tid}, {core}}}, options_for(core));
     a.start();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
-    if (midway) midway();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     return a.stop();
+}
+
+// Drives the audit by hand, a sample every 100 ms, until the first violation
+// or max_samples: on a busy machine a spinner may need a few samples to show.
+AuditReport audit_until_violation(pid_t tid, int core, const std::function<void()>& after_baseline,
+                                  int max_samples = 40) {
+    Audit a({{"server", getpid(), {tid}, {core}}}, options_for(core));
+    a.sample_once();
+    after_baseline();
+    for (int i = 0; i < max_samples; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (a.sample_once() == SampleOutcome::violation) break;
+    }
+    return a.report();
 }
 
 class LiveAudit : public ::testing::Test {
@@ -105,7 +117,7 @@ TEST_F(LiveAudit, acceptsACleanCell) {
 
 TEST_F(LiveAudit, refusesACellWhoseThreadIsMovedOffItsCore) {
     Spinner measured(1);
-    AuditReport r = audit_for(measured.tid(), 1, 1.0, [&] { measured.move_to(0); });
+    AuditReport r = audit_until_violation(measured.tid(), 1, [&] { measured.move_to(0); });
     ASSERT_FALSE(r.passed());
     EXPECT_EQ(r.violations.front().tid, measured.tid());
     EXPECT_TRUE(r.violations.front().kind == "off-core" || r.violations.front().kind == "unpinned")
@@ -116,7 +128,7 @@ TEST_F(LiveAudit, refusesACellWhoseThreadIsMovedOffItsCore) {
 TEST_F(LiveAudit, refusesACellWithAForeignSpinnerOnAMeasuredCore) {
     Spinner measured(1);
     std::unique_ptr<Spinner> intruder;
-    AuditReport r = audit_for(measured.tid(), 1, 1.0, [&] { intruder = std::make_unique<Spinner>(1); });
+    AuditReport r = audit_until_violation(measured.tid(), 1, [&] { intruder = std::make_unique<Spinner>(1); });
     ASSERT_FALSE(r.passed());
     bool found = false;
     for (const auto& v : r.violations)
