@@ -177,6 +177,10 @@ FIX::SessionSettings make_settings(bool acceptor, int port, const FIX::SessionID
     d.setString("SocketConnectPort", std::to_string(port));
   }
   s.set(id, d);
+  // The socket initiator reads its reconnect interval from [DEFAULT] only.
+  FIX::Dictionary defaults;
+  defaults.setString("ReconnectInterval", "1");
+  s.set(defaults);
   return s;
 }
 
