@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include <toml++/toml.h>
+#include "kite/util/toml.hpp"
 
 #include "kite/lab/util.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "kite/util/toml.hpp"
 
 #include "kite/session/settings.hpp"
 
