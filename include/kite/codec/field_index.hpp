@@ -199,7 +199,7 @@ class FieldIndex {
   bool push(std::uint32_t tag, std::uint32_t offset, std::uint32_t length) noexcept {
     if (count_ == capacity_) return false;
     fields_[count_] = {tag, offset, length};
-    if (tag < kDirectTags && (slots_[tag] >> 16) != generation_) slots_[tag] = (generation_ << 16) | count_;
+    if (tag < kDirectTags && slots_[tag] < (generation_ << 16)) slots_[tag] = (generation_ << 16) | count_;
     ++count_;
     return true;
   }
@@ -223,11 +223,18 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   FieldRef* const fields = fields_.get();
   std::uint32_t* const slots = slots_.get();
   const std::uint32_t capacity = capacity_;
-  const std::uint32_t generation = generation_;
+  // Slots of older generations hold smaller values (the table is cleared
+  // when the generation wraps), so "not set in this walk" is one compare.
+  const std::uint32_t generation_bits = generation_ << 16;
   std::uint32_t count = 0;
   const auto done = [&](IndexError e, std::size_t at, std::uint32_t tag) noexcept {
     count_ = count;
     return IndexResult{e, static_cast<std::uint32_t>(at), tag};
+  };
+  const auto record = [&](std::uint32_t tag, std::size_t v, std::size_t soh) noexcept {
+    fields[count] = {tag, static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(soh - v)};
+    if (tag < kDirectTags && slots[tag] < generation_bits) slots[tag] = generation_bits | count;
+    ++count;
   };
 
   // SOH positions, 64 bytes at a time: `pending` holds the block's SOH bits
@@ -237,8 +244,16 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   std::uint64_t pending = 0;
   const auto load = [&](std::size_t at) noexcept {
     start = at & ~std::size_t{63};
-    std::uint64_t eq_bits;
-    Scan::classify(frame + start, size - start < 64 ? size - start : 64, eq_bits, pending);
+    const std::size_t n = size - start;
+    std::uint64_t eq_bits;  // unused: the compiler drops its computation
+    if (n >= 64) {
+      Scan::classify(frame + start, 64, eq_bits, pending);
+    } else if (size >= 64) {  // the last, partial block: the frame's last 64 bytes, shifted
+      Scan::classify(frame + size - 64, 64, eq_bits, pending);
+      pending >>= 64 - n;
+    } else {
+      Scan::classify(frame + start, n, eq_bits, pending);
+    }
   };
   const auto seek = [&](std::size_t pos) noexcept {  // drop SOH bits before pos
     if (pos >= size) {
@@ -252,6 +267,31 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   if (size != 0) load(0);
 
   std::size_t p = 0;
+  // The common case: a tag of 1 to 7 digits and '=' in the word at p, an
+  // SOH ahead, room in the table, no data field. Anything else leaves this
+  // loop with the state untouched for the general walk below, which handles
+  // it (errors included).
+  while (size - p >= 8) [[likely]] {
+    std::uint64_t w;
+    std::memcpy(&w, frame + p, sizeof w);
+    const std::uint64_t eq8 = SwarScan::match(w, '=');  // the lowest bit is exact
+    if (eq8 == 0) [[unlikely]] break;
+    const std::size_t tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
+    std::uint32_t tag;
+    if (tag_len == 0 || static_cast<unsigned char>(w) == '0' || !detail::parse_tag8(w, tag_len, tag)) [[unlikely]]
+      break;
+    if (count == capacity || detail::is_length_tag(tag)) [[unlikely]] break;  // a data field may follow
+    if (pending == 0) [[unlikely]] {
+      if (size - start <= 64) break;
+      load(start + 64);
+      if (pending == 0) [[unlikely]] break;
+    }
+    const std::size_t soh = start + static_cast<std::size_t>(__builtin_ctzll(pending));
+    pending &= pending - 1;
+    record(tag, p + tag_len + 1, soh);
+    p = soh + 1;
+  }
+
   std::uint32_t pending_data_tag = 0;  // set right after a length field
   std::uint64_t pending_data_len = 0;
   while (p < size) {
@@ -297,14 +337,11 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
       soh = start + static_cast<std::size_t>(__builtin_ctzll(pending));
       pending &= pending - 1;
     }
-    const auto len = static_cast<std::uint32_t>(soh - v);
     if (count == capacity) return done(IndexError::too_many_fields, p, tag);
-    fields[count] = {tag, static_cast<std::uint32_t>(v), len};
-    if (tag < kDirectTags && (slots[tag] >> 16) != generation) slots[tag] = (generation << 16) | count;
-    ++count;
+    record(tag, v, soh);
     pending_data_tag = 0;
     if (detail::is_length_tag(tag)) [[unlikely]] {
-      if (parse_uint({frame + v, len}, pending_data_len)) pending_data_tag = detail::data_tag_for_length(tag);
+      if (parse_uint({frame + v, soh - v}, pending_data_len)) pending_data_tag = detail::data_tag_for_length(tag);
     }
     p = soh + 1;
   }

@@ -105,7 +105,10 @@ inline bool parse_int(std::string_view s, std::int64_t& out) noexcept {
   return true;
 }
 
-inline bool parse_decimal(std::string_view s, Decimal& out) noexcept {
+namespace detail {
+// Any number of digits: leading zeros carry no precision, so only more than
+// 18 significant digits fail.
+inline bool parse_decimal_long(std::string_view s, Decimal& out) noexcept {
   std::size_t i = 0;
   const bool neg = !s.empty() && s[0] == '-';
   if (neg) i = 1;
@@ -131,6 +134,40 @@ inline bool parse_decimal(std::string_view s, Decimal& out) noexcept {
     if (dot) --exp;
   }
   if (s.size() == static_cast<std::size_t>(neg) + static_cast<std::size_t>(dot)) return false;  // "", "-", ".", "-."
+  out.mantissa = neg ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
+  out.exponent = m == 0 ? 0 : exp;
+  return true;
+}
+}  // namespace detail
+
+inline bool parse_decimal(std::string_view s, Decimal& out) noexcept {
+  // Up to 18 digits in all (any price or quantity) cannot overflow: one pass
+  // over the integer digits, one over the fraction, no test per digit for
+  // the point or for leading zeros. Longer texts take the careful loop.
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  const bool neg = p != end && *p == '-';
+  p += neg;
+  const char* const first = p;
+  std::uint64_t m = 0;
+  unsigned d;
+  while (p != end && (d = static_cast<unsigned char>(*p) - static_cast<unsigned>('0')) <= 9) {
+    m = m * 10 + d;
+    ++p;
+  }
+  std::size_t digits = static_cast<std::size_t>(p - first);
+  std::int32_t exp = 0;
+  if (p != end && *p == '.') {
+    const char* const f = ++p;
+    while (p != end && (d = static_cast<unsigned char>(*p) - static_cast<unsigned>('0')) <= 9) {
+      m = m * 10 + d;
+      ++p;
+    }
+    digits += static_cast<std::size_t>(p - f);
+    exp = -static_cast<std::int32_t>(p - f);
+  }
+  if (p != end || digits == 0) return false;  // a stray byte; "", "-", ".", "-."
+  if (digits > 18) return detail::parse_decimal_long(s, out);
   out.mantissa = neg ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
   out.exponent = m == 0 ? 0 : exp;
   return true;
