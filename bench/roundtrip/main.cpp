@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
   using namespace kite::bench;
   CLI::App app{"bench_roundtrip: Kite's FIX round-trip load generator and measured server"};
   app.require_subcommand(1);
+  // The same build stamp as the result JSON's "stamp"; bench-run records it in sitting.json.
+  app.set_version_flag("--version", std::string("bench_roundtrip git=") + (*KITE_GIT_STR ? KITE_GIT_STR : "unknown") +
+                                        " compiler=\"" KITE_COMPILER_STR "\" build_flags=\"" KITE_BUILD_FLAGS_STR "\"",
+                       "print the build stamp (git revision, compiler, build flags) and exit");
 
   ServerOptions so;
   std::string cores, idle = "spin";
@@ -191,8 +195,9 @@ int main(int argc, char** argv) {
   server->add_option("--store", so.store, "null | memory | file")->check(CLI::IsMember({"null", "memory", "file"}))
       ->capture_default_str();
   server->add_option("--store-dir", so.store_dir, "folder of the file store");
-  bool no_quickack = false;
-  server->add_flag("--no-quickack", no_quickack, "cpp: do not re-arm TCP_QUICKACK after each read (one syscall less per message)");
+  bool no_quickack = false, quickack = false;
+  server->add_flag("--quickack", quickack, "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
+  server->add_flag("--no-quickack", no_quickack, "cpp: no TCP_QUICKACK re-arm (the default)");
   server->add_option("--ready-file", so.ready_file, "written with the port and a newline once listening");
 
   ClientCli cc;
@@ -232,7 +237,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     so.spin = idle == "spin";
-    so.quickack = !no_quickack;
+    so.quickack = quickack && !no_quickack;
     return run_server(so);
   }
   return run_client(cc);

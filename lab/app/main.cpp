@@ -13,6 +13,16 @@
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/util.hpp"
 
+#ifndef KITE_LAB_BUILD_FLAGS
+#define KITE_LAB_BUILD_FLAGS "unknown"
+#endif
+#ifndef KITE_LAB_COMPILER
+#define KITE_LAB_COMPILER "unknown"
+#endif
+#ifndef KITE_LAB_GIT
+#define KITE_LAB_GIT ""
+#endif
+
 namespace fs = std::filesystem;
 using namespace kite::lab;
 
@@ -87,7 +97,8 @@ int main(int argc, char** argv) {
 
     try {
         if (version) {
-            std::printf("bench-run (kite lab)\n");
+            std::printf("bench-run git=%s compiler=\"%s\" build_flags=\"%s\"\n", *KITE_LAB_GIT ? KITE_LAB_GIT : "unknown",
+                        KITE_LAB_COMPILER, KITE_LAB_BUILD_FLAGS);
             return 0;
         }
         if (source_dir.empty()) source_dir = find_source_dir();
