@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <type_traits>
 
 #include "kite/codec/fix.hpp"
 #include "kite/codec/scan.hpp"
@@ -89,28 +90,6 @@ static_assert(length_tags_within(90, 621));
 constexpr bool is_length_tag(std::uint32_t tag) noexcept {
   // Every length tag lies in 90..621: one compare rejects almost every tag.
   return tag - 90u <= 621u - 90u && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
-}
-// A tag of n (1..8) digits in the first bytes of w (8 bytes loaded from the
-// tag's start): checked and summed in one 64-bit word, without a branch per digit.
-inline bool parse_tag8(std::uint64_t w, std::size_t n, std::uint32_t& tag) noexcept {
-  if (n <= 4) {  // most tags: half the steps on the low four bytes
-    std::uint32_t x = (static_cast<std::uint32_t>(w) - 0x30303030u) << (8 * (4 - n));
-    if (((x + 0x76767676u) | x) & 0x80808080u) return false;
-    x = (x * 10 + (x >> 8)) & 0x00FF00FFu;
-    tag = (x * 100 + (x >> 16)) & 0xFFFFu;
-    return true;
-  }
-  // Bytes past the tag are shifted out; zero bytes come in as leading zeros.
-  // The subtraction cannot borrow into a valid digit from the bytes below it
-  // unless one of those is already invalid, which the check catches.
-  w = (w - 0x3030303030303030ull) << (8 * (8 - n));
-  if (((w + 0x7676767676767676ull) | w) & 0x8080808080808080ull) return false;  // a byte above 9
-  // Pairs, then quads, then the eight: the first byte is the most significant.
-  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
-  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
-  w = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
-  tag = static_cast<std::uint32_t>(w);
-  return true;
 }
 }  // namespace detail
 
@@ -271,14 +250,15 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   // SOH ahead, room in the table, no data field. Anything else leaves this
   // loop with the state untouched for the general walk below, which handles
   // it (errors included).
-  while (size - p >= 8) [[likely]] {
+  constexpr bool kWide = !std::is_same_v<Scan, ScalarScan>;  // ScalarScan: the plain twin
+  while (kWide && size - p >= 8) [[likely]] {
     std::uint64_t w;
     std::memcpy(&w, frame + p, sizeof w);
     const std::uint64_t eq8 = SwarScan::match(w, '=');  // the lowest bit is exact
     if (eq8 == 0) [[unlikely]] break;
     const std::size_t tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
     std::uint32_t tag;
-    if (tag_len == 0 || static_cast<unsigned char>(w) == '0' || !detail::parse_tag8(w, tag_len, tag)) [[unlikely]]
+    if (tag_len == 0 || static_cast<unsigned char>(w) == '0' || !detail::parse_digits8(w, tag_len, tag)) [[unlikely]]
       break;
     if (count == capacity || detail::is_length_tag(tag)) [[unlikely]] break;  // a data field may follow
     if (pending == 0) [[unlikely]] {
@@ -300,13 +280,13 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     std::uint32_t tag;
     std::uint64_t eq8 = 0;
     std::uint64_t w = 0;
-    if (size - p >= 8) [[likely]] {
+    if (kWide && size - p >= 8) [[likely]] {
       std::memcpy(&w, frame + p, sizeof w);
       eq8 = SwarScan::exact_match(w, '=');
     }
     if (eq8 != 0) [[likely]] {
       tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
-      if (tag_len == 0 || frame[p] == '0' || !detail::parse_tag8(w, tag_len, tag)) return done(IndexError::bad_tag, p, 0);
+      if (tag_len == 0 || frame[p] == '0' || !detail::parse_digits8(w, tag_len, tag)) return done(IndexError::bad_tag, p, 0);
     } else {  // a long tag, the frame's last bytes, or no '=' at all
       const char* eq = Scan::find(frame + p, frame + size, '=');
       if (eq == frame + size) return done(IndexError::missing_equals, p, 0);

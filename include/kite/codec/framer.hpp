@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "kite/codec/fix.hpp"
 #include "kite/codec/scan.hpp"
@@ -64,6 +66,9 @@ inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
   return static_cast<std::uint32_t>(limit);
 }
 
+// "8=FIX." and "." in a little-endian word, the major version's byte masked off.
+inline constexpr std::uint64_t kFixDotHead = 0x2E002E5849463D38ull;
+
 inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {
   return {FrameStatus::invalid, e, discard == 0 ? 1u : discard, 0, 0};
 }
@@ -90,14 +95,23 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
   if (n < 2) return kIncomplete;
   constexpr std::size_t kMaxBeginString = 8;  // "FIXT.1.1"
   const char* bs = p + 2;
-  const char* search_end = p + (limit < 2 + kMaxBeginString + 1 ? limit : 2 + kMaxBeginString + 1);
-  const char* bs_end = Scan::find(bs, search_end, kSoh);
-  if (bs_end == search_end) {
-    if (search_end == p + n && n < max_size) return kIncomplete;
-    return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
-  }
-  if (!detail::valid_begin_string(bs, static_cast<std::size_t>(bs_end - bs))) {
-    return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
+  const char* bs_end;
+  std::uint64_t head;
+  constexpr bool kWide = !std::is_same_v<Scan, ScalarScan>;  // ScalarScan: the plain twin
+  if (kWide && limit >= 16) std::memcpy(&head, p, sizeof head);
+  if (kWide && limit >= 16 && (head & 0xFF00FFFFFFFFFFFFull) == detail::kFixDotHead && (p[6] == '4' || p[6] == '5') &&
+      static_cast<unsigned>(p[8] - '0') <= 9 && p[9] == kSoh) [[likely]] {
+    bs_end = p + 9;  // "8=FIX.x.y": the usual BeginString, checked without a search
+  } else {
+    const char* search_end = p + (limit < 2 + kMaxBeginString + 1 ? limit : 2 + kMaxBeginString + 1);
+    bs_end = Scan::find(bs, search_end, kSoh);
+    if (bs_end == search_end) {
+      if (search_end == p + n && n < max_size) return kIncomplete;
+      return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
+    }
+    if (!detail::valid_begin_string(bs, static_cast<std::size_t>(bs_end - bs))) {
+      return detail::invalid(FrameError::bad_begin_string, detail::resync(p, limit));
+    }
   }
 
   // "9=" digits SOH
@@ -109,18 +123,32 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
   constexpr int kMaxDigits = 9;
   std::uint64_t body = 0;
   int digits = 0;
-  for (;; ++q, ++digits) {
-    if (q == stop) {
-      if (n >= max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
-      return digits > kMaxDigits ? detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit))
-                                 : kIncomplete;
+  std::uint64_t w = 0;
+  std::uint64_t soh8 = 0;  // SOH bits of the word after "9=" (the lowest is exact)
+  if (kWide && stop - q >= 8) {
+    std::memcpy(&w, q, sizeof w);
+    soh8 = SwarScan::match(w, kSoh);
+  }
+  std::uint32_t body32;
+  const std::size_t soh_at = static_cast<std::size_t>(__builtin_ctzll(soh8 | (std::uint64_t{1} << 63))) >> 3;
+  if (soh8 != 0 && soh_at != 0 && detail::parse_digits8(w, soh_at, body32)) [[likely]] {
+    body = body32;  // 1 to 7 digits and their SOH in one word
+    q += soh_at;
+    digits = static_cast<int>(soh_at);
+  } else {
+    for (;; ++q, ++digits) {
+      if (q == stop) {
+        if (n >= max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
+        return digits > kMaxDigits ? detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit))
+                                   : kIncomplete;
+      }
+      const char c = *q;
+      if (c == kSoh) break;
+      if (c < '0' || c > '9' || digits == kMaxDigits) {
+        return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
+      }
+      body = body * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    const char c = *q;
-    if (c == kSoh) break;
-    if (c < '0' || c > '9' || digits == kMaxDigits) {
-      return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
-    }
-    body = body * 10 + static_cast<std::uint64_t>(c - '0');
   }
   if (digits == 0) return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
 
