@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -329,6 +331,52 @@ std::vector<std::string> remove_stale_namespaces() {
             std::string n = e->d_name;
             if (n.rfind("kite-", 0) == 0) links.push_back(n);
         }
+        closedir(d);
+        for (const auto& l : links)
+            if (run_command({"ip", "link", "del", l}).code == 0) removed.push_back(l);
+    }
+    return removed;
+}
+
+namespace {
+
+// "kite-<tag>-srv", "kite-<tag>-cli", "kite-<tag>s", "kite-<tag>c" -> "<tag>"; "" for other names.
+std::string netns_tag(const std::string& n) {
+    if (n.rfind("kite-", 0) != 0) return "";
+    std::size_t end = 5;
+    while (end < n.size() && n[end] >= '0' && n[end] <= '9') ++end;
+    return end == 5 ? "" : n.substr(5, end - 5);
+}
+
+// Tags a live process could own (NetnsPair tags are the lab's pid modulo 10^6).
+std::set<std::string> live_tags() {
+    std::set<std::string> tags;
+    if (DIR* d = opendir("/proc")) {
+        while (dirent* e = readdir(d)) {
+            char* end = nullptr;
+            long pid = std::strtol(e->d_name, &end, 10);
+            if (end != e->d_name && *end == '\0' && pid > 0) tags.insert(std::to_string(pid % 1000000));
+        }
+        closedir(d);
+    }
+    return tags;
+}
+
+}  // namespace
+
+std::vector<std::string> remove_orphaned_namespaces() {
+    const std::set<std::string> live = live_tags();
+    auto orphan = [&](const std::string& n) {
+        const std::string tag = netns_tag(n);
+        return !tag.empty() && live.count(tag) == 0;
+    };
+    std::vector<std::string> removed;
+    for (const auto& n : list_namespaces())
+        if (orphan(n) && run_command({"ip", "netns", "del", n}).code == 0) removed.push_back(n);
+    if (DIR* d = opendir("/sys/class/net")) {
+        std::vector<std::string> links;
+        while (dirent* e = readdir(d))
+            if (orphan(e->d_name)) links.push_back(e->d_name);
         closedir(d);
         for (const auto& l : links)
             if (run_command({"ip", "link", "del", l}).code == 0) removed.push_back(l);

@@ -669,6 +669,13 @@ SittingResult run_sitting(SittingOptions opt) {
     bool interrupted = false;
     std::string stop_reason;
     try {
+        // Leftovers of a crashed sitting (what 'bench-run cleanup' removes), only those whose lab is gone.
+        if (auto removed = remove_orphaned_namespaces(); !removed.empty()) {
+            std::string names;
+            for (const auto& n : removed) names += (names.empty() ? "" : " ") + n;
+            std::fprintf(stderr, "bench-run: removed %zu network namespace(s)/link(s) left by a crashed sitting: %s\n",
+                         removed.size(), names.c_str());
+        }
         if (c.network == "netns") {
             // The tag keeps names short (interface names have 15 characters) and unique per lab process.
             std::string tag = std::to_string(getpid() % 1000000);

@@ -90,6 +90,11 @@ private:
 /// Removes network namespaces and links named kite-* (leftovers of a crash).
 /// Returns the names removed.
 std::vector<std::string> remove_stale_namespaces();
+/// The same, limited to names whose owner is gone: a NetnsPair's names carry
+/// its lab's pid (modulo 10^6); those of a live process, or not in that form,
+/// are kept, so a sitting can call this at start without breaking another
+/// sitting running beside it. Returns the names removed.
+std::vector<std::string> remove_orphaned_namespaces();
 /// Names of the network namespaces that exist now.
 std::vector<std::string> list_namespaces();
 
