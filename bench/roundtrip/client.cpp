@@ -216,6 +216,17 @@ std::uint32_t Client::phase_of(std::int64_t t) const noexcept {
   return static_cast<std::uint32_t>(std::min<std::int64_t>(r, o_.runs));
 }
 
+bool Client::run_complete(std::uint32_t run, std::int64_t now) const noexcept {
+  if (now < warm_end_ns_ + run_ns_ * static_cast<std::int64_t>(run)) return false;
+  // Rings and backlogs are oldest first: only their heads can still belong to the run.
+  for (const auto& sp : sessions_) {
+    const Session& s = *sp;
+    if (s.ring_size > 0 && s.ring[s.ring_head].phase <= run) return false;
+    if (s.bl_size > 0 && phase_of(s.backlog[s.bl_head]) <= run) return false;
+  }
+  return true;
+}
+
 void Client::note_in_flight(std::int64_t now) noexcept {
   Phase& p = phases_[phase_of(now)];
   if (in_flight_ > p.max_in_flight) p.max_in_flight = in_flight_;
@@ -360,6 +371,7 @@ bool Client::measure(std::string& error) {
   std::int64_t next_heartbeat_check = now + kSecond;
   const bool direct = n_sessions == 1 && o_.spin;
   bool ok = true;
+  std::uint32_t reported = 0;  // runs handed to run_done_
 
   while (ok) {
     now = clock_.now_ns();
@@ -437,6 +449,11 @@ bool Client::measure(std::string& error) {
         ok = false;
       }
 
+    while (run_done_ && reported < o_.runs && run_complete(reported + 1, now)) {
+      ++reported;
+      run_done_(run_done_ctx_, reported, o_.runs, phases_[reported]);
+    }
+
     if (now >= next_heartbeat_check) {
       next_heartbeat_check = now + kSecond;
       for (auto& sp : sessions_) {
@@ -463,6 +480,8 @@ bool Client::measure(std::string& error) {
     }
   }
   in_flight_ = 0;
+  if (ok && run_done_)
+    for (++reported; reported <= o_.runs; ++reported) run_done_(run_done_ctx_, reported, o_.runs, phases_[reported]);
   return ok;
 }
 

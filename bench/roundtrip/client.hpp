@@ -72,6 +72,16 @@ class Client {
 
   // [0] is the warm-up, [1..runs] the runs.
   const std::vector<Phase>& phases() const noexcept { return phases_; }
+
+  // Called from measure() once per run, in order, as soon as the run is
+  // complete: its time is over and every order of it is answered (or, at the
+  // end, counted as an error). Runs are back to back, so this happens early
+  // in the next run, on the measuring thread: keep it short (a progress line).
+  using RunDone = void (*)(void* ctx, std::size_t run, std::size_t runs, const Phase& phase);
+  void on_run_done(RunDone fn, void* ctx) noexcept {
+    run_done_ = fn;
+    run_done_ctx_ = ctx;
+  }
   const ClientOptions& options() const noexcept { return o_; }
 
  private:
@@ -83,6 +93,7 @@ class Client {
   std::uint32_t phase_of(std::int64_t t) const noexcept;
   bool backlog_left() const noexcept;
   void note_in_flight(std::int64_t now) noexcept;
+  bool run_complete(std::uint32_t run, std::int64_t now) const noexcept;
 
   ClientOptions o_;
   const Clock& clock_;
@@ -92,6 +103,8 @@ class Client {
   std::int64_t start_ns_ = 0, warm_end_ns_ = 0, run_ns_ = 0;
   std::uint64_t in_flight_ = 0;
   bool measuring_ = false;
+  RunDone run_done_ = nullptr;
+  void* run_done_ctx_ = nullptr;
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
 };

@@ -98,6 +98,13 @@ int run_client(ClientCli& cli) {
     std::fprintf(stderr, "bench_roundtrip client: %s\n", error.c_str());
     return 1;
   }
+  // Progress for bench-run, printed as each run completes (during the next one).
+  client.on_run_done(
+      [](void* open_loop, std::size_t run, std::size_t runs, const Phase& p) {
+        const Latency view = latency_of(*static_cast<const bool*>(open_loop) ? p.response : p.service);
+        std::fprintf(stderr, "run %zu/%zu done: p50=%.2f us p99=%.2f us\n", run, runs, view.p50, view.p99);
+      },
+      &o.open_loop);
   const bool measured = client.measure(error);
   client.logout();
   if (!measured) {
@@ -143,8 +150,6 @@ int run_client(ClientCli& cli) {
     f.service = latency_of(p.service);
     if (o.open_loop) f.response = latency_of(p.response);
     merged.merge(o.open_loop ? p.response : p.service);
-    const Latency& view = o.open_loop ? *f.response : f.service;
-    std::fprintf(stderr, "run %zu/%zu done: p50=%.2f us p99=%.2f us\n", i, phases.size() - 1, view.p50, view.p99);
     r.runs.push_back(f);
   }
   r.summary = summarize(r.runs);
