@@ -6,9 +6,5 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)"
-if [[ -x build/release/bench-run ]]; then
-  exec build/release/bench-run "$@"
-fi
-# Until the lab exists: the codec demo and the codec benchmark against QuickFIX.
-build/release/kite-demo
-exec build/release/codec_bench --benchmark_min_time=0.2
+# bench-run is built into the build folder's top (lab/CMakeLists.txt), beside bench_roundtrip.
+exec build/release/bench-run "$@"
