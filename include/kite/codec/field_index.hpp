@@ -251,22 +251,30 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   // loop with the state untouched for the general walk below, which handles
   // it (errors included).
   constexpr bool kWide = !std::is_same_v<Scan, ScalarScan>;  // ScalarScan: the plain twin
-  while (kWide && size - p >= 8) [[likely]] {
+  // A field takes at least 3 bytes, so while p <= 3 * capacity - 3 fewer
+  // than `capacity` fields are recorded: the bound replaces a check per field.
+  const std::size_t fast_stop =
+      size < 8 ? 0 : (size - 8 < 3 * std::size_t{capacity} - 3 ? size - 8 : 3 * std::size_t{capacity} - 3);
+  while (kWide && size >= 8 && capacity != 0 && p <= fast_stop) [[likely]] {
     std::uint64_t w;
     std::memcpy(&w, frame + p, sizeof w);
-    const std::uint64_t eq8 = SwarScan::match(w, '=');  // the lowest bit is exact
-    if (eq8 == 0) [[unlikely]] break;
-    const std::size_t tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
-    std::uint32_t tag;
-    if (tag_len == 0 || static_cast<unsigned char>(w) == '0' || !detail::parse_digits8(w, tag_len, tag)) [[unlikely]]
-      break;
-    if (count == capacity || detail::is_length_tag(tag)) [[unlikely]] break;  // a data field may follow
+    // One pass finds the tag's end and checks its digits: the first byte
+    // that is not a digit must be the '=' and must not be the first byte.
+    const std::uint64_t x = w ^ 0x3030303030303030ull;  // digits become 0..9
+    const std::uint64_t other = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;  // lowest bit exact
+    if (other == 0) [[unlikely]] break;
+    const auto bit = static_cast<unsigned>(__builtin_ctzll(other));  // 8 * tag_len + 7
+    const std::size_t tag_len = bit >> 3;
+    if (tag_len == 0 || static_cast<unsigned char>(w >> (bit - 7)) != '=' || static_cast<unsigned char>(w) == '0')
+      [[unlikely]] break;
+    const std::uint32_t tag = detail::digits_value(x, tag_len);
+    if (detail::is_length_tag(tag)) [[unlikely]] break;  // a data field may follow
     if (pending == 0) [[unlikely]] {
       if (size - start <= 64) break;
       load(start + 64);
       if (pending == 0) [[unlikely]] break;
     }
-    const std::size_t soh = start + static_cast<std::size_t>(__builtin_ctzll(pending));
+    const std::size_t soh = start + static_cast<unsigned>(__builtin_ctzll(pending));
     pending &= pending - 1;
     record(tag, p + tag_len + 1, soh);
     p = soh + 1;

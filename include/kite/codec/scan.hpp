@@ -51,6 +51,20 @@ inline bool parse_digits8(std::uint64_t w, std::size_t n, std::uint32_t& tag) no
   tag = static_cast<std::uint32_t>(w);
   return true;
 }
+// The value of n (1..7) digits already checked, as bytes 0..9 in the first
+// bytes of x (bytes past them may hold anything). The scalar twin is the
+// digit loop of the ScalarScan instantiations.
+inline std::uint32_t digits_value(std::uint64_t x, std::size_t n) noexcept {
+  if (n <= 4) {
+    std::uint32_t y = static_cast<std::uint32_t>(x) << (32 - 8 * n);
+    y = (y * 10 + (y >> 8)) & 0x00FF00FFu;  // two 2-digit lanes
+    return (y * ((100u << 16) + 1)) >> 16;  // first lane * 100 + second lane, in bits 16..31
+  }
+  x <<= 64 - 8 * n;
+  x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
+  x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
+  return static_cast<std::uint32_t>((x * 10000 + (x >> 32)) & 0xFFFFFFFFull);
+}
 }  // namespace detail
 
 struct ScalarScan {
