@@ -13,6 +13,15 @@ void append_field(std::string& out, std::uint32_t tag, const std::string& value)
   out += kSoh;
 }
 
+// Three digits of v (< 1000).
+char* put3(char* q, std::uint32_t v) noexcept {
+  const std::uint32_t pair = v % 100;
+  q[0] = static_cast<char>('0' + v / 100);
+  q[1] = detail::kDigitPairs[pair * 2];
+  q[2] = detail::kDigitPairs[pair * 2 + 1];
+  return q + 3;
+}
+
 }  // namespace
 
 HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
@@ -44,17 +53,14 @@ void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePreci
   q += sizeof cached_;
   if (n != 0) {
     *q++ = '.';
-    static constexpr std::uint32_t kDivisor[10] = {1'000'000'000, 100'000'000, 10'000'000, 1'000'000, 100'000,
-                                                   10'000,        1'000,       100,        10,        1};
-    std::uint32_t f = static_cast<std::uint32_t>(frac) / kDivisor[n];  // the first n digits
-    for (int i = n - 1; i > 0; i -= 2) {  // two digits at a time from the right
-      const std::uint32_t pair = f % 100;
-      f /= 100;
-      q[i - 1] = detail::kDigitPairs[pair * 2];
-      q[i] = detail::kDigitPairs[pair * 2 + 1];
+    // Constant divisors per precision: multiplications, not divisions.
+    const auto f = static_cast<std::uint32_t>(frac);
+    switch (precision) {
+      case TimePrecision::millis: q = put3(q, f / 1'000'000); break;
+      case TimePrecision::micros: q = put3(put3(q, f / 1'000'000), f / 1'000 % 1'000); break;
+      case TimePrecision::nanos: q = put3(put3(put3(q, f / 1'000'000), f / 1'000 % 1'000), f % 1'000); break;
+      case TimePrecision::seconds: break;
     }
-    if (n % 2 != 0) q[0] = static_cast<char>('0' + f);
-    q += n;
   }
   *q = kSoh;
 }

@@ -140,14 +140,17 @@ class MessageWriter {
   TimePrecision precision() const noexcept { return precision_; }
 
  private:
-  // Whether n more bytes fit; once one call fails, every later one does too.
+  // Whether n more bytes fit; once one call fails, every later one does too:
+  // failing pulls end_ back to p_, so that one compare is the whole check.
   bool room(std::size_t n) noexcept {
-    if (ok_ && static_cast<std::size_t>(end_ - p_) >= n) return true;
+    if (static_cast<std::size_t>(end_ - p_) >= n) [[likely]] return true;
     ok_ = false;
+    end_ = p_;
     return false;
   }
   std::size_t fail() noexcept {
     ok_ = false;
+    end_ = p_;
     return 0;
   }
   void put(std::string_view s) noexcept {

@@ -251,33 +251,48 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   // loop with the state untouched for the general walk below, which handles
   // it (errors included).
   constexpr bool kWide = !std::is_same_v<Scan, ScalarScan>;  // ScalarScan: the plain twin
-  // A field takes at least 3 bytes, so while p <= 3 * capacity - 3 fewer
-  // than `capacity` fields are recorded: the bound replaces a check per field.
-  const std::size_t fast_stop =
-      size < 8 ? 0 : (size - 8 < 3 * std::size_t{capacity} - 3 ? size - 8 : 3 * std::size_t{capacity} - 3);
-  while (kWide && size >= 8 && capacity != 0 && p <= fast_stop) [[likely]] {
-    std::uint64_t w;
-    std::memcpy(&w, frame + p, sizeof w);
+  // One field from w, the 8 bytes at p (zeros past the frame's end); false
+  // when it is not the common case, with nothing changed.
+  const auto common_field = [&](std::uint64_t w) noexcept {
     // One pass finds the tag's end and checks its digits: the first byte
     // that is not a digit must be the '=' and must not be the first byte.
     const std::uint64_t x = w ^ 0x3030303030303030ull;  // digits become 0..9
     const std::uint64_t other = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;  // lowest bit exact
-    if (other == 0) [[unlikely]] break;
+    if (other == 0) [[unlikely]] return false;
     const auto bit = static_cast<unsigned>(__builtin_ctzll(other));  // 8 * tag_len + 7
     const std::size_t tag_len = bit >> 3;
     if (tag_len == 0 || static_cast<unsigned char>(w >> (bit - 7)) != '=' || static_cast<unsigned char>(w) == '0')
-      [[unlikely]] break;
+      [[unlikely]] return false;
     const std::uint32_t tag = detail::digits_value(x, tag_len);
-    if (detail::is_length_tag(tag)) [[unlikely]] break;  // a data field may follow
+    if (detail::is_length_tag(tag)) [[unlikely]] return false;  // a data field may follow
     if (pending == 0) [[unlikely]] {
-      if (size - start <= 64) break;
+      if (size - start <= 64) return false;
       load(start + 64);
-      if (pending == 0) [[unlikely]] break;
+      if (pending == 0) [[unlikely]] return false;
     }
     const std::size_t soh = start + static_cast<unsigned>(__builtin_ctzll(pending));
     pending &= pending - 1;
     record(tag, p + tag_len + 1, soh);
     p = soh + 1;
+    return true;
+  };
+  if (kWide && size >= 8 && capacity != 0) {
+    // A field takes at least 3 bytes, so while p <= 3 * capacity - 3 fewer
+    // than `capacity` fields are recorded: the bound replaces a check per field.
+    const std::size_t room_stop = 3 * std::size_t{capacity} - 3;
+    const std::size_t stop = size - 8 < room_stop ? size - 8 : room_stop;
+    while (p <= stop) {
+      std::uint64_t w;
+      std::memcpy(&w, frame + p, sizeof w);
+      if (!common_field(w)) [[unlikely]] break;  // then p <= stop: no tail below
+    }
+    // The last field (usually CheckSum) within the last 8 bytes: the frame's
+    // last word, shifted so that p's byte comes first.
+    if (p > size - 8 && p < size && p <= room_stop) {
+      std::uint64_t w;
+      std::memcpy(&w, frame + size - 8, sizeof w);
+      common_field(w >> (8 * (8 - (size - p))));
+    }
   }
 
   std::uint32_t pending_data_tag = 0;  // set right after a length field
