@@ -4,7 +4,9 @@
 
 // g++ 12 reports a false -Wrestrict inside std::string concatenation at -O3
 // (GCC bug 105329); error text is built here at set-up only.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <cmath>
 #include <functional>
