@@ -36,7 +36,7 @@ class AckApplication final : public session::Application {
     ix.get(codec::tag::OrderQty, e.order_qty);
     ix.get(codec::tag::Price, e.price);
     const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-    const std::int64_t now = codec::utc_now_ns();
+    const std::int64_t now = s.time_ns();  // the clock read once for this message
     s.send("8", [&](codec::MessageWriter& w) { add_execution_report_body(w, now, e, id, id); });
   }
 

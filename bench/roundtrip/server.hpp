@@ -22,7 +22,7 @@ struct ServerOptions {
   int coordinator_core = -1;
   int busy_poll_usecs = 0;
   bool spin = true;
-  bool quickack = true;            // cpp: re-arm TCP_QUICKACK after each read (the engine's default)
+  bool quickack = false;           // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
   std::string store = "null";
   std::string store_dir;
   std::string ready_file;

@@ -66,7 +66,7 @@ struct Report {
   Decimal last_qty;
 };
 
-void write_report(codec::MessageWriter& w, bool old, const Report& r) noexcept {
+void write_report(codec::MessageWriter& w, bool old, const Report& r, std::int64_t now) noexcept {
   w.add_uint(tag::OrderID, r.order_id);
   w.add_string(tag::ClOrdID, r.cl_ord_id);
   if (!r.orig_cl_ord_id.empty()) w.add_string(tag::OrigClOrdID, r.orig_cl_ord_id);
@@ -85,13 +85,14 @@ void write_report(codec::MessageWriter& w, bool old, const Report& r) noexcept {
   w.add_decimal(tag::LeavesQty, r.leaves);
   w.add_decimal(tag::CumQty, r.cum);
   w.add_decimal(tag::AvgPx, r.avg_px);
-  w.add_timestamp(tag::TransactTime, codec::utc_now_ns());
+  w.add_timestamp(tag::TransactTime, now);
   if (!r.text.empty()) w.add_string(tag::Text, r.text);
 }
 
 SendResult send_report(Session& s, const Report& r) noexcept {
   const bool old = pre_fix43(s);
-  return s.send("8", [&](codec::MessageWriter& w) { write_report(w, old, r); });
+  const std::int64_t now = s.time_ns();  // read once per inbound message
+  return s.send("8", [&](codec::MessageWriter& w) { write_report(w, old, r, now); });
 }
 
 Decimal ticks(std::int64_t t) noexcept { return Decimal{t, kPriceExponent}.normalized(); }

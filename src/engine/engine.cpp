@@ -223,6 +223,7 @@ class EngineImpl final : public Engine {
       AgentSetup setup;
       setup.recv_buffer = cfg_.recv_buffer;
       setup.send_buffer = cfg_.send_buffer;
+      setup.timer_interval_ns = static_cast<std::int64_t>(cfg_.timer_interval_us) * 1000;
       setup.max_sessions = cfg_.model == Model::single ? 1 : std::max(1, cfg_.max_connections);
       std::string name;
       switch (cfg_.model) {
@@ -345,6 +346,7 @@ class InitiatorImpl final : public Initiator {
       setup.max_sessions = mine;
       setup.recv_buffer = cfg_.recv_buffer;
       setup.send_buffer = cfg_.send_buffer;
+      setup.timer_interval_ns = static_cast<std::int64_t>(cfg_.timer_interval_us) * 1000;
       setup.inbox = queues_.back().get();
       auto driver = make_driver(cfg_.transport, mine == 1, dc, cfg_.host, 0, error);
       if (!driver) return false;

@@ -232,9 +232,25 @@ void SessionAgent::on_closed(transport::Conn& c, Io why, int) noexcept {
 
 int SessionAgent::service() noexcept {
   int work = 0;
+  // Timers are milliseconds to seconds apart: giving every protocol a turn on
+  // every spin (a virtual call and a clock read per session) was most of an
+  // idle cycle's cost, so turns come at most once per timer interval.
+  // A pass that found work (resends, an overflow draining) asks for the
+  // next cycle's turn too.
+  const bool timers = timer_work_ || now_ - last_timer_ns_ >= setup_.timer_interval_ns;
+  if (timers) {
+    last_timer_ns_ = now_;
+    timer_work_ = false;
+  }
   for (std::size_t i = active_.size(); i-- > 0;) {
     Session& s = *active_[i];
-    work += s.proto->on_timer(now_);
+    if (timers) {
+      const int w = s.proto->on_timer(now_);
+      if (w > 0) {
+        timer_work_ = true;
+        work += w;
+      }
+    }
     transport::Conn& c = s.conn;
     if (!c.tx.empty() && !c.write_blocked && !c.send_in_flight) flush(s);
     if (s.full_since != 0) {

@@ -42,6 +42,7 @@ struct AgentSetup {
   SpscQueue<int>* inbox = nullptr;     // pool workers / initiators: fds handed over
   std::atomic<int>* load = nullptr;    // pool workers: sessions assigned, decremented on close
   int own_listener = -1;               // single: accept only while there is room
+  std::int64_t timer_interval_ns = 100000;  // Protocol::on_timer at most this often (0: every cycle)
 };
 
 class SessionAgent final : public Agent, public transport::Sink {
@@ -99,6 +100,8 @@ class SessionAgent final : public Agent, public transport::Sink {
   std::vector<Session*> active_;
   std::vector<Session*> zombies_;  // closed, waiting for in-flight I/O to complete
   std::int64_t now_ = 0;
+  std::int64_t last_timer_ns_ = 0;
+  bool timer_work_ = false;  // the last timer pass did work: run the next cycle's too
   std::atomic<std::uint64_t> accepted_{0};
 };
 

@@ -494,6 +494,13 @@ void Session::on_garbled(const char* why) noexcept {
 
 void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   if (out_ == nullptr || state_ == SessionState::closing || state_ == SessionState::disconnected) return;
+  if (msg_depth_ == 0) msg_now_ = clock_.now_ns();
+  ++msg_depth_;
+  handle_message(h, ix);
+  --msg_depth_;
+}
+
+void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
   last_received_ns_ = now();
   if (state_ == SessionState::awaiting_logon && h.msg_type != "A") {
     log_.logf(LogLevel::error, id_, "first message is not a Logon (35=%.*s): disconnecting",

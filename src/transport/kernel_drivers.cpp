@@ -24,12 +24,17 @@ int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg, bool pause_when_full
       c.recv_paused = pause_when_full;
       break;
     }
-    const IoResult r = read_some(c.fd, c.rx.write_ptr(), c.rx.write_room());
+    const std::size_t room = c.rx.write_room();
+    const IoResult r = read_some(c.fd, c.rx.write_ptr(), room);
     if (r.status == Io::ok) {
       c.rx.produced(r.bytes);
       if (cfg.socket.quickack) quickack(c.fd);
       ++n;
       sink.on_data(c, nullptr, r.bytes);
+      // A short read drained the socket (almost always): another recv would
+      // be an EAGAIN syscall per message. Level-triggered epoll, or the next
+      // direct pass, brings anything that arrived since.
+      if (r.bytes < room) break;
       continue;
     }
     if (r.status == Io::retry) break;

@@ -40,7 +40,9 @@ class Protocol {
   // frames only; the runtime keeps the rest and presents it again, followed
   // by newer bytes.
   virtual std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept = 0;
-  // One turn per duty cycle (heartbeats, timeouts, resends). Returns work done.
+  // A turn for timers (heartbeats, timeouts, resends): at most once per
+  // EngineConfig::timer_interval_us, and on the next duty cycle again while
+  // the last turn returned work. Returns work done.
   virtual int on_timer(std::int64_t now_ns) noexcept = 0;
   // The connection is gone (peer closed, error, or close() asked for it).
   virtual void on_disconnected(const char* reason, std::int64_t now_ns) noexcept = 0;

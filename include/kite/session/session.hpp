@@ -161,6 +161,13 @@ class Session {
   // Initiator: sends Logon on a fresh connection (on_connected does it).
   void send_logon() noexcept;
 
+  // UTC now as the session sees it: while an inbound message is being handled
+  // (the application's on_message included), the clock is read once when the
+  // message arrives and that reading is used for everything the message
+  // causes (SendingTime of the replies, TransactTime, timer marks); outside a
+  // message, the clock's now. One clock read per inbound message.
+  std::int64_t time_ns() const noexcept { return now(); }
+
   // --- state -----------------------------------------------------------------
   SessionState state() const noexcept { return state_; }
   bool logged_on() const noexcept { return state_ == SessionState::active; }
@@ -237,7 +244,8 @@ class Session {
   void close(const char* reason) noexcept;
   void became_active() noexcept;
   void maybe_schedule_reset() noexcept;
-  std::int64_t now() const noexcept { return clock_.now_ns(); }
+  std::int64_t now() const noexcept { return msg_depth_ != 0 ? msg_now_ : clock_.now_ns(); }
+  void handle_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
 
   SessionSettings settings_;
   std::string id_;
@@ -252,6 +260,10 @@ class Session {
   std::atomic<bool> bound_{false};
   SessionState state_ = SessionState::disconnected;
   SendResult last_send_ = SendResult::ok;
+  // The clock reading of the inbound message being handled (msg_depth_ > 0;
+  // queued messages replayed from inside on_message nest).
+  std::int64_t msg_now_ = 0;
+  int msg_depth_ = 0;
 
   // The message being written: in claimed room, or in the overflow buffer.
   char* msg_buf_ = nullptr;

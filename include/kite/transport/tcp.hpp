@@ -13,7 +13,8 @@ namespace kite::transport {
 
 struct SocketOptions {
   bool nodelay = true;            // TCP_NODELAY: no Nagle delay on small replies
-  bool quickack = true;           // TCP_QUICKACK: ack at once (re-armed after reads)
+  bool quickack = false;          // TCP_QUICKACK: ack at once (re-armed after every read: a syscall and
+                                  // a pure ACK packet per message; off by default, see docs/engine.md)
   int busy_poll_usecs = 0;        // SO_BUSY_POLL; 0 leaves the socket interrupt-driven
   bool prefer_busy_poll = false;  // SO_PREFER_BUSY_POLL (Linux >= 5.11)
   int rcvbuf = 0;                 // SO_RCVBUF bytes; 0 keeps the kernel's autotuning
