@@ -63,23 +63,46 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       used += fr.size;
       continue;
     }
-    handle_frame(data + used, fr.size);
+    if (!handle_frame(data + used, fr.size)) break;  // back-pressure: the frame waits
     used += fr.size;
   }
   if (closed_) return n;
   return used;
 }
 
-void SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
+namespace {
+bool is_session_message(std::string_view t) noexcept {
+  return t.size() == 1 && ((t[0] >= '0' && t[0] <= '5') || t[0] == 'A');
+}
+}  // namespace
+
+bool SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
   const codec::IndexResult ir = index_.build(p, n);
   if (!ir) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
-    return;
+    return true;
   }
   const codec::HeaderResult hr = codec::read_header(index_, header_);
   if (!hr) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(hr.error));
-    return;
+    return true;
+  }
+  // Lossless back-pressure: an application message is handled only when the
+  // send buffer has 2 x SendClaimBytes free (every send claims SendClaimBytes,
+  // so this lets replies totalling up to SendClaimBytes go out). Otherwise it stays
+  // unconsumed (and so does everything after it, keeping the order): the
+  // runtime keeps the bytes and offers them again once the peer has read some
+  // of ours, TCP flow control slows the peer meanwhile, and the engine's
+  // slow-consumer policy applies. Its number is not used up, so a disconnect
+  // loses nothing either: it is asked for again after the next Logon.
+  // Session messages go on (their replies wait in the session's overflow).
+  if (session_ != nullptr && session_->logged_on() && !is_session_message(header_.msg_type)) {
+    const std::size_t claim = session_->settings().send_claim_bytes;
+    // An empty buffer smaller than the reserve can never offer more: then one
+    // message's room is enough rather than waiting forever.
+    if (output_.claim(2 * claim) == nullptr &&
+        (out_ == nullptr || out_->pending() != 0 || output_.claim(claim) == nullptr))
+      return false;
   }
   if (session_ == nullptr) {
     // Acceptor: the first message must be a Logon naming a configured session.
@@ -87,7 +110,7 @@ void SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
       log_.logf(LogLevel::error, who_, "first message is not a Logon (35=%.*s): disconnecting",
                 static_cast<int>(header_.msg_type.size()), header_.msg_type.data());
       refuse("first message not a Logon");
-      return;
+      return true;
     }
     Lookup l = registry_->identify(header_, index_);
     // Two connections of one session may race on different threads: one wins.
@@ -98,7 +121,7 @@ void SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
                 static_cast<int>(header_.sender_comp_id.size()), header_.sender_comp_id.data(),
                 static_cast<int>(header_.target_comp_id.size()), header_.target_comp_id.data());
       refuse(to_string(l.refusal));
-      return;
+      return true;
     }
     session_ = l.session;
     bound_by_logon_ = true;
@@ -106,6 +129,7 @@ void SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
     session_->on_connected(output_);
   }
   session_->on_message(header_, index_);
+  return true;
 }
 
 int SessionConnection::on_timer(std::int64_t) noexcept {

@@ -494,10 +494,15 @@ void Session::on_garbled(const char* why) noexcept {
 
 void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   if (out_ == nullptr || state_ == SessionState::closing || state_ == SessionState::disconnected) return;
-  if (msg_depth_ == 0) msg_now_ = clock_.now_ns();
+  if (msg_depth_ == 0) {
+    msg_now_ = clock_.now_ns();
+    // The message's number and everything it makes us send are made durable
+    // together (exactly-once across a crash): see MessageStore::begin_inbound.
+    store_.begin_inbound();
+  }
   ++msg_depth_;
   handle_message(h, ix);
-  --msg_depth_;
+  if (--msg_depth_ == 0) store_.end_inbound();
 }
 
 void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {

@@ -1,5 +1,6 @@
 #include "kite/session/store.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -58,7 +59,7 @@ void MemoryStore::reset(std::int64_t creation_ns) noexcept {
 namespace {
 
 constexpr std::uint64_t kFileMagic = 0x4c4e524a4554494bull;  // "KITEJRNL"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: records carry the inbound commit
 constexpr std::uint32_t kRecordMagic = 0x4b524543u;           // "KREC"
 constexpr std::size_t kPageSize = 4096;
 
@@ -68,8 +69,9 @@ struct RecordHeader {
   std::uint64_t seq;
   std::uint32_t generation;
   std::uint32_t magic;
+  std::uint64_t commit;  // inbound next number once complete; 0 inside an unfinished batch
 };
-static_assert(sizeof(RecordHeader) == 24);
+static_assert(sizeof(RecordHeader) == 32);
 
 constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 
@@ -99,6 +101,9 @@ struct FileStore::Page {
   std::uint64_t next_sender;
   std::uint64_t next_target;
   std::int64_t creation_ns;
+  // Journal offset the records had when next_target was last written: a
+  // committed record ending after it is newer than next_target.
+  std::uint64_t commit_tail;
 };
 
 FileStore::Page* FileStore::page() const noexcept { return reinterpret_cast<Page*>(base_); }
@@ -154,28 +159,35 @@ FileStore::FileStore(const std::string& dir, const std::string& name, const Stor
     pg->next_sender = 1;
     pg->next_target = 1;
     pg->creation_ns = now_ns;
+    pg->commit_tail = kPageSize;
     pg->magic = kFileMagic;
     tail_ = kPageSize;
     flush();
   } else {
     if (pg->magic != kFileMagic || pg->version != kVersion) {
+      const bool old = pg->magic == kFileMagic && pg->version < kVersion;
       ::munmap(base_, size_);
       ::close(fd_);
-      throw std::runtime_error("store: " + path_ + " is not a Kite journal (bad magic or version)");
+      throw std::runtime_error("store: " + path_ +
+                               (old ? " is a journal of an older Kite (version 1, no inbound commits): move it away "
+                                      "or reset the session"
+                                    : " is not a Kite journal (bad magic or version)"));
     }
     recover();
   }
+  target_ = pg->next_target;
   synced_to_ = tail_;
 }
 
 namespace {
 
-// Walks valid records from the first page on; returns where they end.
+// Walks valid records from the first page on, up to `limit`; returns where
+// they end. each(seq, body offset, length, commit).
 template <class F>
-std::size_t scan_records(const char* base, std::size_t size, std::uint32_t generation, F&& each) {
+std::size_t scan_records(const char* base, std::size_t size, std::uint32_t generation, std::size_t limit, F&& each) {
   std::size_t at = kPageSize;
   std::uint64_t last_seq = 0;
-  while (at + sizeof(RecordHeader) <= size) {
+  while (at + sizeof(RecordHeader) <= size && at < limit) {
     RecordHeader h;
     std::memcpy(&h, base + at, sizeof h);
     if (h.magic != kRecordMagic || h.generation != generation) break;
@@ -183,24 +195,67 @@ std::size_t scan_records(const char* base, std::size_t size, std::uint32_t gener
     if (h.length == 0 || h.length > size - body) break;
     if (record_hash(h.seq, h.generation, base + body, h.length) != h.hash) break;
     if (h.seq <= last_seq) break;  // seqs rise within a generation
-    each(h.seq, body, h.length);
+    each(h.seq, body, h.length, h.commit);
     last_seq = h.seq;
     at = body + align8(h.length);
   }
   return at;
 }
 
+// Where the complete records end and which numbers hold, by the rule of
+// docs/store.md: records after the last committed one are an unfinished
+// inbound batch; a committed record newer than the page's commit_tail
+// carries a newer inbound number than the page.
+struct Committed {
+  std::size_t valid_end = kPageSize;      // end of every valid record
+  std::size_t end = kPageSize;            // end of the last committed record
+  std::uint64_t next_target = 0;
+  std::uint64_t last_seq = 0;             // of the last committed record
+  std::uint64_t first_open_seq = 0;       // first record of the unfinished batch, 0 if none
+  std::size_t records = 0;                // committed records
+  std::size_t open_records = 0;
+};
+
+Committed find_committed(const char* base, std::size_t size, const FileStore::Page& pg) {
+  Committed c;
+  std::uint64_t last_commit = 0;
+  c.valid_end = scan_records(base, size, pg.generation, size,
+                             [&](std::uint64_t seq, std::size_t body, std::uint32_t len, std::uint64_t commit) {
+                               if (c.open_records == 0) c.first_open_seq = seq;
+                               ++c.open_records;
+                               if (commit != 0) {
+                                 c.records += c.open_records;
+                                 c.open_records = 0;
+                                 c.first_open_seq = 0;
+                                 c.end = body + align8(len);
+                                 c.last_seq = seq;
+                                 last_commit = commit;
+                               }
+                             });
+  c.next_target = pg.next_target;
+  if (last_commit != 0 && c.end > pg.commit_tail) c.next_target = last_commit;
+  return c;
+}
+
 }  // namespace
 
 void FileStore::recover() {
   Page* pg = page();
-  std::uint64_t last_seq = 0;
-  const std::size_t at = scan_records(base_, size_, pg->generation, [&](std::uint64_t seq, std::size_t body, std::uint32_t len) {
-    index_.push_back({seq, body, len});
-    last_seq = seq;
-  });
-  tail_ = at;
+  const Committed c = find_committed(base_, size_, *pg);
+  scan_records(base_, size_, pg->generation, c.end,
+               [&](std::uint64_t seq, std::size_t body, std::uint32_t len, std::uint64_t) {
+                 index_.push_back({seq, body, len});
+               });
+  // An unfinished batch (killed while an inbound message was being handled)
+  // was never handed to the socket: its records go, its numbers are reused,
+  // and the inbound number stays where the batch found it.
+  tail_ = c.end;
+  discarded_batch_ = c.open_records;
   recovered_ = index_.size();
+  const std::uint64_t last_seq = c.last_seq;
+  if (c.first_open_seq != 0) pg->next_sender = c.first_open_seq;
+  if (c.next_target != pg->next_target) pg->next_target = c.next_target;
+  pg->commit_tail = tail_;
   // Whatever lies after the last good record (a torn write) is wiped so that
   // a later, shorter record cannot be followed by stale bytes that look valid.
   std::size_t end = tail_;
@@ -237,9 +292,41 @@ FileStore::~FileStore() {
 }
 
 std::uint64_t FileStore::next_sender_seq() const noexcept { return page()->next_sender; }
-std::uint64_t FileStore::next_target_seq() const noexcept { return page()->next_target; }
+std::uint64_t FileStore::next_target_seq() const noexcept { return target_; }
 void FileStore::set_next_sender_seq(std::uint64_t s) noexcept { page()->next_sender = s; }
-void FileStore::set_next_target_seq(std::uint64_t s) noexcept { page()->next_target = s; }
+void FileStore::set_next_target_seq(std::uint64_t s) noexcept {
+  target_ = s;
+  if (in_batch_) return;  // end_inbound() makes it durable with the batch's messages
+  Page* pg = page();
+  pg->next_target = s;
+  std::atomic_signal_fence(std::memory_order_release);
+  pg->commit_tail = tail_;
+}
+
+void FileStore::begin_inbound() noexcept {
+  in_batch_ = true;
+  batch_stored_ = false;
+}
+
+void FileStore::end_inbound() noexcept {
+  if (!in_batch_) return;
+  in_batch_ = false;
+  Page* pg = page();
+  // One aligned 8-byte store commits the batch (its last record, hence all
+  // earlier ones, and the inbound number); the page follows.
+  if (batch_stored_) {
+    std::memcpy(base_ + batch_last_ + offsetof(RecordHeader, commit), &target_, sizeof target_);
+    std::atomic_signal_fence(std::memory_order_release);
+    if (batch_last_ < synced_to_) synced_to_ = batch_last_;  // the next msync covers the commit word
+  }
+  if (pg->next_target != target_ || batch_stored_) {
+    pg->next_target = target_;
+    std::atomic_signal_fence(std::memory_order_release);
+    pg->commit_tail = tail_;
+    if (settings_.flush == FlushPolicy::every_message) sync_range(batch_stored_ ? batch_last_ : tail_, tail_);
+  }
+  batch_stored_ = false;
+}
 std::int64_t FileStore::creation_time() const noexcept { return page()->creation_ns; }
 
 bool FileStore::store(std::uint64_t seq, std::string_view message) noexcept {
@@ -251,13 +338,18 @@ bool FileStore::store(std::uint64_t seq, std::string_view message) noexcept {
   }
   const std::size_t body = tail_ + sizeof(RecordHeader);
   std::memcpy(base_ + body, message.data(), message.size());
-  RecordHeader h{static_cast<std::uint32_t>(message.size()), 0, seq, pg->generation, 0};
+  RecordHeader h{static_cast<std::uint32_t>(message.size()), 0, seq, pg->generation, 0, in_batch_ ? 0 : target_};
   h.hash = record_hash(seq, h.generation, message.data(), message.size());
   // Header last, magic last of all: a reader never sees a record whose body
   // is not in place yet.
-  std::memcpy(base_ + tail_, &h, sizeof h - sizeof h.magic);
+  std::memcpy(base_ + tail_, &h, offsetof(RecordHeader, magic));
+  std::memcpy(base_ + tail_ + offsetof(RecordHeader, commit), &h.commit, sizeof h.commit);
   std::atomic_signal_fence(std::memory_order_release);
   std::memcpy(base_ + tail_ + offsetof(RecordHeader, magic), &kRecordMagic, sizeof kRecordMagic);
+  if (in_batch_) {
+    batch_stored_ = true;
+    batch_last_ = tail_;
+  }
   tail_ += need;
   if (index_.size() == index_.capacity()) {
     try {
@@ -318,6 +410,9 @@ void FileStore::reset(std::int64_t creation_ns) noexcept {
   pg->next_sender = 1;
   pg->next_target = 1;
   pg->creation_ns = creation_ns;
+  pg->commit_tail = kPageSize;
+  target_ = 1;
+  batch_stored_ = false;
   // Old records now carry a stale generation; clear the first header so the
   // scan ends at once even before new records overwrite the old ones.
   std::memset(base_ + kPageSize, 0, sizeof(RecordHeader));
@@ -348,11 +443,14 @@ JournalSummary read_journal(const std::string& path,
     ::munmap(m, size);
     throw std::runtime_error(path + " is not a Kite journal (bad magic or version)");
   }
-  JournalSummary sum{pg.next_sender, pg.next_target, pg.creation_ns, pg.generation, 0};
-  scan_records(base, size, pg.generation, [&](std::uint64_t seq, std::size_t body, std::uint32_t len) {
-    ++sum.messages;
-    each(seq, std::string_view(base + body, len));
-  });
+  const Committed c = find_committed(base, size, pg);
+  JournalSummary sum{c.first_open_seq != 0 ? c.first_open_seq : std::max(pg.next_sender, c.last_seq + 1),
+                     c.next_target, pg.creation_ns, pg.generation, 0, c.open_records};
+  scan_records(base, size, pg.generation, c.end,
+               [&](std::uint64_t seq, std::size_t body, std::uint32_t len, std::uint64_t) {
+                 ++sum.messages;
+                 each(seq, std::string_view(base + body, len));
+               });
   ::munmap(m, size);
   return sum;
 }

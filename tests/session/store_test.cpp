@@ -192,6 +192,117 @@ TEST_F(FileStoreTest, kiteStoreToolPrintsEachMessageWithBars) {
   EXPECT_NE(out.find("next sender seq 3"), std::string::npos) << out;
 }
 
+// Inbound batches: an inbound message's number and what it made us send are
+// durable together. Dropping the store without end_inbound() is what a kill
+// -9 leaves behind (the destructor only msyncs).
+TEST_F(FileStoreTest, unfinishedInboundBatchIsDroppedAndTheInboundNumberStays) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 3; ++i) ASSERT_TRUE(s->store(i, msg(i)));
+    s->set_next_target_seq(5);
+    s->begin_inbound();
+    s->set_next_target_seq(6);
+    EXPECT_EQ(s->next_target_seq(), 6u);  // the session sees it at once
+    ASSERT_TRUE(s->store(4, msg(4)));
+    ASSERT_TRUE(s->store(5, msg(5)));
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_target_seq(), 5u);  // inbound 5 will be asked for again
+  EXPECT_EQ(s->next_sender_seq(), 4u);  // its replies were never published: numbers reused
+  EXPECT_EQ(s->recovered_messages(), 3u);
+  EXPECT_EQ(s->discarded_batch_messages(), 2u);
+  EXPECT_TRUE(s->get(4).empty());
+  ASSERT_TRUE(s->store(4, msg(40)));
+  s.reset();
+  s = open();
+  EXPECT_EQ(s->get(4), msg(40));
+  EXPECT_EQ(s->next_sender_seq(), 5u);
+}
+
+TEST_F(FileStoreTest, finishedInboundBatchKeepsTheNumberAndEveryMessage) {
+  {
+    auto s = open();
+    s->set_next_target_seq(5);
+    for (int k = 0; k < 2; ++k) {
+      s->begin_inbound();
+      s->set_next_target_seq(6 + k);
+      ASSERT_TRUE(s->store(1 + 2 * k, msg(1 + 2 * k)));  // several replies to one inbound message
+      ASSERT_TRUE(s->store(2 + 2 * k, msg(2 + 2 * k)));
+      s->end_inbound();
+    }
+    s->begin_inbound();  // an admin message with no reply: number only
+    s->set_next_target_seq(8);
+    s->end_inbound();
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_target_seq(), 8u);
+  EXPECT_EQ(s->next_sender_seq(), 5u);
+  EXPECT_EQ(s->recovered_messages(), 4u);
+  EXPECT_EQ(s->discarded_batch_messages(), 0u);
+  EXPECT_EQ(s->get(4), msg(4));
+}
+
+TEST_F(FileStoreTest, inboundNumberComesFromTheCommittedRecordWhenThePageLagsBehind) {
+  std::string path;
+  {
+    auto s = open();
+    s->set_next_target_seq(5);
+    s->begin_inbound();
+    s->set_next_target_seq(6);
+    ASSERT_TRUE(s->store(1, msg(1)));
+    s->end_inbound();
+    path = s->path();
+  }
+  {
+    // Killed after the record's commit word, before the page's number: put
+    // the page's next_target (offset 24) and commit_tail (offset 40) back.
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    const std::uint64_t five = 5, first_page_end = 4096;
+    std::fseek(f, 24, SEEK_SET);
+    std::fwrite(&five, sizeof five, 1, f);
+    std::fseek(f, 40, SEEK_SET);
+    std::fwrite(&first_page_end, sizeof first_page_end, 1, f);
+    std::fclose(f);
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_target_seq(), 6u);
+  EXPECT_EQ(s->get(1), msg(1));
+}
+
+TEST_F(FileStoreTest, loweredInboundNumberOutsideABatchSurvivesReopen) {
+  {
+    auto s = open();
+    s->begin_inbound();
+    s->set_next_target_seq(50);
+    ASSERT_TRUE(s->store(1, msg(1)));
+    s->end_inbound();
+    s->set_next_target_seq(1);  // e.g. the peer's Logon reset its numbers
+  }
+  EXPECT_EQ(open()->next_target_seq(), 1u);
+}
+
+TEST_F(FileStoreTest, readJournalHidesAnUnfinishedBatchAndReportsTheRecoveredNumbers) {
+  std::string path;
+  auto s = open();
+  s->set_next_target_seq(3);
+  ASSERT_TRUE(s->store(1, msg(1)));
+  s->begin_inbound();
+  s->set_next_target_seq(4);
+  ASSERT_TRUE(s->store(2, msg(2)));
+  std::vector<std::uint64_t> seen;
+  const JournalSummary sum = read_journal(s->path(), [&](std::uint64_t seq, std::string_view) { seen.push_back(seq); });
+  EXPECT_EQ(seen, std::vector<std::uint64_t>{1});
+  EXPECT_EQ(sum.unfinished, 1u);
+  EXPECT_EQ(sum.next_target_seq, 3u);
+  EXPECT_EQ(sum.next_sender_seq, 2u);
+  s->end_inbound();
+  seen.clear();
+  const JournalSummary after = read_journal(s->path(), [&](std::uint64_t seq, std::string_view) { seen.push_back(seq); });
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(after.next_target_seq, 4u);
+}
+
 TEST(FileStoreName, sessionIdBecomesAFileName) {
   EXPECT_EQ(FileStore::file_name_for("FIX.4.4:KITE->PEER"), "FIX.4.4-KITE-PEER");
 }

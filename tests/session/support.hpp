@@ -4,6 +4,8 @@
 // application that records what it is handed.
 #pragma once
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -59,11 +61,14 @@ inline std::vector<Sent> decode_all(std::string_view bytes) {
 class FakeWire final : public engine::Outbound {
  public:
   char* claim(std::size_t min) noexcept override {
-    if (blocked || min > scratch_.size()) return nullptr;
+    if (blocked || min > scratch_.size() || min > room) return nullptr;
     return scratch_.data();
   }
-  void commit(std::size_t n) noexcept override { bytes.append(scratch_.data(), n); }
-  std::size_t pending() const noexcept override { return 0; }
+  void commit(std::size_t n) noexcept override {
+    bytes.append(scratch_.data(), n);
+    room -= std::min(room, n);
+  }
+  std::size_t pending() const noexcept override { return bytes.size(); }  // written, not yet taken
   void close(const char* reason, bool) noexcept override {
     closed = true;
     close_reason = reason;
@@ -77,6 +82,9 @@ class FakeWire final : public engine::Outbound {
 
   std::string bytes;
   bool blocked = false;
+  // Bytes the wire can still take, like a send buffer's free room: commits
+  // use it up and a claim for more than is left fails (back-pressure).
+  std::size_t room = static_cast<std::size_t>(-1);
   bool closed = false;
   std::string close_reason;
 

@@ -13,6 +13,12 @@
 // Initiator side: the connection is bound at construction and the Session
 // sends its Logon in on_connected().
 //
+// Back-pressure loses nothing: an application message is handed to the
+// Session only when the send buffer can take its replies (2 x SendClaimBytes
+// free: replies totalling up to SendClaimBytes);
+// otherwise on_data() stops before it and returns what it consumed, so the
+// runtime keeps the rest and TCP flow control pushes back on the peer.
+//
 // The per-message path allocates nothing. Time is read from the Clock given
 // at construction (UTC, for SendingTime and timers); the runtime's now_ns
 // arguments are not used. A connection binds its session exclusively
@@ -75,7 +81,8 @@ class SessionConnection final : public engine::Protocol {
 
  private:
   void refuse(const char* reason) noexcept;
-  void handle_frame(const char* p, std::size_t n) noexcept;
+  // False when the frame must wait for room in the send buffer (not consumed).
+  bool handle_frame(const char* p, std::size_t n) noexcept;
 
   SessionRegistry* registry_ = nullptr;
   const Clock& clock_;

@@ -59,6 +59,19 @@ class MessageStore {
   }
   // Forces everything to disk now (msync for a file store).
   virtual void flush() noexcept {}
+
+  // An inbound batch: the handling of one inbound message (and of queued
+  // messages it releases). Between begin_inbound() and end_inbound() the
+  // inbound number set by set_next_target_seq() is visible through
+  // next_target_seq() at once but made durable only by end_inbound(), in the
+  // same step as every message stored in between: after a crash either the
+  // number moved and all of the batch's messages are kept, or neither (the
+  // peer is then asked for the message again and it is handled once). The
+  // runtime must not hand a batch's messages to the socket before
+  // end_inbound() (the engine flushes only after Protocol::on_data returns).
+  // Stores that do not survive the process need not care (the default).
+  virtual void begin_inbound() noexcept {}
+  virtual void end_inbound() noexcept {}
 };
 
 class NullStore final : public MessageStore {
@@ -114,10 +127,15 @@ class MemoryStore final : public MessageStore {
 //   a 4 KiB header page: magic, version, generation, next sender and target
 //   numbers, creation time;
 //   then records, each 8-byte aligned: {u32 length, u32 hash, u64 seq,
-//   u32 generation, u32 magic} + message bytes. A record is written body
-//   first and its header last, and its hash covers header and body, so a
-//   torn record at the tail (a kill -9 mid-copy, a machine crash with a
-//   partial write-back) fails the check and ends the journal there.
+//   u32 generation, u32 magic, u64 commit} + message bytes. A record is
+//   written body first and its header last, and its hash covers header
+//   (commit aside) and body, so a torn record at the tail (a kill -9
+//   mid-copy, a machine crash with a partial write-back) fails the check and
+//   ends the journal there. `commit` is the inbound next number that holds
+//   once the record is complete: 0 while the record belongs to an inbound
+//   batch still being handled; the batch's last record gets it at
+//   end_inbound(). Records after the last committed one are an unfinished
+//   batch and are dropped at open (docs/store.md).
 // reset() bumps the generation and rewinds: older records stop being read
 // because their generation differs.
 class FileStore final : public MessageStore {
@@ -141,11 +159,15 @@ class FileStore final : public MessageStore {
   std::int64_t creation_time() const noexcept override;
   int poll(std::int64_t now_ns) noexcept override;
   void flush() noexcept override;
+  void begin_inbound() noexcept override;
+  void end_inbound() noexcept override;
 
   const std::string& path() const noexcept { return path_; }
   // Records recovered at open, and bytes dropped from a torn tail.
   std::size_t recovered_messages() const noexcept { return recovered_; }
   std::size_t discarded_tail_bytes() const noexcept { return discarded_; }
+  // Records of an unfinished inbound batch dropped at open.
+  std::size_t discarded_batch_messages() const noexcept { return discarded_batch_; }
   // Every stored message in journal order, (seq, bytes) (the inspection tool).
   template <class F>
   void for_each(F&& f) const {
@@ -180,6 +202,13 @@ class FileStore final : public MessageStore {
   std::vector<Slot> index_;      // in journal order; seqs increase within a generation
   std::size_t recovered_ = 0;
   std::size_t discarded_ = 0;
+  std::size_t discarded_batch_ = 0;
+  // The inbound next number as the session sees it (the page holds the
+  // committed one) and the batch being handled.
+  std::uint64_t target_ = 1;
+  bool in_batch_ = false;
+  bool batch_stored_ = false;      // a record was stored in this batch
+  std::size_t batch_last_ = 0;     // offset of the batch's last record header
 };
 
 // What a journal holds, read without changing it (the inspection tool).
@@ -189,9 +218,11 @@ struct JournalSummary {
   std::int64_t creation_ns = 0;
   std::uint32_t generation = 0;
   std::size_t messages = 0;
+  std::size_t unfinished = 0;  // records of an unfinished inbound batch (not listed)
 };
 // Calls each(seq, message) for every valid record of the journal at `path`
-// in order. Throws std::runtime_error when the file is not a Kite journal.
+// in order, up to the last committed one; the numbers are the ones a
+// FileStore opening it would recover. Throws std::runtime_error when the file is not a Kite journal.
 JournalSummary read_journal(const std::string& path,
                             const std::function<void(std::uint64_t, std::string_view)>& each);
 

@@ -36,6 +36,10 @@ void print_journal(const fs::path& path) {
   std::printf("# %s: next sender seq %llu, next target seq %llu, %zu messages, period since %s, generation %u\n",
               path.filename().c_str(), static_cast<unsigned long long>(s.next_sender_seq),
               static_cast<unsigned long long>(s.next_target_seq), s.messages, created, s.generation);
+  if (s.unfinished != 0)
+    std::printf("# %s: %zu messages of an inbound message still being handled (not listed; dropped if the process "
+                "died)\n",
+                path.filename().c_str(), s.unfinished);
 }
 
 }  // namespace
