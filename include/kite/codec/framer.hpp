@@ -159,6 +159,20 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
   if (total > n) return kIncomplete;
 
   const char* t = p + body_end;
+  if (kWide && body != 0) {  // "<SOH>10=ddd<SOH>" checked as one word: [t - 1, t + 7) is inside the buffer
+    std::uint64_t tail;
+    std::memcpy(&tail, t - 1, sizeof tail);
+    const std::uint64_t x = (tail >> 32 & 0xFFFFFFu) - 0x303030u;  // the three digits, '0' taken off
+    if ((tail & 0xFF000000FFFFFFFFull) == 0x010000003D303101ull && (((x + 0x767676u) | x) & 0x808080u) == 0)
+        [[likely]] {
+      const auto stated = static_cast<std::uint32_t>((x & 0xFF) * 100 + (x >> 8 & 0xFF) * 10 + (x >> 16));
+      if (stated != Scan::checksum(p, t)) {
+        return detail::invalid(FrameError::checksum_mismatch, static_cast<std::uint32_t>(total));
+      }
+      return {FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+              static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)};
+    }
+  }
   if (body == 0 || t[-1] != kSoh || t[0] != '1' || t[1] != '0' || t[2] != '=') {
     const bool boundary = body != 0 && t[-1] == kSoh;
     return detail::invalid(boundary ? FrameError::checksum_missing : FrameError::body_length_mismatch,
