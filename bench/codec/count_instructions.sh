@@ -1,0 +1,16 @@
+#!/bin/sh
+# Instructions per codec operation, exact whatever the load: callgrind runs
+# codec_ops 100,000 times per mode and once with nothing to do; the difference
+# divided by 100,000 is printed. Usage: count_instructions.sh BUILD_DIR
+set -eu
+ops="${1:?usage: count_instructions.sh BUILD_DIR}/bench/codec/codec_ops"
+n=100000
+count() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ops" "$1" "$2" 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+base=$(count none "$n")
+for mode in frame index decode encode; do
+  total=$(count "$mode" "$n")
+  echo "$mode $(( (total - base) / n ))"
+done
