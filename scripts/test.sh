@@ -17,7 +17,7 @@ cmake --build --preset release -j "$jobs"
 if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
   step "sanitizer build (ASan + UBSan): unit tests"
   cmake --preset debug >/dev/null
-  cmake --build --preset debug -j "$jobs"
+  cmake --build --preset debug -j "$jobs" --target kite_unit_tests
   ctest --test-dir build/debug -L unit -LE long --no-tests=error --output-on-failure -j "$jobs"
 
   step "fuzz build (clang, libFuzzer): short runs"
