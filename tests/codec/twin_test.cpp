@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -177,6 +178,37 @@ TEST(TwinTest, classifyMarksExactlyTheEqualsAndSohBytesOfABlock) {
   EXPECT_EQ(soh, (1ull << 7) | (1ull << 63));
   FastScan::classify(block.data(), 63, eq, soh);
   EXPECT_EQ(soh, 1ull << 7) << "bits at and above n are clear";
+}
+
+TEST(TwinTest, wordDigitParsersAgreeWithTheDigitLoop) {
+  // parse_digits8 (checks and sums) and digits_value (sums checked digits)
+  // against a plain loop, on every length 1..8 with random digits and with
+  // one byte of every value planted at every position.
+  std::mt19937_64 rng(7);
+  for (std::size_t n = 1; n <= 8; ++n) {
+    for (int round = 0; round < 2000; ++round) {
+      char bytes[8];
+      for (char& c : bytes) c = static_cast<char>('0' + rng() % 10);
+      if (round % 2 == 1) bytes[rng() % 8] = static_cast<char>(rng() % 256);
+      std::uint64_t w;
+      std::memcpy(&w, bytes, sizeof w);
+      bool digits = true;
+      std::uint32_t expected = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const unsigned d = static_cast<unsigned char>(bytes[i]) - static_cast<unsigned>('0');
+        digits = digits && d <= 9;
+        expected = expected * 10 + d;
+      }
+      std::uint32_t got = 0;
+      ASSERT_EQ(detail::parse_digits8(w, n, got), digits) << "n=" << n << " round " << round;
+      if (digits) {
+        ASSERT_EQ(got, expected) << "n=" << n;
+        if (n <= 7) {
+          ASSERT_EQ(detail::digits_value(w ^ 0x3030303030303030ull, n), expected) << "n=" << n;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
