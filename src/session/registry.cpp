@@ -22,6 +22,11 @@ Session& SessionRegistry::add(const SessionSettings& settings, Application& app,
   const std::string id = settings.id();
   if (find(id) != nullptr) throw std::invalid_argument("session " + id + " configured twice");
   if (!store) store = make_store(settings.store, id, clock_.now_ns());
+  if (const auto* f = dynamic_cast<const FileStore*>(store.get()); f != nullptr && f->discarded_batch_messages() != 0)
+    log_.logf(LogLevel::warn, id,
+              "journal: %zu message(s) of an inbound message unfinished at the last stop were dropped (never sent); "
+              "expecting %llu again",
+              f->discarded_batch_messages(), static_cast<unsigned long long>(f->next_target_seq()));
   Entry e;
   e.store = std::move(store);
   if (settings.validate) e.validator = DictionaryValidator::for_settings(settings);

@@ -37,7 +37,7 @@ TEST(KiteAcceptorCrash, killedMidStreamAndRestartedLosesNoOrderAndAnswersEachOnc
   ::setenv("KITE_QF_STORE_DIR", (dir / "qfstore").c_str(), 1);
   Child qf;
   ASSERT_TRUE(qf.start({KITE_QF_PEER_BIN, "initiator", std::to_string(port), "FIX.4.4", "QF", "KITE",
-                        std::to_string(kOrders), "1000", "2", "0", "25"},
+                        std::to_string(kOrders), "1000", "2", "0", "60"},
                        dir / "qf.out", dir / "qf.err"));
   ASSERT_TRUE(wait_for_text(dir / "kite1.log", "logged on", 10000)) << read_file(dir / "kite1.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -50,7 +50,9 @@ TEST(KiteAcceptorCrash, killedMidStreamAndRestartedLosesNoOrderAndAnswersEachOnc
   ASSERT_TRUE(kite->start(kite_args, dir / "kite.out", dir / "kite2.log"));
   ASSERT_TRUE(wait_for_text(dir / "port", "\n", 10000)) << read_file(dir / "kite2.log");
 
-  const int qf_code = qf.wait(60000);
+  // The peer's own deadline is 60 s (a loaded 2-core machine took 30 s for
+  // the stream and the full rewind); this wait is longer than that.
+  const int qf_code = qf.wait(90000);
   kite->signal(SIGTERM);
   EXPECT_EQ(kite->wait(10000), 0);
   const std::string log1 = read_file(dir / "kite1.log");
@@ -58,31 +60,23 @@ TEST(KiteAcceptorCrash, killedMidStreamAndRestartedLosesNoOrderAndAnswersEachOnc
   auto r = parse_summary(read_file(dir / "qf.out"));
   SCOPED_TRACE("quickfix:\n" + read_file(dir / "qf.out") + read_file(dir / "qf.err") + "\nkite after restart:\n" + log2);
 
-  // Known window of the session layer: an inbound order's number is stored
-  // as consumed before the application's report is stored, so a kill that
-  // lands between the two loses that one order (it is neither re-requested
-  // nor answered). Seen about once in ten runs; at most one order can be
-  // lost that way per kill, and then the stream cannot complete (ok=0).
+  // Strict: the kill can land anywhere, including between taking an order's
+  // number and storing its report; the journal commits both in one step
+  // (docs/store.md, inbound batches), so no order is lost and none answered
+  // twice outside PossDup resends.
   const long total = kOrders + 1;                  // the stream, then one order after the rewind
-  const long lost = r["sent"] - r["answered"];
-  EXPECT_LE(lost, 1) << "orders lost beyond the consume-before-reply window";
-  if (lost == 0) {
-    EXPECT_EQ(qf_code, 0);
-    EXPECT_EQ(r["ok"], 1);
-    EXPECT_EQ(r["sent"], total);
-  }
+  EXPECT_EQ(qf_code, 0);
+  EXPECT_EQ(r["ok"], 1);
+  EXPECT_EQ(r["sent"], total);
+  EXPECT_EQ(r["answered"], r["sent"]) << "orders lost across the kill";
   EXPECT_EQ(r["live_more_than_once"], 0);          // none answered twice outside PossDup resends
   EXPECT_EQ(r["er_total"] - r["possdup"], r["answered"] - r["possdup_first"]);  // one live report, or its resend
   EXPECT_GE(r["logons"], 2);                       // QuickFIX logged on again after the restart
   // The rewind made the restarted process resend every report it ever sent,
   // those from before the kill included, from its journal: PossDupFlag=Y
   // with OrigSendingTime.
-  // (With an order lost in the window the stream never completes and the
-  // rewind is not reached.)
-  if (lost == 0) {
-    EXPECT_GE(r["possdup"], kOrders);
-    EXPECT_NE(log2.find("ResendRequest for 2 to"), std::string::npos);
-  }
+  EXPECT_GE(r["possdup"], kOrders);
+  EXPECT_NE(log2.find("ResendRequest for 2 to"), std::string::npos);
   EXPECT_EQ(r["possdup_with_orig"], r["possdup"]);
 
   // The journal lists what was sent (through kite-store).
