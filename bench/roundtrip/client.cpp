@@ -211,7 +211,7 @@ bool Client::backlog_left() const noexcept {
 }
 
 std::uint32_t Client::phase_of(std::int64_t t) const noexcept {
-  if (t < warm_end_ns_) return 0;
+  if (t < warm_end_ns_ || run_ns_ == 0) return 0;  // run_ns_ is 0 until measure(): connect() counts into the warm-up
   const std::int64_t r = 1 + (t - warm_end_ns_) / run_ns_;
   return static_cast<std::uint32_t>(std::min<std::int64_t>(r, o_.runs));
 }
