@@ -4,30 +4,14 @@
 // encoded, stored, committed) after logon.
 #include <gtest/gtest.h>
 
+#include "support/alloc_counter.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
 #include "app_rig.hpp"
-
-namespace {
-std::atomic<long> g_allocs{0};
-}
-
-// The replacements pair malloc with free on purpose; g++ cannot see that.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace kite::app::test {
 namespace {
@@ -60,13 +44,13 @@ TEST(AckAllocations, noAllocationPerOrderThroughSessionAndApplication) {
   }
   orders.reserve(orders.size());
 
-  const long before = g_allocs.load();
+  const long before = static_cast<long>(kite::test::allocations());
   std::size_t fed = 0;
   while (fed < orders.size()) {
     const std::size_t chunk = std::min<std::size_t>(4096, orders.size() - fed);
     fed += conn.on_data(orders.data() + fed, chunk, clock.now_ns());
   }
-  const long allocs = g_allocs.load() - before;
+  const long allocs = static_cast<long>(kite::test::allocations()) - before;
 
   EXPECT_EQ(allocs, 0);
   EXPECT_EQ(app.stats().orders, static_cast<std::uint64_t>(kOrders));

@@ -2,6 +2,8 @@
 // new/delete with counting versions and runs a whole decode/encode cycle.
 #include <gtest/gtest.h>
 
+#include "support/alloc_counter.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -10,40 +12,14 @@
 #include "fix_text.hpp"
 #include "kite/codec/codec.hpp"
 
-namespace {
-std::atomic<std::uint64_t> g_allocs{0};
-}  // namespace
-
-// The replaced delete frees what the replaced new mallocs; g++ cannot see
-// the pairing once both are inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-
 namespace kite::codec {
 namespace {
 
 TEST(AllocTest, theCounterSeesAllocations) {
-  const std::uint64_t before = g_allocs.load();
+  const std::uint64_t before = kite::test::allocations();
   auto* s = new std::string(100, 'x');
   delete s;
-  EXPECT_GT(g_allocs.load(), before);
+  EXPECT_GT(kite::test::allocations(), before);
 }
 
 TEST(AllocTest, decodeAndEncodeAllocateNothingPerMessage) {
@@ -56,7 +32,7 @@ TEST(AllocTest, decodeAndEncodeAllocateNothingPerMessage) {
   char out[1024];
   std::uint64_t checks = 0;
 
-  const std::uint64_t before = g_allocs.load();
+  const std::uint64_t before = kite::test::allocations();
   for (int round = 0; round < 100; ++round) {
     std::size_t at = 0;
     while (at < stream.size()) {
@@ -93,7 +69,7 @@ TEST(AllocTest, decodeAndEncodeAllocateNothingPerMessage) {
       at += fr.size;
     }
   }
-  const std::uint64_t after = g_allocs.load();
+  const std::uint64_t after = kite::test::allocations();
   EXPECT_EQ(checks, 2u * 64 * 100) << "every message decoded and encoded";
   EXPECT_EQ(after - before, 0u) << "allocations on the hot path";
 }

@@ -2,6 +2,8 @@
 // global operator new/delete with counting versions.
 #include <gtest/gtest.h>
 
+#include "support/alloc_counter.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -13,32 +15,6 @@
 #include "kite/codec/group.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/codec/validator.hpp"
-
-namespace {
-std::atomic<std::uint64_t> g_allocs{0};
-}  // namespace
-
-// The replacements pair malloc with free; at -O1 g++ inlines them into
-// new/delete pairs and warns about a mismatch that is not one.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace kite::codec {
 namespace {
@@ -66,10 +42,10 @@ std::vector<std::string> messages() {
 }
 
 TEST(ValidateAllocTest, theCounterSeesAllocations) {
-  const std::uint64_t before = g_allocs.load();
+  const std::uint64_t before = kite::test::allocations();
   auto* s = new std::string(100, 'x');
   delete s;
-  EXPECT_GT(g_allocs.load(), before);
+  EXPECT_GT(kite::test::allocations(), before);
 }
 
 TEST(ValidateAllocTest, validateAllocatesNothingValidOrNot) {
@@ -80,7 +56,7 @@ TEST(ValidateAllocTest, validateAllocatesNothingValidOrNot) {
   const std::vector<std::string> msgs = messages();
   std::uint64_t ok = 0, rejected = 0, text_bytes = 0;
 
-  const std::uint64_t before = g_allocs.load();
+  const std::uint64_t before = kite::test::allocations();
   for (int round = 0; round < 200; ++round) {
     for (const std::string& m : msgs) {
       const FrameResult fr = frame(m);
@@ -92,7 +68,7 @@ TEST(ValidateAllocTest, validateAllocatesNothingValidOrNot) {
       text_bytes += std::char_traits<char>::length(r.text);
     }
   }
-  const std::uint64_t allocs = g_allocs.load() - before;
+  const std::uint64_t allocs = kite::test::allocations() - before;
   EXPECT_EQ(allocs, 0u);
   EXPECT_EQ(ok, 200u);
   EXPECT_EQ(rejected, 200u * (msgs.size() - 1));
@@ -109,7 +85,7 @@ TEST(ValidateAllocTest, groupIterationAllocatesNothing) {
   ASSERT_NE(parties, nullptr);
   std::uint64_t fields = 0;
 
-  const std::uint64_t before = g_allocs.load();
+  const std::uint64_t before = kite::test::allocations();
   for (int round = 0; round < 1000; ++round) {
     for (const GroupEntry e : GroupView::at(ix, tag::NoPartyIDs, parties)) {
       std::string_view id;
@@ -117,7 +93,7 @@ TEST(ValidateAllocTest, groupIterationAllocatesNothing) {
       for (const GroupEntry s : e.group(802)) fields += s.end() - s.begin();
     }
   }
-  EXPECT_EQ(g_allocs.load() - before, 0u);
+  EXPECT_EQ(kite::test::allocations() - before, 0u);
   EXPECT_EQ(fields, 1000u * (4 + 1 + 2));
 }
 

@@ -4,29 +4,13 @@
 // (encoded, stored, committed).
 #include <gtest/gtest.h>
 
+#include "support/alloc_counter.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
 
 #include "support.hpp"
-
-namespace {
-std::atomic<long> g_allocs{0};
-}
-
-// The replacements pair malloc with free on purpose; g++ cannot see that.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace kite::session::test {
 namespace {
@@ -69,12 +53,12 @@ TEST(SessionAllocations, noAllocationPerApplicationMessageAfterLogon) {
     id += std::to_string(i);
     orders.push_back(peer.order(id));
   }
-  const long before = g_allocs.load();
+  const long before = static_cast<long>(kite::test::allocations());
   for (const std::string& o : orders) {
     conn.on_data(o.data(), o.size(), 0);
     conn.on_timer(0);
   }
-  const long after = g_allocs.load();
+  const long after = static_cast<long>(kite::test::allocations());
   EXPECT_EQ(app.count, kMessages);
   EXPECT_EQ(after - before, 0) << "allocations across " << kMessages << " messages";
   EXPECT_EQ(session.next_sender_seq(), static_cast<std::uint64_t>(kMessages + 2));
