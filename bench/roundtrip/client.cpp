@@ -199,6 +199,7 @@ bool Client::send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) n
   ++s.ring_size;
   ++in_flight_;
   ++phases_[phase].sent;
+  ++sent_total_;
   s.last_send_ns = send_ns;
   flush(s);
   return true;
@@ -250,6 +251,7 @@ bool Client::read(Session& s, std::int64_t now, std::string& error) noexcept {
     }
     // Replies arrived: one timestamp for all the bytes of this recv.
     if (measuring_) now = clock_.now_ns();
+    ++reads_with_data_;
     s.rx_len += static_cast<std::size_t>(n);
     std::size_t at = 0;
     while (at < s.rx_len) {
@@ -372,14 +374,28 @@ bool Client::measure(std::string& error) {
   const bool direct = n_sessions == 1 && o_.spin;
   bool ok = true;
   std::uint32_t reported = 0;  // runs handed to run_done_
+  // The client's own load: each pass's time goes to the phase it started in,
+  // as busy when the pass sent or received something, else as idle.
+  std::int64_t pass_start = 0;
+  std::uint32_t pass_phase = 0;
+  bool pass_counted = false, pass_busy = false;
 
   while (ok) {
     now = clock_.now_ns();
+    if (pass_counted) {
+      ClientLoad& load = phases_[pass_phase].load;
+      (pass_busy ? load.busy_s : load.idle_s) += static_cast<double>(now - pass_start) * 1e-9;
+    }
     if (!stopping && now >= end_ns) {
       stopping = true;
       drain_deadline = now + static_cast<std::int64_t>(o_.drain_timeout_s * 1e9);
     }
     if (stopping && ((in_flight_ == 0 && !backlog_left()) || now >= drain_deadline)) break;
+    pass_start = now;
+    pass_phase = phase_of(now);
+    pass_counted = !stopping;
+    pass_busy = false;
+    const std::uint64_t sent_before = sent_total_;
 
     if (!stopping) {
       if (o_.open_loop) {
@@ -421,9 +437,13 @@ bool Client::measure(std::string& error) {
         }
       }
     if (o_.open_loop) note_in_flight(now);
+    pass_busy = sent_total_ != sent_before;
+    bool polled_something = false;
 
     if (direct) {
+      const std::uint64_t reads_before = reads_with_data_;
       if (!read(*sessions_[0], now, error)) ok = false;
+      polled_something = reads_with_data_ != reads_before;
     } else {
       // Spinning polls with a zero timeout; blocking sleeps in the kernel
       // until a reply or the next due event (an order, a think time's end,
@@ -438,10 +458,17 @@ bool Client::measure(std::string& error) {
         timeout.tv_nsec = static_cast<long>(std::clamp<std::int64_t>(wake - now, 0, 10'000'000));
       }
       const int n = ::epoll_pwait2(epoll_fd_, scratch_->events.data(), static_cast<int>(n_sessions), &timeout, nullptr);
+      polled_something = n > 0;
       for (int i = 0; i < n && ok; ++i) {
         Session& s = *sessions_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
         if (!read(s, now, error)) ok = false;
       }
+    }
+    if (pass_counted) {
+      ClientLoad& load = phases_[pass_phase].load;
+      ++load.polls;
+      if (!polled_something) ++load.empty_polls;
+      pass_busy = pass_busy || polled_something;
     }
     for (auto& sp : sessions_)
       if (sp->tx_head < sp->tx_tail && !flush(*sp)) {

@@ -25,6 +25,7 @@
 
 #include "kite/bench/clock.hpp"
 #include "kite/bench/histogram.hpp"
+#include "kite/bench/stats.hpp"
 
 namespace kite::bench {
 
@@ -53,6 +54,7 @@ struct Phase {
   std::uint64_t errors = 0;
   std::uint64_t cap_hits = 0;       // due orders the in-flight cap held back
   std::uint64_t max_in_flight = 0;  // across all sessions
+  ClientLoad load;                  // how busy the client thread was (runs only, not the drain)
 };
 
 class Client {
@@ -102,6 +104,8 @@ class Client {
   int epoll_fd_ = -1;
   std::int64_t start_ns_ = 0, warm_end_ns_ = 0, run_ns_ = 0;
   std::uint64_t in_flight_ = 0;
+  std::uint64_t reads_with_data_ = 0;  // recv() calls that brought bytes
+  std::uint64_t sent_total_ = 0;       // orders sent, all phases
   bool measuring_ = false;
   RunDone run_done_ = nullptr;
   void* run_done_ctx_ = nullptr;

@@ -13,6 +13,7 @@
 #include "kite/session/session.hpp"
 #include "kite/session/settings.hpp"
 #include "messages.hpp"
+#include "server.hpp"
 
 namespace kite::bench {
 namespace {
@@ -39,6 +40,7 @@ class AckApplication final : public session::Application {
     const std::int64_t now = s.time_ns();  // the clock read once for this message
     s.send("8", [&](codec::MessageWriter& w) { add_execution_report_body(w, now, e, id, id); });
   }
+  std::uint64_t orders() const noexcept { return next_id_.load(std::memory_order_relaxed) - 1; }
 
  private:
   std::atomic<std::uint64_t> next_id_{1};
@@ -114,6 +116,15 @@ int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
   }
   while (!stop.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   eng->stop();
+  const engine::EngineStats st = eng->stats();
+  const std::vector<engine::ThreadInfo> threads = eng->threads();
+  const std::size_t first = threads.size() - st.per_thread_load.size();  // pool: the front door comes first
+  for (std::size_t i = 0; i < st.per_thread_load.size(); ++i) {
+    const engine::AgentLoad& l = st.per_thread_load[i];
+    // Orders are counted for the whole server: exact for single and mono, one thread.
+    print_server_load(threads[first + i].name.c_str(), l.cycles, l.idle_cycles, static_cast<double>(l.busy_ns) * 1e-9,
+                      static_cast<double>(l.total_ns) * 1e-9, st.per_thread_load.size() == 1 ? app.orders() : 0);
+  }
   return 0;
 }
 

@@ -148,6 +148,7 @@ int run_client(ClientCli& cli) {
     f.cap_hits = p.cap_hits;
     f.complete = f.count > 0;
     f.service = latency_of(p.service);
+    f.client = p.load;
     if (o.open_loop) f.response = latency_of(p.response);
     merged.merge(o.open_loop ? p.response : p.service);
     r.runs.push_back(f);

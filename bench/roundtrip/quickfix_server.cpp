@@ -63,6 +63,9 @@ class AckApplication : public FIX::Application {
 
  private:
   unsigned long long next_id_ = 0;
+
+ public:
+  unsigned long long orders() const { return next_id_; }
 };
 
 void name_and_pin(const char* name, int core) {
@@ -123,7 +126,14 @@ int run_quickfix_server(const ServerOptions& o, const std::atomic<bool>& stop, s
         acceptor.poll(0.0);  // the first poll binds the listener
         state = 1;
         const double timeout = o.spin ? 0.0 : 0.1;
-        while (!stop.load(std::memory_order_relaxed)) acceptor.poll(timeout);
+        LoopLoad load;
+        load.start();
+        while (!stop.load(std::memory_order_relaxed)) {
+          const unsigned long long before = app.orders();
+          acceptor.poll(timeout);
+          load.pass(app.orders() != before);  // a poll that answered an order (other work is rare here)
+        }
+        load.report(o.model == "single" ? "kite-single" : "kite-mono", app.orders());
       } catch (const std::exception& e) {
         thread_error = e.what();
         state = -1;

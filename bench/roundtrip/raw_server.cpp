@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -58,6 +59,32 @@ int listen_tcp(const std::string& bind, int& port, bool reuse_port, std::string&
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   port = ntohs(a.sin_port);
   return fd;
+}
+
+void print_server_load(const char* thread, std::uint64_t polls, std::uint64_t empty_polls, double busy_s,
+                       double total_s, std::uint64_t orders) {
+  std::fprintf(stderr, "server load: %s polls=%llu empty=%.1f%% busy=%.1f%% busy/order=%.2f us orders=%llu\n", thread,
+               static_cast<unsigned long long>(polls), polls ? 100.0 * static_cast<double>(empty_polls) / static_cast<double>(polls) : 0.0,
+               total_s > 0 ? 100.0 * busy_s / total_s : 0.0, orders ? busy_s * 1e6 / static_cast<double>(orders) : 0.0,
+               static_cast<unsigned long long>(orders));
+}
+
+std::int64_t LoopLoad::mono_ns() noexcept {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void LoopLoad::start() noexcept {
+  mono0_ = mono_ns();
+  tsc0_ = last_ = ticks();
+}
+
+void LoopLoad::report(const char* thread, std::uint64_t orders) const {
+  const double total_s = static_cast<double>(mono_ns() - mono0_) * 1e-9;
+  const std::uint64_t total_ticks = ticks() - tsc0_;
+  const double s_per_tick = total_ticks ? total_s / static_cast<double>(total_ticks) : 0.0;
+  print_server_load(thread, polls_, empty_, static_cast<double>(busy_) * s_per_tick, total_s, orders);
 }
 
 namespace {
@@ -128,7 +155,7 @@ void append(Conn& c, const std::string& m) {
 // Reads what is there and answers each complete frame. The only look at the
 // bytes: where a frame ends ("<SOH>10=ddd<SOH>") and its MsgType's first
 // character. False when the connection is done.
-bool serve_readable(Conn& c, const Canned& canned) {
+bool serve_readable(Conn& c, const Canned& canned, std::uint64_t& orders) {
   while (true) {
     const ssize_t n = ::recv(c.fd, c.rx.get() + c.rx_len, kRx - c.rx_len, 0);
     if (n == 0) return false;
@@ -159,7 +186,10 @@ bool serve_readable(Conn& c, const Canned& canned) {
           break;
         case '0':
         case '1': break;
-        default: append(c, canned.exec_report); break;
+        default:
+          append(c, canned.exec_report);
+          ++orders;
+          break;
       }
       at += end;
     }
@@ -184,14 +214,20 @@ void single_loop(const ServerOptions& o, int listener, const std::atomic<bool>& 
     if (fd < 0) continue;
     tune_socket(fd, o.busy_poll_usecs);
     Conn c(fd);
+    std::uint64_t orders = 0;
+    LoopLoad load;
+    load.start();
     while (!stop.load(std::memory_order_relaxed)) {
       if (!o.spin) {
         pollfd pf{fd, POLLIN, 0};
         if (::poll(&pf, 1, 100) <= 0) continue;
       }
-      if (!serve_readable(c, canned)) break;
+      const std::uint64_t before = orders;
+      if (!serve_readable(c, canned, orders)) break;
       if (c.tx_head < c.tx_tail && !flush(c)) break;
+      load.pass(orders != before);
     }
+    load.report("kite-single", orders);
   }
 }
 
@@ -217,6 +253,9 @@ class EpollWorker {
     name_this_thread(name);
     pin_this_thread(core);
     epoll_event ev[64];
+    std::uint64_t orders = 0;
+    LoopLoad load;
+    load.start();
     while (!stop.load(std::memory_order_relaxed)) {
       if (has_inbox_.load(std::memory_order_acquire)) take_inbox();
       const int n = ::epoll_wait(ep_, ev, 64, o_.spin ? 0 : 100);
@@ -228,11 +267,13 @@ class EpollWorker {
         }
         Conn* c = conns_[id].get();
         if (c == nullptr) continue;
-        if (!serve_readable(*c, canned_)) drop(id);
+        if (!serve_readable(*c, canned_, orders)) drop(id);
       }
       for (std::size_t id = 0; id < conns_.size(); ++id)
         if (conns_[id] && conns_[id]->tx_head < conns_[id]->tx_tail && !flush(*conns_[id])) drop(id);
+      load.pass(n > 0);
     }
+    load.report(name, orders);
   }
 
  private:

@@ -5,6 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -26,6 +30,46 @@ struct ServerOptions {
   std::string store = "null";
   std::string store_dir;
   std::string ready_file;
+};
+
+// How busy a server thread was over the server's life, printed on stderr at
+// exit: "server load: NAME polls=N empty=E% busy=B% busy/order=U us
+// orders=K". A poll is one pass of the thread's loop (epoll_wait, a direct
+// recv pass, QuickFIX's Acceptor::poll, the engine's duty cycle); empty when
+// it found nothing to do; busy time is the time of the passes that did work.
+// The life includes the wait for the client, so read busy/order first.
+void print_server_load(const char* thread, std::uint64_t polls, std::uint64_t empty_polls, double busy_s,
+                       double total_s, std::uint64_t orders);
+
+// The same figures for a loop of ours (raw, quickfix): one rdtsc per pass;
+// ticks become seconds with the monotonic clock over the loop's life.
+class LoopLoad {
+ public:
+  void start() noexcept;
+  // At the end of each pass: whether it did work.
+  void pass(bool work) noexcept {
+    const std::uint64_t now = ticks();
+    ++polls_;
+    if (work) {
+      busy_ += now - last_;
+    } else {
+      ++empty_;
+    }
+    last_ = now;
+  }
+  void report(const char* thread, std::uint64_t orders) const;
+
+ private:
+  static std::uint64_t ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    return static_cast<std::uint64_t>(mono_ns());
+#endif
+  }
+  static std::int64_t mono_ns() noexcept;
+  std::uint64_t polls_ = 0, empty_ = 0, busy_ = 0, last_ = 0, tsc0_ = 0;
+  std::int64_t mono0_ = 0;
 };
 
 // Writes the port and a newline to path (atomically: a temporary file renamed).

@@ -16,6 +16,16 @@ json cell_latency_json(const CellLatency& l) {
           {"p999", l.p999}, {"max", l.max}, {"mean_max", l.mean_max}};
 }
 
+json client_json(const RunFigures& r) {
+  return {{"polls", r.client.polls},
+          {"empty_polls", r.client.empty_polls},
+          {"empty_share", r.client.empty_share()},
+          {"busy_s", r.client.busy_s},
+          {"idle_s", r.client.idle_s},
+          {"busy_share", r.client.busy_share()},
+          {"busy_us_per_order", r.busy_us_per_order()}};
+}
+
 }  // namespace
 
 std::string to_json(const CellResult& r) {
@@ -37,7 +47,8 @@ std::string to_json(const CellResult& r) {
               {"max_in_flight", run.max_in_flight},
               {"cap_hits", run.cap_hits},
               {"complete", run.complete},
-              {"service", latency_json(run.service)}};
+              {"service", latency_json(run.service)},
+              {"client", client_json(run)}};
     if (run.response) x["response"] = latency_json(*run.response);
     runs.push_back(std::move(x));
   }
@@ -48,7 +59,11 @@ std::string to_json(const CellResult& r) {
             {"count", r.summary.count},
             {"errors", r.summary.errors},
             {"max_in_flight", r.summary.max_in_flight},
-            {"cap_hits", r.summary.cap_hits}};
+            {"cap_hits", r.summary.cap_hits},
+            {"client",
+             {{"empty_share", r.summary.client_empty_share},
+              {"busy_share", r.summary.client_busy_share},
+              {"busy_us_per_order", r.summary.client_busy_us_per_order}}}};
   if (r.summary.response) s["response"] = cell_latency_json(*r.summary.response);
   j["summary"] = std::move(s);
   j["verdict"] = to_string(r.verdict.verdict);
@@ -90,6 +105,9 @@ void print_summary(std::FILE* out, const CellResult& r) {
                  "mean");
     row("service", run.service);
     if (run.response) row("response", *run.response);
+    std::fprintf(out, "  client: polls=%llu empty=%.1f%% busy=%.1f%% busy/order=%.2f us\n",
+                 static_cast<unsigned long long>(run.client.polls), 100 * run.client.empty_share(),
+                 100 * run.client.busy_share(), run.busy_us_per_order());
   }
   const CellSummary& s = r.summary;
   std::fprintf(out, "summary (medians of %zu runs; max = true max, mean_max = mean of run maxima):\n", r.runs.size());
@@ -104,6 +122,8 @@ void print_summary(std::FILE* out, const CellResult& r) {
   std::fprintf(out, "  rate=%.0f/s count=%llu errors=%llu max_in_flight=%llu cv(p50)=%.3f cv(p99)=%.3f\n",
                s.achieved_rate, static_cast<unsigned long long>(s.count), static_cast<unsigned long long>(s.errors),
                static_cast<unsigned long long>(s.max_in_flight), s.cv_p50, s.cv_p99);
+  std::fprintf(out, "  client (medians): empty polls %.1f%%, busy %.1f%%, busy time per order %.2f us\n",
+               100 * s.client_empty_share, 100 * s.client_busy_share, s.client_busy_us_per_order);
   std::fprintf(out, "verdict: %s", to_string(r.verdict.verdict));
   for (const auto& why : r.verdict.reasons) std::fprintf(out, "; %s", why.c_str());
   std::fprintf(out, "\n");

@@ -71,8 +71,11 @@ CellSummary summarize(const std::vector<RunFigures>& runs) {
     return r.response.has_value();
   });
   if (open) s.response = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return *r.response; });
-  std::vector<double> p50, p99, rate;
+  std::vector<double> p50, p99, rate, empty, busy, busy_per_order;
   for (const auto& r : runs) {
+    empty.push_back(r.client.empty_share());
+    busy.push_back(r.client.busy_share());
+    busy_per_order.push_back(r.busy_us_per_order());
     const Latency& view = open ? *r.response : r.service;
     p50.push_back(view.p50);
     p99.push_back(view.p99);
@@ -85,6 +88,9 @@ CellSummary summarize(const std::vector<RunFigures>& runs) {
   s.cv_p50 = coefficient_of_variation(p50);
   s.cv_p99 = coefficient_of_variation(p99);
   s.achieved_rate = median(rate);
+  s.client_empty_share = median(empty);
+  s.client_busy_share = median(busy);
+  s.client_busy_us_per_order = median(busy_per_order);
   return s;
 }
 

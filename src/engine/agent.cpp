@@ -127,6 +127,15 @@ void AgentRunner::stop() noexcept {
   thread_.join();
 }
 
+AgentLoad AgentRunner::load() const noexcept {
+  AgentLoad l;
+  l.cycles = cycles_.load(std::memory_order_relaxed);
+  l.idle_cycles = idle_cycles_.load(std::memory_order_relaxed);
+  l.busy_ns = busy_ns_.load(std::memory_order_relaxed);
+  l.total_ns = total_ns_.load(std::memory_order_relaxed);
+  return l;
+}
+
 void AgentRunner::run() noexcept {
   // Named first, then pinned by the thread itself: a thread never runs
   // unnamed on a core it was not given for longer than these two calls.
@@ -157,19 +166,33 @@ void AgentRunner::run() noexcept {
   started_.notify_all();
 
   int idle_cycles = 0;
-  std::uint64_t cycles = 0;
+  std::uint64_t cycles = 0, idle_total = 0;
+  std::int64_t busy_ns = 0, total_ns = 0, last = 0;
+  bool last_busy = false;
   while (!stop_.load(std::memory_order_relaxed)) {
+    // The one clock read of the cycle also times the previous cycle.
+    const std::int64_t now = clock_();
+    if (last != 0) {
+      const std::int64_t d = now - last;
+      total_ns += d;
+      if (last_busy) busy_ns += d;
+      total_ns_.store(total_ns, std::memory_order_relaxed);  // plain stores: no RMW on the hot path
+      busy_ns_.store(busy_ns, std::memory_order_relaxed);
+    }
+    last = now;
     int work;
     if (idle_.kind == IdleKind::block && idle_cycles > 0) {
-      work = agent_.block(clock_(), idle_.block_timeout_us);
+      work = agent_.block(now, idle_.block_timeout_us);
     } else {
-      work = agent_.do_work(clock_());
+      work = agent_.do_work(now);
     }
-    cycles_.store(++cycles, std::memory_order_relaxed);  // a plain store: no RMW on the hot path
+    cycles_.store(++cycles, std::memory_order_relaxed);
+    last_busy = work > 0;
     if (work > 0) {
       idle_cycles = 0;
       continue;
     }
+    idle_cycles_.store(++idle_total, std::memory_order_relaxed);
     ++idle_cycles;
     if (idle_.kind == IdleKind::spin_yield && idle_cycles > idle_.spins) {
       ::sched_yield();

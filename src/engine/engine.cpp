@@ -292,6 +292,7 @@ class EngineImpl final : public Engine {
   EngineStats stats() const override {
     EngineStats st = collect(shared_);
     for (auto& a : agents_) st.per_thread_accepted.push_back(static_cast<int>(a->accepted()));
+    for (auto& r : runners_) st.per_thread_load.push_back(r->load());
     return st;
   }
 
@@ -398,6 +399,7 @@ class InitiatorImpl final : public Initiator {
   EngineStats stats() const override {
     EngineStats st = collect(shared_);
     for (auto& a : agents_) st.per_thread_accepted.push_back(static_cast<int>(a->accepted()));
+    for (auto& r : runners_) st.per_thread_load.push_back(r->load());
     return st;
   }
 

@@ -136,6 +136,16 @@ TEST_F(RoundtripE2E, rawServerClosedAndOpenRunsWriteTheContractJson) {
       check_latency(r["service"], false);
       EXPECT_EQ(r.contains("response"), open);
       if (open) check_latency(r["response"], false);
+      const json& c = r["client"];
+      EXPECT_GT(c["polls"].get<double>(), 0.0);
+      EXPECT_LE(c["empty_polls"].get<double>(), c["polls"].get<double>());
+      for (const char* k : {"empty_share", "busy_share"}) {
+        EXPECT_GE(c[k].get<double>(), 0.0) << k;
+        EXPECT_LE(c[k].get<double>(), 1.0) << k;
+      }
+      EXPECT_GT(c["busy_s"].get<double>(), 0.0);
+      EXPECT_TRUE(c["idle_s"].is_number());
+      EXPECT_GT(c["busy_us_per_order"].get<double>(), 0.0);
     }
     const json& s = j["summary"];
     check_latency(s["service"], true);
@@ -144,6 +154,8 @@ TEST_F(RoundtripE2E, rawServerClosedAndOpenRunsWriteTheContractJson) {
     EXPECT_TRUE(s["cv"]["p50"].is_number());
     EXPECT_TRUE(s["cv"]["p99"].is_number());
     for (const char* k : {"achieved_rate", "count", "errors", "max_in_flight"}) EXPECT_TRUE(s.contains(k)) << k;
+    for (const char* k : {"empty_share", "busy_share", "busy_us_per_order"})
+      EXPECT_TRUE(s["client"][k].is_number()) << k;
     const std::string verdict = j["verdict"];
     EXPECT_TRUE(verdict == "ok" || verdict == "partial" || verdict == "saturated") << verdict;
     EXPECT_TRUE(j["verdict_reasons"].is_array());

@@ -23,6 +23,20 @@ struct Latency {
 
 Latency latency_of(const Histogram& h);
 
+// How busy the load generator's thread was during a run: each pass of its
+// loop polls once (epoll, or one direct recv with a single spinning
+// session); a poll that brings nothing is empty. A pass that sent or
+// received something is busy, and its whole duration (from its start to the
+// next pass's start) counts as busy time. busy_share near 1 means the client
+// itself bounds the rate; busy_us_per_order is then its cost per order.
+struct ClientLoad {
+  std::uint64_t polls = 0;
+  std::uint64_t empty_polls = 0;
+  double busy_s = 0, idle_s = 0;
+  double empty_share() const noexcept { return polls ? static_cast<double>(empty_polls) / static_cast<double>(polls) : 0; }
+  double busy_share() const noexcept { return busy_s + idle_s > 0 ? busy_s / (busy_s + idle_s) : 0; }
+};
+
 struct RunFigures {
   std::uint64_t count = 0;   // orders answered and recorded
   std::uint64_t errors = 0;  // rejects, unanswered orders, unexpected replies
@@ -32,6 +46,8 @@ struct RunFigures {
   bool complete = true;        // the run lasted its duration with its sessions up
   Latency service;
   std::optional<Latency> response;  // open loop only
+  ClientLoad client;
+  double busy_us_per_order() const noexcept { return count ? client.busy_s * 1e6 / static_cast<double>(count) : 0; }
 };
 
 struct CellLatency {
@@ -46,6 +62,8 @@ struct CellSummary {
   double cv_p50 = 0, cv_p99 = 0;  // of the default view: response when open loop, else service
   double achieved_rate = 0;       // median
   std::uint64_t count = 0, errors = 0, max_in_flight = 0, cap_hits = 0;
+  // Medians over the runs of the client's load figures (see ClientLoad).
+  double client_empty_share = 0, client_busy_share = 0, client_busy_us_per_order = 0;
 };
 
 double median(std::vector<double> v);

@@ -54,6 +54,19 @@ std::vector<int> allowed_cores();
 // "" when every core in `cores` exists and is allowed, else a clear message.
 std::string check_cores(const std::vector<int>& cores);
 
+// What a runner's loop has done so far. A cycle is one do_work (or block)
+// call; it is idle when it returned 0. busy_ns adds up the cycles that did
+// work, each from its clock read to the next cycle's; total_ns all of them.
+// With a spinning idle strategy, busy_ns / total_ns is how much of its time
+// the thread had something to do (a blocking one counts its waits in the
+// cycle that ends them).
+struct AgentLoad {
+  std::uint64_t cycles = 0;
+  std::uint64_t idle_cycles = 0;
+  std::int64_t busy_ns = 0;
+  std::int64_t total_ns = 0;
+};
+
 // Runs one agent on its own thread: the thread names itself, then pins itself
 // to its cores, records where it runs, and loops do_work + idle until stop().
 class AgentRunner {
@@ -72,6 +85,8 @@ class AgentRunner {
   bool running() const noexcept { return thread_.joinable(); }
   const ThreadInfo& info() const noexcept { return info_; }
   std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
+  // Read at any time (relaxed: the four figures may be a cycle apart).
+  AgentLoad load() const noexcept;
 
  private:
   void run() noexcept;
@@ -84,6 +99,8 @@ class AgentRunner {
   std::atomic<bool> stop_{false};
   std::atomic<int> started_{0};  // 0 pending, 1 running, -1 failed
   std::atomic<std::uint64_t> cycles_{0};
+  std::atomic<std::uint64_t> idle_cycles_{0};
+  std::atomic<std::int64_t> busy_ns_{0}, total_ns_{0};
 };
 
 }  // namespace kite::engine

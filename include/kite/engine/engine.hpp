@@ -94,6 +94,7 @@ struct EngineStats {
   std::uint64_t tx_high_water = 0;  // most bytes pending in one send buffer
   int active = 0;
   std::vector<int> per_thread_accepted;  // per server thread
+  std::vector<AgentLoad> per_thread_load;  // per server thread, same order (pool: the workers)
 };
 
 class Engine {
