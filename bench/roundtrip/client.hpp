@@ -26,6 +26,7 @@
 #include "kite/bench/clock.hpp"
 #include "kite/bench/histogram.hpp"
 #include "kite/bench/stats.hpp"
+#include "kite/codec/framer.hpp"
 
 namespace kite::bench {
 
@@ -91,7 +92,9 @@ class Client {
   bool send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) noexcept;
   bool flush(Session& s) noexcept;
   bool read(Session& s, std::int64_t now, std::string& error) noexcept;
-  bool on_message(Session& s, const char* frame, std::size_t size, std::int64_t now, std::string& error) noexcept;
+  bool on_message(Session& s, const char* frame, const codec::FrameResult& fr, std::int64_t now,
+                  std::string& error) noexcept;
+  void on_execution_report(Session& s, bool accepted, std::int64_t now) noexcept;
   std::uint32_t phase_of(std::int64_t t) const noexcept;
   bool backlog_left() const noexcept;
   void note_in_flight(std::int64_t now) noexcept;

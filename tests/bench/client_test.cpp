@@ -58,7 +58,8 @@ namespace {
 // it everything queued behind it.
 class StallServer {
  public:
-  explicit StallServer(std::uint64_t stall_at) : stall_at_(stall_at) {
+  // exec_type: the ExecType of every ExecutionReport ('0': New, accepted).
+  explicit StallServer(std::uint64_t stall_at, char exec_type = '0') : stall_at_(stall_at), exec_type_(exec_type) {
     std::string error;
     listener_ = listen_tcp("127.0.0.1", port_, false, error);
     EXPECT_GE(listener_, 0) << error;
@@ -111,7 +112,17 @@ class StallServer {
         e.account = "A";
         e.order_qty = "1";
         e.price = "1";
-        n = write_execution_report(*c.writer, out, sizeof out, c.seq++, now, e, orders_, orders_);
+        if (exec_type_ == '0') {
+          n = write_execution_report(*c.writer, out, sizeof out, c.seq++, now, e, orders_, orders_);
+        } else {
+          c.writer->begin(out, sizeof out, "8", c.seq++, now);
+          c.writer->add_uint(codec::tag::OrderID, orders_);
+          c.writer->add_string(codec::tag::ClOrdID, e.cl_ord_id);
+          c.writer->add_uint(codec::tag::ExecID, orders_);
+          c.writer->add_char(codec::tag::ExecType, exec_type_);
+          c.writer->add_char(codec::tag::OrdStatus, exec_type_);
+          n = c.writer->finish();
+        }
       }
       reply.append(out, n);
       at += fr.size;
@@ -148,6 +159,7 @@ class StallServer {
   }
 
   std::uint64_t stall_at_;
+  char exec_type_;
   int port_ = 0;
   int listener_ = -1;
   std::atomic<bool> stop_{false};
@@ -247,6 +259,10 @@ TEST(ClientTest, closedLoopAnswersEveryOrderOnEverySessionWithoutAllocating) {
     EXPECT_EQ(p.errors, 0u);
     EXPECT_EQ(p.response.count(), 0u) << "closed loop records service time only";
     EXPECT_LE(p.max_in_flight, 3u);
+    EXPECT_GT(p.load.polls, 0u);
+    EXPECT_LE(p.load.empty_polls, p.load.polls);
+    EXPECT_GT(p.load.busy_s, 0.0);
+    EXPECT_GE(p.load.idle_s, 0.0);
   }
 }
 
@@ -266,4 +282,26 @@ TEST(ClientTest, connectFailsWithAMessageWhenNobodyListens) {
 }
 
 }  // namespace
+
+TEST(ClientTest, executionReportThatIsNotNewCountsAsAnErrorAndTheLoopGoesOn) {
+  StallServer server(/*stall_at=*/0, /*exec_type=*/'4');
+  const Clock clock;
+  ClientOptions o;
+  o.port = server.port();
+  o.sessions = 2;
+  o.warmup_s = 0.02;
+  o.duration_s = 0.05;
+  o.runs = 1;
+  o.spin = false;
+  Client client(o, clock);
+  std::string error;
+  ASSERT_TRUE(client.connect(error)) << error;
+  ASSERT_TRUE(client.measure(error)) << error;
+  client.logout();
+  const Phase& run = client.phases()[1];
+  EXPECT_EQ(run.service.count(), 0u) << "no order was accepted";
+  EXPECT_GT(run.errors, 1u) << "each answer is an error and the next order still goes out";
+  EXPECT_EQ(run.errors, run.sent);
+}
+
 }  // namespace kite::bench
