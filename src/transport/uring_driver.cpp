@@ -54,7 +54,16 @@ class UringDriver final : public Driver {
         p.sq_thread_cpu = static_cast<unsigned>(cfg_.uring_sqpoll_cpu);
       }
     }
-    int rc = io_uring_queue_init_params(cfg_.uring_entries, &ring_, &p);
+    // Completions of receives are finished by task work in this thread. By
+    // default the kernel interrupts the thread for it (an IPI per completion
+    // when it runs on another core: a VM exit here); cooperative task run
+    // leaves it pending with a flag in the SQ ring that the spinning peek
+    // sees, and the next io_uring_enter runs it. Older kernels refuse the
+    // flags: the ring is then made without them.
+    io_uring_params coop = p;
+    coop.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+    int rc = io_uring_queue_init_params(cfg_.uring_entries, &ring_, &coop);
+    if (rc == -EINVAL) rc = io_uring_queue_init_params(cfg_.uring_entries, &ring_, &p);
     if (rc < 0) {
       error = std::string("io_uring_queue_init: ") + std::strerror(-rc);
       return false;
@@ -190,6 +199,10 @@ class UringDriver final : public Driver {
     io_uring_sqe* sqe = get_sqe();
     if (sqe == nullptr) return false;
     io_uring_prep_recv(sqe, c.fd, nullptr, cfg_.uring_buffer_size, 0);
+    // A receive is re-armed right after the bytes were consumed: the next
+    // message is not there yet, so skip the attempt that would fail and wait
+    // for readiness at once (Linux >= 5.19, as the buffer ring).
+    sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = 0;
     io_uring_sqe_set_data64(sqe, encode(kRecv, c.gen, c.slot));
