@@ -23,6 +23,14 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The host-tuned path of the index (FieldIndex's bulk walk) needs all of these.
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && \
+    defined(__BMI2__) && defined(__POPCNT__)
+#define KITE_CODEC_AVX512 1
+#include <immintrin.h>
+#else
+#define KITE_CODEC_AVX512 0
+#endif
 
 namespace kite::codec {
 
@@ -227,7 +235,24 @@ struct Sse2Scan {
     }
   }
 };
+#if KITE_CODEC_AVX512
+// A host-tuned build (-march=native on a CPU with AVX-512BW, VL, VBMI and
+// VBMI2, as Ice Lake and later): a block of 64 bytes is one masked load
+// (bytes past n are neither read nor faulted on) and one compare per mask.
+// find and checksum stay SSE2's. FieldIndex::build<Avx512Scan> takes the
+// bulk walk (field_index.hpp).
+struct Avx512Scan : Sse2Scan {
+  static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
+    const __mmask64 m = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(m, p);
+    eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
+    soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\x01'));
+  }
+};
+using FastScan = Avx512Scan;
+#else
 using FastScan = Sse2Scan;
+#endif
 #else
 using FastScan = SwarScan;
 #endif
