@@ -49,7 +49,10 @@ const char* to_string(HeaderError e) noexcept {
 }
 
 FieldIndex::FieldIndex(std::uint32_t capacity)
-    : fields_(new FieldRef[capacity]),
+    : ends_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
+      sohs_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
+      tags_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
+      fields_(new FieldRef[capacity > 0xFFFFu ? 0xFFFFu : capacity]),
       slots_(new std::uint32_t[kDirectTags]()),
       capacity_(capacity > 0xFFFFu ? 0xFFFFu : capacity) {}
 

@@ -164,9 +164,12 @@ static bool parse_utc_timestamp_fixed(std::string_view s, std::int64_t& nanos, T
   const auto h = static_cast<std::int32_t>(hms & 0xFF);
   const auto m = static_cast<std::int32_t>((hms >> 24) & 0xFF);
   const auto sec = static_cast<std::int32_t>((hms >> 48) & 0xFF);
-  if (year < 1678 || year > 2261 || month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) ||
-      h > 23 || m > 59 || sec > 60)
+  // February 29 passes the table; only then is the year's leap asked.
+  static constexpr std::uint8_t kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (static_cast<std::uint32_t>(year - 1678) > 2261u - 1678u || static_cast<std::uint32_t>(month - 1) > 11u ||
+      static_cast<std::uint32_t>(day - 1) >= kMonthDays[month - 1] || h > 23 || m > 59 || sec > 60)
     return false;
+  if (month == 2 && day == 29 && days_in_month(year, 2) != 29) return false;
   std::int64_t frac = 0;
   if (n != 17) {
     if (c[17] != '.') return false;
@@ -185,7 +188,15 @@ static bool parse_utc_timestamp_fixed(std::string_view s, std::int64_t& nanos, T
     static constexpr std::int64_t kScale[10] = {0, 0, 0, 1'000'000, 0, 0, 1'000, 0, 0, 1};
     frac = static_cast<std::int64_t>(f) * kScale[k];
   }
-  nanos = days_from_civil(year, month, day) * 86400 * kNanosPerSecond +
+  // days_from_civil for a positive year, in unsigned arithmetic (divisions
+  // by constants become multiplications): years start on March 1, so the
+  // leap day is the last of its year; kBefore[m - 1] is the days from March 1
+  // to the first of month m.
+  static constexpr std::uint16_t kBefore[12] = {306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275};
+  const auto yy = static_cast<std::uint32_t>(year - (month <= 2));
+  const std::uint32_t since_0000_03_01 = yy * 365 + yy / 4 - yy / 100 + yy / 400 + kBefore[month - 1] + static_cast<std::uint32_t>(day) - 1;
+  const std::int64_t days = static_cast<std::int64_t>(since_0000_03_01) - 719468;  // 1970-01-01 is day 719468
+  nanos = days * 86400 * kNanosPerSecond +
           (static_cast<std::int64_t>(h) * 3600 + m * 60 + sec) * kNanosPerSecond + frac;
   if (precision != nullptr) *precision = static_cast<TimePrecision>(n == 17 ? 0 : n - 18);
   return true;

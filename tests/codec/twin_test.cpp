@@ -88,6 +88,9 @@ void expect_twins_agree(const std::string& s, std::size_t align = 0) {
 #if defined(__SSE2__)
   expect_scan_agrees<Sse2Scan>(b, s);
 #endif
+#if KITE_CODEC_AVX512  // a host-tuned build: the vector bulk walk of the index
+  expect_scan_agrees<Avx512Scan>(b, s);
+#endif
 }
 
 std::string random_bytes(std::mt19937_64& rng, std::size_t n, const std::string& alphabet) {

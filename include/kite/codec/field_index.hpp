@@ -87,6 +87,8 @@ constexpr bool length_tags_within(std::uint32_t lo, std::uint32_t hi) noexcept {
 }
 static_assert(length_tags_within(90, 621));
 
+inline constexpr std::uint32_t kPow10[8] = {1, 1, 10, 100, 1000, 10000, 100000, 1000000};  // [n]: the least n-digit tag
+
 constexpr bool is_length_tag(std::uint32_t tag) noexcept {
   // Every length tag lies in 90..621: one compare rejects almost every tag.
   return tag - 90u <= 621u - 90u && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
@@ -183,6 +185,13 @@ class FieldIndex {
     return true;
   }
 
+  // The host-tuned bulk walk, defined where KITE_CODEC_AVX512 is set; its
+  // arrays of '=' and SOH positions and tags (capacity_ + 64 each) exist in
+  // every build, so that the class is the same in every translation unit.
+  std::uint32_t bulk_walk(const char* frame, std::size_t size, std::size_t& p) noexcept;
+  std::unique_ptr<std::uint32_t[]> ends_;
+  std::unique_ptr<std::uint32_t[]> sohs_;
+  std::unique_ptr<std::uint32_t[]> tags_;
   std::unique_ptr<FieldRef[]> fields_;
   std::unique_ptr<std::uint32_t[]> slots_;  // generation << 16 | position
   const char* base_ = nullptr;
@@ -191,6 +200,231 @@ class FieldIndex {
   std::uint32_t capacity_ = 0;
   std::uint32_t generation_ = 0;
 };
+
+#if KITE_CODEC_AVX512
+// GCC 12's AVX-512 headers start some vectors from _mm512_undefined, which
+// -Wmaybe-uninitialized reports wherever they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The host-tuned walk: the frame's structure and its tags from a few vector
+// instructions per 64-byte block, then a short scalar loop per field.
+//
+// Per block, bits for '=' (eq), SOH (soh) and digits (digit). A tag starts at
+// the frame's first byte and after every SOH (starts). Adding starts to digit
+// carries through each run of digits that begins at a start and lands on the
+// byte after it: ends = (digit + starts) & ~digit marks every tag's end, and
+// ends - starts every tag's bytes. The frame suits this walk when every start
+// is a digit other than '0' and every end is an '=' (values may hold '=' and
+// digits: only runs that begin at a start count). The positions of the ends
+// and SOHs are compressed out of the masks (vpcompressb of the offsets 0..63).
+// Each tag's value: the 4 bytes before its '=' are permuted out of this block's
+// and the previous block's tag digits (zero outside tags, so the bytes before
+// a short tag count as leading zeros) and summed by two multiply-adds (x10 + y,
+// then x100 + y). A tag of 5 or more digits is redone in scalar code.
+//
+// It returns how many fields it indexed and sets p to where the general walk
+// must go on: 0 when the frame does not suit it (the general walk then finds
+// the error, or the data field that broke the pattern), else the start of the
+// first field it did not take (a length field, which a data field may follow;
+// a tag of 8 or more digits), or size.
+inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, std::size_t& p) noexcept {
+  FieldRef* const fields = fields_.get();
+  std::uint32_t* const slots = slots_.get();
+  std::uint32_t* const ends_at = ends_.get();
+  std::uint32_t* const sohs_at = sohs_.get();
+  std::uint32_t* const tags_at = tags_.get();
+  const std::uint32_t capacity = capacity_;
+  const std::uint32_t generation_bits = generation_ << 16;
+  p = 0;
+  if (frame[size - 1] != kSoh) return 0;
+
+  struct Tables {
+    alignas(64) std::uint8_t offsets[64];  // 0..63
+    // For the dword lane k of group g, four times the byte index 16g + k.
+    alignas(64) std::uint8_t spread[4][64];
+    // Added to each spread byte: the 4 bytes before the '=', as indexes into
+    // the previous block's digits (0..63) and this block's (64..127).
+    alignas(64) std::uint8_t before[64];
+  };
+  static constexpr Tables kT = [] {
+    Tables t{};
+    for (unsigned i = 0; i < 64; ++i) {
+      t.offsets[i] = static_cast<std::uint8_t>(i);
+      for (unsigned g = 0; g < 4; ++g) t.spread[g][i] = static_cast<std::uint8_t>(16 * g + i / 4);
+      t.before[i] = static_cast<std::uint8_t>(60 + i % 4);
+    }
+    return t;
+  }();
+  const __m512i offsets = _mm512_load_si512(kT.offsets);
+  const __m512i before = _mm512_load_si512(kT.before);
+  const __m512i tens = _mm512_set1_epi16(0x010A);        // bytes 10, 1
+  const __m512i hundreds = _mm512_set1_epi32(0x00010064);  // words 100, 1
+  // Up to 64 byte offsets, widened to positions and stored 16 at a time (the
+  // arrays have room for a partial vector past the count).
+  const auto store_positions = [](std::uint32_t* out, __m512i bytes, unsigned n, std::uint32_t base) noexcept {
+    const __m512i b = _mm512_set1_epi32(static_cast<int>(base));
+    _mm512_storeu_si512(out, _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_castsi512_si128(bytes)), b));
+    if (n > 16) [[unlikely]] {
+      _mm512_storeu_si512(out + 16, _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 1)), b));
+      if (n > 32) {
+        _mm512_storeu_si512(out + 32, _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 2)), b));
+        if (n > 48)
+          _mm512_storeu_si512(out + 48, _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 3)), b));
+      }
+    }
+  };
+
+  std::uint32_t n_ends = 0, n_sohs = 0;
+  std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
+  __m512i previous_digits = _mm512_setzero_si512();
+  for (std::size_t base = 0; base < size; base += 64) {
+    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(size - base < 64 ? size - base : 64));
+    const __m512i v = _mm512_maskz_loadu_epi8(valid, frame + base);
+    const std::uint64_t eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
+    const std::uint64_t soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
+    const __m512i value = _mm512_sub_epi8(v, _mm512_set1_epi8('0'));
+    const std::uint64_t digit = _mm512_cmplt_epu8_mask(value, _mm512_set1_epi8(10));
+    const std::uint64_t zero = _mm512_cmpeq_epi8_mask(value, _mm512_setzero_si512());
+    const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
+    soh_carry = soh >> 63;
+    unsigned long long sum, tag_bits;
+    const unsigned char c = _addcarry_u64(0, digit, starts, &sum);
+    const unsigned char c2 = _addcarry_u64(0, sum, run_carry, &sum);
+    run_carry = c | c2;
+    const std::uint64_t ends = sum & ~digit;
+    bad |= (starts & ~(digit & ~zero)) | (ends & ~eq);
+    const unsigned char b = _subborrow_u64(0, ends, starts, &tag_bits);
+    const unsigned char b2 = _subborrow_u64(0, tag_bits, tag_borrow, &tag_bits);
+    tag_borrow = b | b2;
+    const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));
+    const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
+    if (n_ends + n_e > capacity || n_sohs + n_s > capacity) return 0;  // the general walk reports it
+    const auto at = static_cast<std::uint32_t>(base);
+    const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
+    store_positions(ends_at + n_ends, end_offsets, n_e, at);
+    store_positions(sohs_at + n_sohs, _mm512_maskz_compress_epi8(soh, offsets), n_s, at);
+    const __m512i digits = _mm512_maskz_mov_epi8(tag_bits, value);  // tag digits, zero elsewhere
+    for (unsigned g = 0; g < n_e; g += 16) {
+      const __m512i index = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
+      const __m512i four = _mm512_permutex2var_epi8(previous_digits, index, digits);
+      _mm512_storeu_si512(tags_at + n_ends + g, _mm512_madd_epi16(_mm512_maddubs_epi16(four, tens), hundreds));
+    }
+    previous_digits = digits;
+    n_ends += n_e;
+    n_sohs += n_s;
+  }
+  if (bad != 0 || run_carry != 0 || n_ends != n_sohs || n_ends == 0) return 0;
+
+  // Checks, 16 fields at a time, in order: a lane needs scalar work when the
+  // vector sum saw too little (a tag of 5 or more digits) or too much (the
+  // previous tag's last digit, when that field was 3 bytes: "1=" and its SOH
+  // right before a 1-digit tag), or when its tag is a length field (a data
+  // field may follow: the walk stops there).
+  struct Checks {
+    alignas(64) std::uint32_t length_tag_words[32];  // bit t % 32 of word t / 32: t is a length tag
+    alignas(64) std::uint32_t reverse[16];           // 15..0
+  };
+  static constexpr Checks kC = [] {
+    Checks c{};
+    for (std::uint32_t t = 0; t < detail::kLengthTagLimit; ++t)
+      if (detail::data_tag_for_length(t) != 0) c.length_tag_words[t / 32] |= 1u << (t % 32);
+    for (unsigned i = 0; i < 16; ++i) c.reverse[i] = 15 - i;
+    return c;
+  }();
+  static_assert(detail::kLengthTagLimit <= 32 * 32);
+  // The first n of 16 lanes (BZHI reads only 8 bits of its count: clamp first).
+  const auto lanes_below = [](std::uint32_t n) noexcept { return static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n < 16 ? n : 16)); };
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i four = _mm512_set1_epi32(4);
+  const __m512i words_lo = _mm512_load_si512(kC.length_tag_words);
+  const __m512i words_hi = _mm512_load_si512(kC.length_tag_words + 16);
+  std::uint32_t taken = n_ends;  // fields the walk indexes
+  p = size;
+  {
+    __m512i previous_soh = _mm512_set1_epi32(-1);  // field 0 starts at 0
+    __m512i previous_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));  // none: far away
+    for (std::uint32_t i = 0; i < n_ends; i += 16) {
+      const __mmask16 in = lanes_below(n_ends - i);
+      const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at + i);
+      const __m512i s = _mm512_maskz_loadu_epi32(in, sohs_at + i);
+      const __m512i t = _mm512_maskz_loadu_epi32(in, tags_at + i);
+      const __m512i f = _mm512_add_epi32(_mm512_alignr_epi32(s, previous_soh, 15), one);
+      const __m512i pe = _mm512_alignr_epi32(e, previous_end, 15);
+      previous_soh = s;
+      previous_end = e;
+      const __m512i word = _mm512_permutex2var_epi32(words_lo, _mm512_srli_epi32(t, 5), words_hi);
+      const __mmask16 special =
+          in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) | _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
+                (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kLengthTagLimit)) &
+                 _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)));
+      if (special == 0) [[likely]] continue;
+      alignas(64) std::uint32_t fs[16];
+      _mm512_store_si512(fs, f);
+      for (unsigned m = special; m != 0; m &= m - 1) {
+        const auto j = static_cast<unsigned>(__builtin_ctz(m));
+        const std::uint32_t first = fs[j], end = ends_at[i + j];
+        std::uint32_t tag = 0;
+        if (end - first <= 7) {
+          for (std::uint32_t d = first; d < end; ++d) tag = tag * 10 + (static_cast<unsigned char>(frame[d]) - '0');
+        }
+        if (end - first > 7 || detail::is_length_tag(tag)) {  // the general walk takes it from here
+          taken = i + j;
+          p = first;
+          break;
+        }
+        tags_at[i + j] = tag;
+      }
+      if (taken != n_ends) break;
+    }
+  }
+
+  // The fields, as {tag, offset, length}, and their slots, 16 at a time from
+  // the last: a scatter writes its lanes in order, so with the fields in
+  // reverse lane order and the vectors taken last to first, each slot ends
+  // up holding the first field with its tag.
+  struct Interleave {
+    alignas(64) std::uint32_t two[3][16];    // tag (0..15) or offset (16..31) for each dword
+    alignas(64) std::uint32_t third[3][16];  // the length's lane, where the dword is a length
+    std::uint16_t is_length[3];
+  };
+  static constexpr Interleave kI = [] {
+    Interleave t{};
+    for (unsigned q = 0; q < 48; ++q) {
+      const unsigned field = q / 3, part = q % 3, r = q / 16, d = q % 16;
+      t.two[r][d] = part == 0 ? field : part == 1 ? 16 + field : 0;
+      t.third[r][d] = field;
+      if (part == 2) t.is_length[r] = static_cast<std::uint16_t>(t.is_length[r] | (1u << d));
+    }
+    return t;
+  }();
+  static_assert(sizeof(FieldRef) == 12);
+  const __m512i reverse = _mm512_load_si512(kC.reverse);
+  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(kT.offsets)));
+  for (std::uint32_t i = taken == 0 ? 0 : (taken - 1) & ~15u; taken != 0; i -= 16) {
+    const __mmask16 in = lanes_below(taken - i);
+    const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at + i);
+    const __m512i s = _mm512_maskz_loadu_epi32(in, sohs_at + i);
+    const __m512i t = _mm512_maskz_loadu_epi32(in, tags_at + i);
+    const __m512i offset = _mm512_add_epi32(e, one);
+    const __m512i length = _mm512_sub_epi32(_mm512_sub_epi32(s, e), one);
+    auto* out = reinterpret_cast<std::uint32_t*>(fields + i);
+    for (unsigned r = 0; r < 3; ++r) {
+      const __mmask16 keep = lanes_below(3 * (taken - i) > 16 * r ? 3 * (taken - i) - 16 * r : 0);
+      const __m512i to = _mm512_permutex2var_epi32(t, _mm512_load_si512(kI.two[r]), offset);
+      _mm512_mask_storeu_epi32(out + 16 * r, keep,
+                               _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
+    }
+    const __m512i rt = _mm512_permutexvar_epi32(reverse, t);
+    const __m512i position = _mm512_permutexvar_epi32(reverse, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | i)), lanes));
+    const __mmask16 direct = static_cast<__mmask16>(_mm512_cmplt_epu32_mask(_mm512_permutexvar_epi32(reverse, lanes), _mm512_set1_epi32(static_cast<int>(taken - i)))) &
+                             _mm512_cmplt_epu32_mask(rt, _mm512_set1_epi32(kDirectTags));
+    _mm512_mask_i32scatter_epi32(slots, direct, rt, position, 4);
+    if (i == 0) break;
+  }
+  return taken;
+}
+#pragma GCC diagnostic pop
+#endif
 
 template <class Scan>
 IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
@@ -243,9 +477,22 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     if (pos - start >= 64) load(pos);
     pending &= ~std::uint64_t{0} << (pos - start);
   };
-  if (size != 0) load(0);
-
   std::size_t p = 0;
+  bool bulk_done = false;  // the host-tuned bulk walk ran: p is where the general walk goes on
+#if KITE_CODEC_AVX512
+  if constexpr (std::is_same_v<Scan, Avx512Scan>) {
+    if (size >= 4 && size < (std::size_t{1} << 30) && capacity != 0) {
+      count = bulk_walk(frame, size, p);
+      bulk_done = true;
+      if (p < size) {
+        load(p);
+        pending &= ~std::uint64_t{0} << (p - start);
+      }
+    }
+  }
+#endif
+  if (!bulk_done && size != 0) load(0);
+
   // The common case: a tag of 1 to 7 digits and '=' in the word at p, an
   // SOH ahead, room in the table, no data field. Anything else leaves this
   // loop with the state untouched for the general walk below, which handles
@@ -276,7 +523,7 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     p = soh + 1;
     return true;
   };
-  if (kWide && size >= 8 && capacity != 0) {
+  if (kWide && !bulk_done && size >= 8 && capacity != 0) {
     // A field takes at least 3 bytes, so while p <= 3 * capacity - 3 fewer
     // than `capacity` fields are recorded: the bound replaces a check per field.
     const std::size_t room_stop = 3 * std::size_t{capacity} - 3;

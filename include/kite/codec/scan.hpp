@@ -23,6 +23,14 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// The host-tuned path of the index (FieldIndex's bulk walk) needs all of these.
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && \
+    defined(__BMI2__) && defined(__POPCNT__)
+#define KITE_CODEC_AVX512 1
+#include <immintrin.h>
+#else
+#define KITE_CODEC_AVX512 0
+#endif
 
 namespace kite::codec {
 
@@ -227,7 +235,40 @@ struct Sse2Scan {
     }
   }
 };
+#if KITE_CODEC_AVX512
+// A host-tuned build (-march=native on a CPU with AVX-512BW, VL, VBMI and
+// VBMI2, as Ice Lake and later): a block of 64 bytes is one masked load
+// (bytes past n are neither read nor faulted on) and one compare per mask.
+// find stays SSE2's. FieldIndex::build<Avx512Scan> takes the
+// bulk walk (field_index.hpp).
+// GCC 12's AVX-512 headers start some vectors from _mm512_undefined, which
+// -Wuninitialized reports wherever they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+struct Avx512Scan : Sse2Scan {
+  // Sum of the bytes modulo 256: vpsadbw folds each 64-byte block into eight
+  // 64-bit lanes; the tail is one masked load.
+  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i acc = zero;
+    auto n = static_cast<std::size_t>(end - p);
+    for (; n >= 64; p += 64, n -= 64) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512(p), zero));
+    if (n != 0) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, static_cast<unsigned>(n)), p), zero));
+    return static_cast<std::uint32_t>(_mm512_reduce_add_epi64(acc)) & 0xFFu;
+  }
+  static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
+    const __mmask64 m = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(m, p);
+    eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
+    soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\x01'));
+  }
+};
+#pragma GCC diagnostic pop
+using FastScan = Avx512Scan;
+#else
 using FastScan = Sse2Scan;
+#endif
 #else
 using FastScan = SwarScan;
 #endif
