@@ -279,7 +279,17 @@ int run_initiator(char** argv) {
   wait_answered();
   if (mode == 2 && ok) {
     // Rewind: expect the acceptor's second message again, so that it must
-    // resend (as PossDup, from its store) everything it ever sent us.
+    // resend (as PossDup, from its store) everything it ever sent us. First
+    // let the inbound side fall quiet: QuickFIX's reactor thread bumps the
+    // expected number after it has processed a message, so a message still
+    // being processed when we set 2 would make it 3 (the resend would then
+    // start at 3, one report short).
+    for (int i = 0, last = -1, same = 0; i < 100 && same < 2 && Clock::now() < deadline; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      const int now = s->getExpectedTargetNum();
+      same = now == last ? same + 1 : 0;
+      last = now;
+    }
     s->setNextTargetMsgSeqNum(2);
     send_orders("Z", 1, 1);
     wait_answered();
