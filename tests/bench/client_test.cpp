@@ -172,6 +172,18 @@ std::uint64_t count_over(const Histogram& h, std::int64_t ns) {
                                                     static_cast<double>(h.count()) + 0.5);
 }
 
+// Options every measuring test starts from: a blocking client (no spin on a
+// shared test machine) against the test server's port.
+ClientOptions blocking_options(int port, double warmup_s, double duration_s, unsigned runs) {
+  ClientOptions o;
+  o.port = port;
+  o.warmup_s = warmup_s;
+  o.duration_s = duration_s;
+  o.runs = runs;
+  o.spin = false;
+  return o;
+}
+
 TEST(ClientTest, stallRaisesResponseTimeOfEveryOrderScheduledDuringItButNotServiceTime) {
   // 5000 orders/s, one in flight at most: while the server holds an answer
   // for 10 ms, the ~50 orders due meanwhile wait for the cap. They go out
@@ -179,15 +191,10 @@ TEST(ClientTest, stallRaisesResponseTimeOfEveryOrderScheduledDuringItButNotServi
   // service time (from the send) does not.
   StallServer server(/*stall_at=*/1500);  // in the measured run (after 0.2 s of warm-up)
   const Clock clock;
-  ClientOptions o;
-  o.port = server.port();
+  ClientOptions o = blocking_options(server.port(), 0.2, 0.5, 1);
   o.open_loop = true;
   o.rate = 5000;
   o.max_in_flight = 1;
-  o.warmup_s = 0.2;
-  o.duration_s = 0.5;
-  o.runs = 1;
-  o.spin = false;
   Client client(o, clock);
   std::string error;
   ASSERT_TRUE(client.connect(error)) << error;
@@ -212,15 +219,10 @@ TEST(ClientTest, stallWithoutCapRaisesResponseOfEveryOrderScheduledDuringIt) {
   // stall all wait for it, and the response time counts every one of them.
   StallServer server(/*stall_at=*/1500);
   const Clock clock;
-  ClientOptions o;
-  o.port = server.port();
+  ClientOptions o = blocking_options(server.port(), 0.2, 0.5, 1);
   o.open_loop = true;
   o.rate = 5000;
   o.max_in_flight = 1000;
-  o.warmup_s = 0.2;
-  o.duration_s = 0.5;
-  o.runs = 1;
-  o.spin = false;
   Client client(o, clock);
   std::string error;
   ASSERT_TRUE(client.connect(error)) << error;
@@ -235,13 +237,8 @@ TEST(ClientTest, stallWithoutCapRaisesResponseOfEveryOrderScheduledDuringIt) {
 TEST(ClientTest, closedLoopAnswersEveryOrderOnEverySessionWithoutAllocating) {
   StallServer server(/*stall_at=*/0);
   const Clock clock;
-  ClientOptions o;
-  o.port = server.port();
+  ClientOptions o = blocking_options(server.port(), 0.05, 0.1, 2);
   o.sessions = 3;
-  o.warmup_s = 0.05;
-  o.duration_s = 0.1;
-  o.runs = 2;
-  o.spin = false;
   Client client(o, clock);
   std::string error;
   ASSERT_TRUE(client.connect(error)) << error;
@@ -281,18 +278,11 @@ TEST(ClientTest, connectFailsWithAMessageWhenNobodyListens) {
   EXPECT_NE(error.find("cannot connect"), std::string::npos) << error;
 }
 
-}  // namespace
-
 TEST(ClientTest, executionReportThatIsNotNewCountsAsAnErrorAndTheLoopGoesOn) {
   StallServer server(/*stall_at=*/0, /*exec_type=*/'4');
   const Clock clock;
-  ClientOptions o;
-  o.port = server.port();
+  ClientOptions o = blocking_options(server.port(), 0.02, 0.05, 1);
   o.sessions = 2;
-  o.warmup_s = 0.02;
-  o.duration_s = 0.05;
-  o.runs = 1;
-  o.spin = false;
   Client client(o, clock);
   std::string error;
   ASSERT_TRUE(client.connect(error)) << error;
@@ -304,4 +294,5 @@ TEST(ClientTest, executionReportThatIsNotNewCountsAsAnErrorAndTheLoopGoesOn) {
   EXPECT_EQ(run.errors, run.sent);
 }
 
+}  // namespace
 }  // namespace kite::bench

@@ -320,24 +320,16 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
   // previous tag's last digit, when that field was 3 bytes: "1=" and its SOH
   // right before a 1-digit tag), or when its tag is a length field (a data
   // field may follow: the walk stops there).
-  struct Checks {
-    alignas(64) std::uint32_t length_tag_words[32];  // bit t % 32 of word t / 32: t is a length tag
-    alignas(64) std::uint32_t reverse[16];           // 15..0
-  };
-  static constexpr Checks kC = [] {
-    Checks c{};
-    for (std::uint32_t t = 0; t < detail::kLengthTagLimit; ++t)
-      if (detail::data_tag_for_length(t) != 0) c.length_tag_words[t / 32] |= 1u << (t % 32);
-    for (unsigned i = 0; i < 16; ++i) c.reverse[i] = 15 - i;
-    return c;
-  }();
-  static_assert(detail::kLengthTagLimit <= 32 * 32);
+  alignas(64) static constexpr std::uint32_t kReverse[16] = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
   // The first n of 16 lanes (BZHI reads only 8 bits of its count: clamp first).
   const auto lanes_below = [](std::uint32_t n) noexcept { return static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n < 16 ? n : 16)); };
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i four = _mm512_set1_epi32(4);
-  const __m512i words_lo = _mm512_load_si512(kC.length_tag_words);
-  const __m512i words_hi = _mm512_load_si512(kC.length_tag_words + 16);
+  // detail::kLengthTags' 64-bit words read as 32-bit ones (bit t % 32 of
+  // word t / 32, little-endian): 20 words, in two vectors for a permute.
+  static_assert(sizeof detail::kLengthTags.words == 20 * 4);
+  const __m512i words_lo = _mm512_loadu_si512(detail::kLengthTags.words);
+  const __m512i words_hi = _mm512_maskz_loadu_epi32(0x000F, detail::kLengthTags.words + 8);
   std::uint32_t taken = n_ends;  // fields the walk indexes
   p = size;
   {
@@ -398,7 +390,7 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
     return t;
   }();
   static_assert(sizeof(FieldRef) == 12);
-  const __m512i reverse = _mm512_load_si512(kC.reverse);
+  const __m512i reverse = _mm512_load_si512(kReverse);
   const __m512i lanes = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(kT.offsets)));
   for (std::uint32_t i = taken == 0 ? 0 : (taken - 1) & ~15u; taken != 0; i -= 16) {
     const __mmask16 in = lanes_below(taken - i);
