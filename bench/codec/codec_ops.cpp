@@ -17,12 +17,12 @@ FieldIndex ix(256);  // NOLINT: one index for the whole run
 __attribute__((noinline)) std::uint64_t op_frame(const char* p, std::size_t n) { return frame<FastScan>(p, n).size; }
 __attribute__((noinline)) std::uint64_t op_index(const char* p, std::size_t n) {
   const FrameResult fr = frame<FastScan>(p, n);
-  return ix.build<FastScan>(p, fr.size).offset;
+  return ix.build<FastScan>(p, fr).offset;
 }
 __attribute__((noinline)) std::uint64_t op_decode(const char* p, std::size_t n) {
   const FrameResult fr = frame<FastScan>(p, n);
   if (fr.status != FrameStatus::complete) return 0;
-  if (!ix.build<FastScan>(p, fr.size)) return 0;
+  if (!ix.build<FastScan>(p, fr)) return 0;
   std::string_view cl, symbol, account;
   char side = 0, type = 0;
   Decimal qty, price;

@@ -315,7 +315,7 @@ bool Client::on_message(Session& s, const char* frame, const codec::FrameResult&
     return true;
   }
   codec::FieldIndex& ix = scratch_->index;
-  if (!ix.build(frame, fr.size) || !codec::read_header(ix, scratch_->header)) {
+  if (!ix.build(frame, fr) || !codec::read_header(ix, scratch_->header)) {
     ++phases_[phase_of(now)].errors;
     return true;
   }

@@ -146,35 +146,34 @@ bool digit_pairs(std::uint64_t x, std::uint64_t& pairs) noexcept {
 
 // "YYYYMMDD-HH:MM:SS" and 0, 3, 6 or 9 fraction digits, checked and
 // converted a word at a time: the layout is fixed, so no field is searched.
-// Years outside 1678..2261 (where 64-bit nanoseconds may overflow) and
-// anything unusual take the general path below.
+// Years 1901..2099, where every fourth year is a leap year, count their days
+// without a division; other years and anything unusual take the general path.
 static bool parse_utc_timestamp_fixed(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
   const std::size_t n = s.size();
   if ((n != 17 && n != 21 && n != 24 && n != 27) || s[8] != '-') return false;
   const char* c = s.data();
-  std::uint64_t date, hms;
-  if (!digit_pairs(load8(c) - 0x3030303030303030ull, date)) return false;
-  // "HH:MM:SS": the colons minus ':' are zero, the digits minus '0' are 0..9.
-  const std::uint64_t t = load8(c + 9) - 0x30303A30303A3030ull;
+  std::uint64_t date;
+  if (!digit_pairs(load8(c) ^ 0x3030303030303030ull, date)) return false;
+  // "HH:MM:SS": the colons XOR ':' are zero, the digits XOR '0' are 0..9.
+  const std::uint64_t t = load8(c + 9) ^ 0x30303A30303A3030ull;
   if ((t & 0x0000FF0000FF0000ull) != 0 || ((t + 0x7676767676767676ull) | t) & 0x8080808080808080ull) return false;
-  hms = t * 10 + (t >> 8);  // byte k: 10 * digit k + digit k+1
-  const auto year = static_cast<std::int32_t>((date & 0xFF) * 100 + ((date >> 16) & 0xFF));
-  const auto month = static_cast<std::int32_t>((date >> 32) & 0xFF);
-  const auto day = static_cast<std::int32_t>(date >> 48);
-  const auto h = static_cast<std::int32_t>(hms & 0xFF);
-  const auto m = static_cast<std::int32_t>((hms >> 24) & 0xFF);
-  const auto sec = static_cast<std::int32_t>((hms >> 48) & 0xFF);
-  // February 29 passes the table; only then is the year's leap asked.
+  const std::uint64_t hms = t * 10 + (t >> 8);  // byte k: 10 * digit k + digit k+1
+  const auto year = static_cast<std::uint32_t>((date & 0xFF) * 100 + ((date >> 16) & 0xFF));
+  const auto month = static_cast<std::uint32_t>((date >> 32) & 0xFF);
+  const auto day = static_cast<std::uint32_t>(date >> 48);
+  const auto h = static_cast<std::uint32_t>(hms & 0xFF);
+  const auto m = static_cast<std::uint32_t>((hms >> 24) & 0xFF);
+  const auto sec = static_cast<std::uint32_t>((hms >> 48) & 0xFF);
+  // February 29 passes the table; then the year must be a leap year.
   static constexpr std::uint8_t kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (static_cast<std::uint32_t>(year - 1678) > 2261u - 1678u || static_cast<std::uint32_t>(month - 1) > 11u ||
-      static_cast<std::uint32_t>(day - 1) >= kMonthDays[month - 1] || h > 23 || m > 59 || sec > 60)
+  if (year - 1901 > 2099 - 1901 || month - 1 > 11 || day - 1 >= kMonthDays[month - 1] || h > 23 || m > 59 ||
+      sec > 60 || (month == 2 && day == 29 && (year & 3) != 0))
     return false;
-  if (month == 2 && day == 29 && days_in_month(year, 2) != 29) return false;
   std::int64_t frac = 0;
   if (n != 17) {
     if (c[17] != '.') return false;
     const std::size_t k = n - 18;  // 3, 6 or 9 digits, the last ones of s
-    std::uint64_t x = (load8(c + n - 8) >> (8 * (8 - (k < 8 ? k : 8)))) - 0x3030303030303030ull;
+    std::uint64_t x = (load8(c + n - 8) ^ 0x3030303030303030ull) >> (8 * (8 - (k < 8 ? k : 8)));
     x <<= 8 * (8 - (k < 8 ? k : 8));  // digits at the top, zeros (leading zeros) below
     std::uint64_t pairs;
     if (!digit_pairs(x, pairs)) return false;
@@ -188,16 +187,13 @@ static bool parse_utc_timestamp_fixed(std::string_view s, std::int64_t& nanos, T
     static constexpr std::int64_t kScale[10] = {0, 0, 0, 1'000'000, 0, 0, 1'000, 0, 0, 1};
     frac = static_cast<std::int64_t>(f) * kScale[k];
   }
-  // days_from_civil for a positive year, in unsigned arithmetic (divisions
-  // by constants become multiplications): years start on March 1, so the
-  // leap day is the last of its year; kBefore[m - 1] is the days from March 1
-  // to the first of month m.
-  static constexpr std::uint16_t kBefore[12] = {306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275};
-  const auto yy = static_cast<std::uint32_t>(year - (month <= 2));
-  const std::uint32_t since_0000_03_01 = yy * 365 + yy / 4 - yy / 100 + yy / 400 + kBefore[month - 1] + static_cast<std::uint32_t>(day) - 1;
-  const std::int64_t days = static_cast<std::int64_t>(since_0000_03_01) - 719468;  // 1970-01-01 is day 719468
-  nanos = days * 86400 * kNanosPerSecond +
-          (static_cast<std::int64_t>(h) * 3600 + m * 60 + sec) * kNanosPerSecond + frac;
+  // Days since 1970-01-01: 365 a year, plus the leap days of 1901..year-1
+  // (every fourth year) less the 17 of 1901..1969, plus the days of the
+  // months before (one more after February in a leap year).
+  static constexpr std::uint16_t kBefore[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  const std::int64_t days = 365 * (static_cast<std::int64_t>(year) - 1970) + ((year - 1901) >> 2) - 17 +
+                            kBefore[month - 1] + (month > 2 && (year & 3) == 0) + day - 1;
+  nanos = (days * 86400 + h * 3600 + m * 60 + sec) * kNanosPerSecond + frac;
   if (precision != nullptr) *precision = static_cast<TimePrecision>(n == 17 ? 0 : n - 18);
   return true;
 }

@@ -63,7 +63,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       used += fr.size;
       continue;
     }
-    if (!handle_frame(data + used, fr.size)) break;  // back-pressure: the frame waits
+    if (!handle_frame(data + used, fr)) break;  // back-pressure: the frame waits
     used += fr.size;
   }
   if (closed_) return n;
@@ -76,8 +76,8 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const char* p, std::size_t n) noexcept {
-  const codec::IndexResult ir = index_.build(p, n);
+bool SessionConnection::handle_frame(const char* p, const codec::FrameResult& fr) noexcept {
+  const codec::IndexResult ir = index_.build(p, fr);
   if (!ir) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
     return true;

@@ -163,7 +163,7 @@ int run(const std::string& dictionary_dir, int iterations) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) {
       const FrameResult fr = frame(nos);
-      ix.build(nos.data(), fr.size);
+      ix.build(nos.data(), fr);
       Header h;
       read_header(ix, h);
       sink += validator.validate(ix, h).ok + ix.size();

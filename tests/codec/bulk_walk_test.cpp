@@ -113,7 +113,62 @@ void run_edges() {
   expect_same_index_all_capacities<Fast>(tiny, 200);
 }
 
+// A complete message around a field list: "8=FIX.4.4", BodyLength, the list, CheckSum.
+std::string framed_message(const std::string& body) {
+  std::string m = "8=FIX.4.4\x01" "9=" + std::to_string(body.size()) + "\x01" + body;
+  unsigned sum = 0;
+  for (const char c : m) sum += static_cast<unsigned char>(c);
+  const std::string digits = std::to_string(1000 + sum % 256);
+  return m + "10=" + digits.substr(1) + "\x01";
+}
+
+// build(frame, frame()'s answer) gives the index build(frame, size) gives.
+template <class Fast>
+void expect_same_framed_index(const std::string& m, std::uint32_t capacity) {
+  const std::vector<char> bytes(m.begin(), m.end());
+  const FrameResult fr = frame<Fast>(bytes.data(), bytes.size());
+  ASSERT_EQ(fr.status, FrameStatus::complete) << m;
+  FieldIndex x(capacity), y(capacity);
+  const IndexResult rx = x.build<Fast>(bytes.data(), fr);
+  const IndexResult ry = y.build<ScalarScan>(bytes.data(), bytes.size());
+  ASSERT_EQ(rx.error, ry.error) << m;
+  ASSERT_EQ(rx.offset, ry.offset) << m;
+  ASSERT_EQ(rx.tag, ry.tag) << m;
+  ASSERT_EQ(x.size(), y.size()) << m;
+  ASSERT_EQ(x.frame().size(), bytes.size());
+  for (std::uint32_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(x[i].tag, y[i].tag) << i << " in " << m;
+    ASSERT_EQ(x[i].offset, y[i].offset) << i;
+    ASSERT_EQ(x[i].length, y[i].length) << i;
+  }
+  for (std::uint32_t i = 0; i < y.size(); ++i) ASSERT_EQ(x.find_pos(y[i].tag), y.find_pos(y[i].tag)) << y[i].tag;
+  for (const std::uint32_t t : {0u, 1u, 8u, 9u, 10u, 35u, 95u, 96u, 2047u, 2048u, 9999u})
+    ASSERT_EQ(x.find_pos(t), y.find_pos(t)) << t;
+}
+
+template <class Fast>
+void run_framed() {
+  std::mt19937_64 rng(23);
+  for (std::uint32_t n = 1; n <= 70; ++n) {
+    for (int round = 0; round < 8; ++round) {
+      std::string body = field_list(rng, n, round % 3 == 2);
+      // Now and then the header's and trailer's tags again in the body.
+      if (round % 4 == 1) body = "9=5\x01" + body + "8=FIX.4.2\x01" "10=000\x01";
+      const std::string m = framed_message(body);
+      for (const std::uint32_t capacity : {1024u, n + 3, n + 2, 3u, 2u, 1u}) {
+        expect_same_framed_index<Fast>(m, capacity);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+  std::string tiny;
+  for (int i = 0; i < 100; ++i) tiny += std::to_string(1 + i % 9) + "=\x01";
+  expect_same_framed_index<Fast>(framed_message(tiny), 1024);
+}
+
 TEST(BulkWalkTest, fastWalkMatchesTheScalarTwinOnEdgeCases) { run_edges<FastScan>(); }
+TEST(BulkWalkTest, framedBuildGivesTheWholeFramesIndex) { run_framed<FastScan>(); }
+TEST(BulkWalkTest, framedBuildGivesTheWholeFramesIndexWithTheScalarWalk) { run_framed<ScalarScan>(); }
 #if defined(__SSE2__)
 TEST(BulkWalkTest, swarWalkMatchesTheScalarTwinOnEdgeCases) { run_edges<SwarScan>(); }
 #endif

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -185,6 +186,68 @@ TEST(ValuesTest, timestampsRoundTripAtEachPrecisionTruncatingBelowIt) {
   }
   EXPECT_EQ(render_timestamp(0, TimePrecision::millis), "19700101-00:00:00.000");
   EXPECT_EQ(render_timestamp(951'782'400 * kSecond + 1, TimePrecision::nanos), "20000229-00:00:00.000000001");
+}
+
+TEST(ValuesTest, timestampsOfEveryDayAgreeWithTheCivilCalendar) {
+  // The fixed path takes 1901..2099 without a division; the general path
+  // the rest. Both must give days_from_civil's day, at every boundary.
+  for (std::int32_t y = 1890; y <= 2110; ++y) {
+    for (std::int32_t m = 1; m <= 12; ++m) {
+      for (std::int32_t day = 1; day <= 31; ++day) {
+        char text[28];
+        write_date(text, {y, m, day});
+        Date parsed;
+        const bool real = parse_date({text, 8}, parsed);
+        std::memcpy(text + 8, "-23:59:58.250", 13);
+        std::int64_t ns = 0;
+        ASSERT_EQ(parse_utc_timestamp({text, 21}, ns), real) << std::string(text, 21);
+        if (real) {
+          ASSERT_EQ(ns, (days_from_civil(y, m, day) * 86400 + 86398) * kSecond + 250'000'000) << std::string(text, 21);
+        }
+      }
+    }
+  }
+}
+
+// The word-at-a-time number parses against their byte-loop twins, on every
+// text of up to 8 bytes from a small alphabet (random) and on the edges.
+TEST(ValuesTest, wordNumberParsesAgreeWithTheirTwins) {
+  const auto check = [](const std::string& text) {
+    char buf[16] = {};
+    std::memcpy(buf, text.data(), text.size());
+    std::memset(buf + text.size(), '7', sizeof buf - text.size());  // bytes after the value must not count
+    Decimal word{}, twin{};
+    const bool w = detail::parse_decimal_word(buf, text.size(), word);
+    const bool t = parse_decimal(text, twin);
+    if (w) {
+      ASSERT_TRUE(t) << text;
+      ASSERT_EQ(word.mantissa, twin.mantissa) << text;
+      ASSERT_EQ(word.exponent, twin.exponent) << text;
+    } else if (!text.empty() && text.size() <= 8 && text.find('-') == std::string::npos) {
+      ASSERT_FALSE(t) << text << ": the word parse refused a plain decimal";
+    }
+    std::uint64_t uw = 0, ut = 0;
+    const bool iw = detail::parse_uint_word(buf, text.size(), uw);
+    const bool it = parse_uint(text, ut);
+    if (text.size() <= 8) {
+      ASSERT_EQ(iw, it) << text;
+    }
+    if (iw) {
+      ASSERT_EQ(uw, ut) << text;
+    }
+  };
+  for (const char* edge : {"", "0", "9", ".", "..", "0.", ".0", "1.5", "101.2500", "99999999", "9999999.", ".9999999",
+                           "0.000000", "00000000", "1.2.3", "-1", "1-", "+1", "1e5", "12345678", "1234567.8", "/", ":"})
+    check(edge);
+  std::mt19937_64 rng(5);
+  const std::string alphabet = "0123456789.-/:x";
+  for (int i = 0; i < 200000; ++i) {
+    std::string text;
+    const std::size_t n = rng() % 10;
+    for (std::size_t k = 0; k < n; ++k) text += alphabet[rng() % (k % 3 == 0 ? alphabet.size() : 11)];
+    check(text);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 TEST(ValuesTest, parsesUtcTimeOnly) {

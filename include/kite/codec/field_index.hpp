@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kite/codec/fix.hpp"
+#include "kite/codec/framer.hpp"
 #include "kite/codec/scan.hpp"
 #include "kite/codec/values.hpp"
 
@@ -112,6 +113,11 @@ class FieldIndex {
   template <class Scan = FastScan>
   IndexResult build(const char* frame, std::size_t size) noexcept;
   IndexResult build(std::string_view frame) noexcept { return build<FastScan>(frame.data(), frame.size()); }
+  // The same index for a frame that frame() found complete (`framed` is its
+  // answer): the BeginString, BodyLength and CheckSum fields it checked are
+  // recorded from their known places and only the body is walked.
+  template <class Scan = FastScan>
+  IndexResult build(const char* frame, const FrameResult& framed) noexcept;
 
   std::string_view frame() const noexcept { return {base_, size_}; }
   std::uint32_t size() const noexcept { return count_; }
@@ -158,9 +164,30 @@ class FieldIndex {
     if (f == nullptr) return Get::missing;
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
-  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept { return get_as<std::uint64_t, parse_uint>(tag, out); }
-  Get get(std::uint32_t tag, std::int64_t& out) const noexcept { return get_as<std::int64_t, parse_int>(tag, out); }
-  Get get(std::uint32_t tag, Decimal& out) const noexcept { return get_as<Decimal, parse_decimal>(tag, out); }
+  // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
+  // the value lie inside the frame (always, for a framed message's body).
+  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    if (word_fits(*f) && detail::parse_uint_word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
+    return parse_uint(value(*f), out) ? Get::ok : Get::bad_format;
+  }
+  Get get(std::uint32_t tag, std::int64_t& out) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    std::uint64_t u;
+    if (word_fits(*f) && detail::parse_uint_word(base_ + f->offset, f->length, u)) [[likely]] {
+      out = static_cast<std::int64_t>(u);
+      return Get::ok;
+    }
+    return parse_int(value(*f), out) ? Get::ok : Get::bad_format;
+  }
+  Get get(std::uint32_t tag, Decimal& out) const noexcept {
+    const FieldRef* f = find(tag);
+    if (f == nullptr) return Get::missing;
+    if (word_fits(*f) && detail::parse_decimal_word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
+    return parse_decimal(value(*f), out) ? Get::ok : Get::bad_format;
+  }
   Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
   Get get(std::uint32_t tag, bool& out) const noexcept { return get_as<bool, parse_bool>(tag, out); }
   Get get_timestamp(std::uint32_t tag, std::int64_t& nanos) const noexcept {
@@ -170,6 +197,7 @@ class FieldIndex {
   }
 
  private:
+  bool word_fits(const FieldRef& f) const noexcept { return f.offset + std::uint64_t{8} <= size_; }
   void reset() noexcept {
     count_ = 0;
     if (++generation_ == 0x10000u) {  // 16-bit generation wrapped: clear once
@@ -185,10 +213,13 @@ class FieldIndex {
     return true;
   }
 
+  // Indexes the fields of [begin, end) after the first `first` fields.
+  template <class Scan>
+  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept;
   // The host-tuned bulk walk, defined where KITE_CODEC_AVX512 is set; its
   // arrays of '=' and SOH positions and tags (capacity_ + 64 each) exist in
   // every build, so that the class is the same in every translation unit.
-  std::uint32_t bulk_walk(const char* frame, std::size_t size, std::size_t& p) noexcept;
+  std::uint32_t bulk_walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::size_t& p) noexcept;
   std::unique_ptr<std::uint32_t[]> ends_;
   std::unique_ptr<std::uint32_t[]> sohs_;
   std::unique_ptr<std::uint32_t[]> tags_;
@@ -222,21 +253,24 @@ class FieldIndex {
 // a short tag count as leading zeros) and summed by two multiply-adds (x10 + y,
 // then x100 + y). A tag of 5 or more digits is redone in scalar code.
 //
-// It returns how many fields it indexed and sets p to where the general walk
-// must go on: 0 when the frame does not suit it (the general walk then finds
-// the error, or the data field that broke the pattern), else the start of the
-// first field it did not take (a length field, which a data field may follow;
-// a tag of 8 or more digits), or size.
-inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, std::size_t& p) noexcept {
-  FieldRef* const fields = fields_.get();
+// It indexes the fields of [begin, end) after the first `first` fields of
+// the index, returns how many it indexed and sets p to where the general walk
+// must go on: begin when the bytes do not suit it (the general walk then
+// finds the error, or the data field that broke the pattern), else the start
+// of the first field it did not take (a length field, which a data field may
+// follow; a tag of 8 or more digits), or end. It writes the slots of the
+// fields it indexed only (first field wins among them).
+[[gnu::always_inline]] inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t begin, std::size_t end,
+                                                               std::uint32_t first, std::size_t& p) noexcept {
+  FieldRef* const fields = fields_.get() + first;
   std::uint32_t* const slots = slots_.get();
   std::uint32_t* const ends_at = ends_.get();
   std::uint32_t* const sohs_at = sohs_.get();
   std::uint32_t* const tags_at = tags_.get();
-  const std::uint32_t capacity = capacity_;
+  const std::uint32_t capacity = capacity_ - first;
   const std::uint32_t generation_bits = generation_ << 16;
-  p = 0;
-  if (frame[size - 1] != kSoh) return 0;
+  p = begin;
+  if (frame[end - 1] != kSoh) return 0;
 
   struct Tables {
     alignas(64) std::uint8_t offsets[64];  // 0..63
@@ -277,8 +311,8 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
   std::uint32_t n_ends = 0, n_sohs = 0;
   std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
   __m512i previous_digits = _mm512_setzero_si512();
-  for (std::size_t base = 0; base < size; base += 64) {
-    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(size - base < 64 ? size - base : 64));
+  for (std::size_t base = begin; base < end; base += 64) {
+    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(end - base < 64 ? end - base : 64));
     const __m512i v = _mm512_maskz_loadu_epi8(valid, frame + base);
     const std::uint64_t eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
     const std::uint64_t soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
@@ -287,15 +321,15 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
     const std::uint64_t zero = _mm512_cmpeq_epi8_mask(value, _mm512_setzero_si512());
     const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
     soh_carry = soh >> 63;
-    unsigned long long sum, tag_bits;
-    const unsigned char c = _addcarry_u64(0, digit, starts, &sum);
-    const unsigned char c2 = _addcarry_u64(0, sum, run_carry, &sum);
-    run_carry = c | c2;
-    const std::uint64_t ends = sum & ~digit;
+    std::uint64_t sum, ends, tag_bits;
+    const bool c = __builtin_add_overflow(digit, starts, &sum);
+    const bool c2 = __builtin_add_overflow(sum, run_carry, &ends);
+    run_carry = static_cast<std::uint64_t>(c | c2);
+    ends &= ~digit;
     bad |= (starts & ~(digit & ~zero)) | (ends & ~eq);
-    const unsigned char b = _subborrow_u64(0, ends, starts, &tag_bits);
-    const unsigned char b2 = _subborrow_u64(0, tag_bits, tag_borrow, &tag_bits);
-    tag_borrow = b | b2;
+    const bool b = __builtin_sub_overflow(ends, starts, &sum);
+    const bool b2 = __builtin_sub_overflow(sum, tag_borrow, &tag_bits);
+    tag_borrow = static_cast<std::uint64_t>(b | b2);
     const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));
     const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
     if (n_ends + n_e > capacity || n_sohs + n_s > capacity) return 0;  // the general walk reports it
@@ -331,9 +365,9 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
   const __m512i words_lo = _mm512_loadu_si512(detail::kLengthTags.words);
   const __m512i words_hi = _mm512_maskz_loadu_epi32(0x000F, detail::kLengthTags.words + 8);
   std::uint32_t taken = n_ends;  // fields the walk indexes
-  p = size;
+  p = end;
   {
-    __m512i previous_soh = _mm512_set1_epi32(-1);  // field 0 starts at 0
+    __m512i previous_soh = _mm512_set1_epi32(static_cast<int>(begin) - 1);  // the first field starts at begin
     __m512i previous_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));  // none: far away
     for (std::uint32_t i = 0; i < n_ends; i += 16) {
       const __mmask16 in = lanes_below(n_ends - i);
@@ -350,18 +384,18 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
                 (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kLengthTagLimit)) &
                  _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)));
       if (special == 0) [[likely]] continue;
-      alignas(64) std::uint32_t fs[16];
-      _mm512_store_si512(fs, f);
+      std::uint32_t fs[16];
+      _mm512_storeu_si512(fs, f);
       for (unsigned m = special; m != 0; m &= m - 1) {
         const auto j = static_cast<unsigned>(__builtin_ctz(m));
-        const std::uint32_t first = fs[j], end = ends_at[i + j];
+        const std::uint32_t from = fs[j], to = ends_at[i + j];
         std::uint32_t tag = 0;
-        if (end - first <= 7) {
-          for (std::uint32_t d = first; d < end; ++d) tag = tag * 10 + (static_cast<unsigned char>(frame[d]) - '0');
+        if (to - from <= 7) {
+          for (std::uint32_t d = from; d < to; ++d) tag = tag * 10 + (static_cast<unsigned char>(frame[d]) - '0');
         }
-        if (end - first > 7 || detail::is_length_tag(tag)) {  // the general walk takes it from here
+        if (to - from > 7 || detail::is_length_tag(tag)) {  // the general walk takes it from here
           taken = i + j;
-          p = first;
+          p = from;
           break;
         }
         tags_at[i + j] = tag;
@@ -407,7 +441,7 @@ inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t size, 
                                _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
     }
     const __m512i rt = _mm512_permutexvar_epi32(reverse, t);
-    const __m512i position = _mm512_permutexvar_epi32(reverse, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | i)), lanes));
+    const __m512i position = _mm512_permutexvar_epi32(reverse, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), lanes));
     const __mmask16 direct = static_cast<__mmask16>(_mm512_cmplt_epu32_mask(_mm512_permutexvar_epi32(reverse, lanes), _mm512_set1_epi32(static_cast<int>(taken - i)))) &
                              _mm512_cmplt_epu32_mask(rt, _mm512_set1_epi32(kDirectTags));
     _mm512_mask_i32scatter_epi32(slots, direct, rt, position, 4);
@@ -423,6 +457,44 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   reset();
   base_ = frame;
   size_ = static_cast<std::uint32_t>(size);
+  return walk<Scan>(frame, 0, size, 0);
+}
+
+template <class Scan>
+IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noexcept {
+  const std::uint32_t size = framed.size, body_begin = framed.body_begin, body_end = framed.body_end;
+  if (capacity_ < 3 || framed.status != FrameStatus::complete || body_begin < 7 || body_end < body_begin ||
+      size != body_end + 7) [[unlikely]] {
+    return build<Scan>(frame, framed.status == FrameStatus::complete ? size : 0);
+  }
+  reset();
+  base_ = frame;
+  size_ = size;
+  // frame() checked "8=" BeginString SOH "9=" digits SOH and "10=" ddd SOH:
+  // those three fields are recorded as they are, the body is walked.
+  std::uint32_t begin_string_end = frame[9] == kSoh ? 9 : 2;  // 9: "8=FIX.x.y"
+  while (begin_string_end < body_begin && frame[begin_string_end] != kSoh) ++begin_string_end;
+  if (begin_string_end + 4 > body_begin) [[unlikely]] return build<Scan>(frame, size);  // not frame()'s answer
+  FieldRef* const fields = fields_.get();
+  fields[0] = {tag::BeginString, 2, begin_string_end - 2};
+  fields[1] = {tag::BodyLength, begin_string_end + 3, body_begin - 1 - (begin_string_end + 3)};
+  const IndexResult r = walk<Scan>(frame, body_begin, body_end, 2);
+  // A body that does not index, or no room for CheckSum: the whole frame's
+  // walk says what and where, as build(frame, size) would (errors are rare).
+  if (!r || count_ == capacity_) [[unlikely]] return build<Scan>(frame, size);
+  std::uint32_t* const slots = slots_.get();
+  const std::uint32_t generation_bits = generation_ << 16;
+  // The first two fields come first, whatever the body repeats.
+  slots[tag::BeginString] = generation_bits | 0;
+  slots[tag::BodyLength] = generation_bits | 1;
+  fields[count_] = {tag::CheckSum, body_end + 3, 3};
+  if (slots[tag::CheckSum] < generation_bits) slots[tag::CheckSum] = generation_bits | count_;
+  ++count_;
+  return r;
+}
+
+template <class Scan>
+IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept {
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
   FieldRef* const fields = fields_.get();
@@ -431,7 +503,7 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   // Slots of older generations hold smaller values (the table is cleared
   // when the generation wraps), so "not set in this walk" is one compare.
   const std::uint32_t generation_bits = generation_ << 16;
-  std::uint32_t count = 0;
+  std::uint32_t count = first;
   const auto done = [&](IndexError e, std::size_t at, std::uint32_t tag) noexcept {
     count_ = count;
     return IndexResult{e, static_cast<std::uint32_t>(at), tag};
@@ -449,41 +521,44 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   std::uint64_t pending = 0;
   const auto load = [&](std::size_t at) noexcept {
     start = at & ~std::size_t{63};
-    const std::size_t n = size - start;
+    const std::size_t n = end - start;
     std::uint64_t eq_bits;  // unused: the compiler drops its computation
     if (n >= 64) {
       Scan::classify(frame + start, 64, eq_bits, pending);
-    } else if (size >= 64) {  // the last, partial block: the frame's last 64 bytes, shifted
-      Scan::classify(frame + size - 64, 64, eq_bits, pending);
+    } else if (end >= 64) {  // the last, partial block: the frame's last 64 bytes, shifted
+      Scan::classify(frame + end - 64, 64, eq_bits, pending);
       pending >>= 64 - n;
     } else {
       Scan::classify(frame + start, n, eq_bits, pending);
     }
   };
   const auto seek = [&](std::size_t pos) noexcept {  // drop SOH bits before pos
-    if (pos >= size) {
+    if (pos >= end) {
       pending = 0;
-      start = size;
+      start = end;
       return;
     }
     if (pos - start >= 64) load(pos);
     pending &= ~std::uint64_t{0} << (pos - start);
   };
-  std::size_t p = 0;
+  std::size_t p = begin;
   bool bulk_done = false;  // the host-tuned bulk walk ran: p is where the general walk goes on
 #if KITE_CODEC_AVX512
   if constexpr (std::is_same_v<Scan, Avx512Scan>) {
-    if (size >= 4 && size < (std::size_t{1} << 30) && capacity != 0) {
-      count = bulk_walk(frame, size, p);
+    if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
+      count = first + bulk_walk(frame, begin, end, first, p);
       bulk_done = true;
-      if (p < size) {
+      if (p < end) {
         load(p);
         pending &= ~std::uint64_t{0} << (p - start);
       }
     }
   }
 #endif
-  if (!bulk_done && size != 0) load(0);
+  if (!bulk_done && end > begin) {
+    load(begin);
+    pending &= ~std::uint64_t{0} << (begin - start);
+  }
 
   // The common case: a tag of 1 to 7 digits and '=' in the word at p, an
   // SOH ahead, room in the table, no data field. Anything else leaves this
@@ -505,7 +580,7 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     const std::uint32_t tag = detail::digits_value(x, tag_len);
     if (detail::is_length_tag(tag)) [[unlikely]] return false;  // a data field may follow
     if (pending == 0) [[unlikely]] {
-      if (size - start <= 64) return false;
+      if (end - start <= 64) return false;
       load(start + 64);
       if (pending == 0) [[unlikely]] return false;
     }
@@ -515,11 +590,11 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     p = soh + 1;
     return true;
   };
-  if (kWide && !bulk_done && size >= 8 && capacity != 0) {
-    // A field takes at least 3 bytes, so while p <= 3 * capacity - 3 fewer
-    // than `capacity` fields are recorded: the bound replaces a check per field.
-    const std::size_t room_stop = 3 * std::size_t{capacity} - 3;
-    const std::size_t stop = size - 8 < room_stop ? size - 8 : room_stop;
+  if (kWide && !bulk_done && end >= 8 && capacity > first) {
+    // A field takes at least 3 bytes, so while p - begin <= 3 * room - 3
+    // fewer than `room` fields are recorded: the bound replaces a check per field.
+    const std::size_t room_stop = begin + 3 * std::size_t{capacity - first} - 3;
+    const std::size_t stop = end - 8 < room_stop ? end - 8 : room_stop;
     while (p <= stop) {
       std::uint64_t w;
       std::memcpy(&w, frame + p, sizeof w);
@@ -527,22 +602,22 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     }
     // The last field (usually CheckSum) within the last 8 bytes: the frame's
     // last word, shifted so that p's byte comes first.
-    if (p > size - 8 && p < size && p <= room_stop) {
+    if (p > end - 8 && p < end && p <= room_stop) {
       std::uint64_t w;
-      std::memcpy(&w, frame + size - 8, sizeof w);
-      common_field(w >> (8 * (8 - (size - p))));
+      std::memcpy(&w, frame + end - 8, sizeof w);
+      common_field(w >> (8 * (8 - (end - p))));
     }
   }
 
   std::uint32_t pending_data_tag = 0;  // set right after a length field
   std::uint64_t pending_data_len = 0;
-  while (p < size) {
+  while (p < end) {
     // The tag: the first '=' within 8 bytes, digits before it.
     std::size_t tag_len;
     std::uint32_t tag;
     std::uint64_t eq8 = 0;
     std::uint64_t w = 0;
-    if (kWide && size - p >= 8) [[likely]] {
+    if (kWide && end - p >= 8) [[likely]] {
       std::memcpy(&w, frame + p, sizeof w);
       eq8 = SwarScan::exact_match(w, '=');
     }
@@ -550,8 +625,8 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
       tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
       if (tag_len == 0 || frame[p] == '0' || !detail::parse_digits8(w, tag_len, tag)) return done(IndexError::bad_tag, p, 0);
     } else {  // a long tag, the frame's last bytes, or no '=' at all
-      const char* eq = Scan::find(frame + p, frame + size, '=');
-      if (eq == frame + size) return done(IndexError::missing_equals, p, 0);
+      const char* eq = Scan::find(frame + p, frame + end, '=');
+      if (eq == frame + end) return done(IndexError::missing_equals, p, 0);
       tag_len = static_cast<std::size_t>(eq - (frame + p));
       if (tag_len - 1 >= 9 || frame[p] == '0') return done(IndexError::bad_tag, p, 0);
       tag = 0;
@@ -564,7 +639,7 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
     const std::size_t v = p + tag_len + 1;
     std::size_t soh;
     if (pending_data_tag != 0 && tag == pending_data_tag) [[unlikely]] {
-      if (pending_data_len >= size - v || frame[v + pending_data_len] != kSoh) {
+      if (pending_data_len >= end - v || frame[v + pending_data_len] != kSoh) {
         return done(IndexError::bad_data_length, p, tag);
       }
       soh = v + pending_data_len;
@@ -573,7 +648,7 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
       // The next SOH: the tag held none (its bytes are digits), so it is
       // the value's terminator.
       while (pending == 0) {
-        if (size - start <= 64) return done(IndexError::missing_soh, p, tag);
+        if (end - start <= 64) return done(IndexError::missing_soh, p, tag);
         load(start + 64);
       }
       soh = start + static_cast<std::size_t>(__builtin_ctzll(pending));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace kite::codec {
@@ -172,6 +173,56 @@ inline bool parse_decimal(std::string_view s, Decimal& out) noexcept {
   out.exponent = m == 0 ? 0 : exp;
   return true;
 }
+
+namespace detail {
+// Word-at-a-time parses for values of 1 to 8 bytes at p, where 8 bytes may be
+// read from p (the index knows when: a field's value is followed by at least
+// its SOH and the 7 bytes of CheckSum). Each checks and sums the bytes in one
+// 64-bit word, without a branch per byte, and answers false for anything it
+// does not take (a sign, a second point, a stray byte), which the careful
+// parse then decides. Their scalar twins are parse_uint and parse_decimal.
+//
+// The n bytes XOR '0' (digits become 0..9) are shifted to the top of the word
+// with zeros below, which count as leading zeros; the pairs, then quads,
+// then the eight are summed (the first byte is the most significant).
+inline std::uint64_t digit_word(const char* p, std::size_t n) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return (w ^ 0x3030303030303030ull) << (8 * (8 - n));
+}
+inline bool sum_digit_word(std::uint64_t w, std::uint64_t& out) noexcept {
+  if (((w + 0x7676767676767676ull) | w) & 0x8080808080808080ull) return false;  // a byte above 9
+  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
+  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
+  out = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+  return true;
+}
+inline bool parse_uint_word(const char* p, std::size_t n, std::uint64_t& out) noexcept {
+  return n - 1 < 8 && sum_digit_word(digit_word(p, n), out);
+}
+inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexcept {
+  if (n - 1 >= 8) return false;
+  std::uint64_t w = digit_word(p, n);
+  // '.' is 0x1E after the XOR: the high bit of each such byte, exactly.
+  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  const std::uint64_t x = w ^ 0x1E1E1E1E1E1E1E1Eull;
+  const std::uint64_t points = ~(((x & kLow7) + kLow7) | x | kLow7);
+  std::int32_t exponent = 0;
+  if (points != 0) {
+    if (n == 1) return false;  // "." alone
+    const auto at = static_cast<unsigned>(__builtin_ctzll(points)) & ~7u;  // 8 x the point's byte
+    const std::uint64_t below = (std::uint64_t{1} << at) - 1;
+    // The bytes before the point move up into its place; a zero comes in below.
+    w = (w & ~below & ~(std::uint64_t{0xFF} << at)) | ((w & below) << 8);
+    exponent = -static_cast<std::int32_t>(7 - at / 8);  // the bytes after the point
+  }
+  std::uint64_t m;
+  if (!sum_digit_word(w, m)) return false;
+  out.mantissa = static_cast<std::int64_t>(m);
+  out.exponent = m == 0 ? 0 : exponent;
+  return true;
+}
+}  // namespace detail
 
 inline bool parse_char(std::string_view s, char& out) noexcept {
   if (s.size() != 1) return false;

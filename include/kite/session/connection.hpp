@@ -82,7 +82,7 @@ class SessionConnection final : public engine::Protocol {
  private:
   void refuse(const char* reason) noexcept;
   // False when the frame must wait for room in the send buffer (not consumed).
-  bool handle_frame(const char* p, std::size_t n) noexcept;
+  bool handle_frame(const char* p, const codec::FrameResult& fr) noexcept;
 
   SessionRegistry* registry_ = nullptr;
   const Clock& clock_;
