@@ -129,77 +129,12 @@ bool parse_date(std::string_view s, Date& out) noexcept {
   return true;
 }
 
-namespace {
-std::uint64_t load8(const char* p) noexcept {
-  std::uint64_t w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-// Eight digit bytes (after subtracting '0' from each) as four two-digit
-// values, one per 16-bit lane; false when a byte is not a digit.
-bool digit_pairs(std::uint64_t x, std::uint64_t& pairs) noexcept {
-  if (((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull) return false;
-  pairs = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
-  return true;
-}
-}  // namespace
-
-// "YYYYMMDD-HH:MM:SS" and 0, 3, 6 or 9 fraction digits, checked and
-// converted a word at a time: the layout is fixed, so no field is searched.
-// Years 1901..2099, where every fourth year is a leap year, count their days
-// without a division; other years and anything unusual take the general path.
-static bool parse_utc_timestamp_fixed(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
-  const std::size_t n = s.size();
-  if ((n != 17 && n != 21 && n != 24 && n != 27) || s[8] != '-') return false;
-  const char* c = s.data();
-  std::uint64_t date;
-  if (!digit_pairs(load8(c) ^ 0x3030303030303030ull, date)) return false;
-  // "HH:MM:SS": the colons XOR ':' are zero, the digits XOR '0' are 0..9.
-  const std::uint64_t t = load8(c + 9) ^ 0x30303A30303A3030ull;
-  if ((t & 0x0000FF0000FF0000ull) != 0 || ((t + 0x7676767676767676ull) | t) & 0x8080808080808080ull) return false;
-  const std::uint64_t hms = t * 10 + (t >> 8);  // byte k: 10 * digit k + digit k+1
-  const auto year = static_cast<std::uint32_t>((date & 0xFF) * 100 + ((date >> 16) & 0xFF));
-  const auto month = static_cast<std::uint32_t>((date >> 32) & 0xFF);
-  const auto day = static_cast<std::uint32_t>(date >> 48);
-  const auto h = static_cast<std::uint32_t>(hms & 0xFF);
-  const auto m = static_cast<std::uint32_t>((hms >> 24) & 0xFF);
-  const auto sec = static_cast<std::uint32_t>((hms >> 48) & 0xFF);
-  // February 29 passes the table; then the year must be a leap year.
-  static constexpr std::uint8_t kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (year - 1901 > 2099 - 1901 || month - 1 > 11 || day - 1 >= kMonthDays[month - 1] || h > 23 || m > 59 ||
-      sec > 60 || (month == 2 && day == 29 && (year & 3) != 0))
-    return false;
-  std::int64_t frac = 0;
-  if (n != 17) {
-    if (c[17] != '.') return false;
-    const std::size_t k = n - 18;  // 3, 6 or 9 digits, the last ones of s
-    std::uint64_t x = (load8(c + n - 8) ^ 0x3030303030303030ull) >> (8 * (8 - (k < 8 ? k : 8)));
-    x <<= 8 * (8 - (k < 8 ? k : 8));  // digits at the top, zeros (leading zeros) below
-    std::uint64_t pairs;
-    if (!digit_pairs(x, pairs)) return false;
-    pairs = (pairs * 100 + (pairs >> 16)) & 0x0000FFFF0000FFFFull;
-    std::uint64_t f = (pairs * 10000 + (pairs >> 32)) & 0xFFFFFFFFull;
-    if (k == 9) {
-      const unsigned d = static_cast<unsigned char>(c[18]) - static_cast<unsigned>('0');
-      if (d > 9) return false;
-      f += d * 100'000'000ull;
-    }
-    static constexpr std::int64_t kScale[10] = {0, 0, 0, 1'000'000, 0, 0, 1'000, 0, 0, 1};
-    frac = static_cast<std::int64_t>(f) * kScale[k];
-  }
-  // Days since 1970-01-01: 365 a year, plus the leap days of 1901..year-1
-  // (every fourth year) less the 17 of 1901..1969, plus the days of the
-  // months before (one more after February in a leap year).
-  static constexpr std::uint16_t kBefore[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-  const std::int64_t days = 365 * (static_cast<std::int64_t>(year) - 1970) + ((year - 1901) >> 2) - 17 +
-                            kBefore[month - 1] + (month > 2 && (year & 3) == 0) + day - 1;
-  nanos = (days * 86400 + h * 3600 + m * 60 + sec) * kNanosPerSecond + frac;
-  if (precision != nullptr) *precision = static_cast<TimePrecision>(n == 17 ? 0 : n - 18);
-  return true;
-}
-
 bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
-  if (parse_utc_timestamp_fixed(s, nanos, precision)) [[likely]] return true;
+  std::size_t fraction_digits;
+  if (detail::parse_utc_timestamp_word(s.data(), s.size(), nanos, fraction_digits)) [[likely]] {
+    if (precision != nullptr) *precision = static_cast<TimePrecision>(fraction_digits);
+    return true;
+  }
   if (s.size() < 17 || s[8] != '-') return false;
   Date d;
   std::int64_t t;

@@ -193,6 +193,8 @@ class FieldIndex {
   Get get_timestamp(std::uint32_t tag, std::int64_t& nanos) const noexcept {
     const FieldRef* f = find(tag);
     if (f == nullptr) return Get::missing;
+    std::size_t digits;
+    if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits)) [[likely]] return Get::ok;
     return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;
   }
 

@@ -222,6 +222,67 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
   out.exponent = m == 0 ? 0 : exponent;
   return true;
 }
+
+// UTCTimestamp in its fixed layout, "YYYYMMDD-HH:MM:SS" and 0, 3, 6 or 9
+// fraction digits, for the years 1901..2099 (where every fourth year is a
+// leap year, so the days need no division): checked and converted a word at
+// a time, reading only the n bytes at c. False for anything else, which
+// parse_utc_timestamp's general path then decides (its scalar twin).
+inline bool parse_utc_timestamp_word(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& fraction_digits) noexcept {
+  // n - 17 is 0, 4, 7 or 10.
+  if (n - 17 > 10 || ((0b10010010001u >> (n - 17)) & 1u) == 0 || c[8] != '-') return false;
+  std::uint64_t date, time;
+  std::memcpy(&date, c, sizeof date);
+  std::memcpy(&time, c + 9, sizeof time);
+  date ^= 0x3030303030303030ull;  // "YYYYMMDD": digits 0..9
+  time ^= 0x30303A30303A3030ull;  // "HH:MM:SS": digits 0..9, the colons 0
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull, kBelow10 = 0x7676767676767676ull;
+  if ((((date + kBelow10) | date | (time + kBelow10) | time) & kHigh) != 0 || (time & 0x0000FF0000FF0000ull) != 0)
+    return false;
+  date = (date * 10 + (date >> 8)) & 0x00FF00FF00FF00FFull;  // century, year, month, day in bytes 0, 2, 4, 6
+  time = time * 10 + (time >> 8);                             // hours, minutes, seconds in bytes 0, 3, 6
+  const auto year = static_cast<std::uint32_t>((date & 0xFF) * 100 + ((date >> 16) & 0xFF));
+  const auto month = static_cast<std::uint32_t>((date >> 32) & 0xFF);
+  const auto day = static_cast<std::uint32_t>(date >> 48);
+  const auto h = static_cast<std::uint32_t>(time & 0xFF), m = static_cast<std::uint32_t>((time >> 24) & 0xFF),
+             sec = static_cast<std::uint32_t>((time >> 48) & 0xFF);
+  // February 29 passes the table; then the year must be a leap year.
+  static constexpr std::uint8_t kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  static constexpr std::uint16_t kBefore[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  const bool leap = (year & 3) == 0;
+  if (year - 1901 > 2099 - 1901 || month - 1 > 11 || day - 1 >= kMonthDays[month - 1] || h > 23 || m > 59 ||
+      sec > 60 || (month == 2 && day == 29 && !leap))
+    return false;
+  std::uint64_t fraction = 0;
+  const std::size_t k = n == 17 ? 0 : n - 18;
+  if (k != 0) {
+    if (c[17] != '.') return false;
+    // The last min(k, 8) bytes of c are digits: the word ending there, the
+    // bytes before them cleared (leading zeros).
+    std::uint64_t w;
+    std::memcpy(&w, c + n - 8, sizeof w);
+    w = (w ^ 0x3030303030303030ull) & (~std::uint64_t{0} << (8 * (8 - (k < 8 ? k : 8))));
+    if (((w + kBelow10) | w) & kHigh) return false;
+    w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
+    w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
+    fraction = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+    if (k == 9) {
+      const unsigned d = static_cast<unsigned char>(c[18]) - static_cast<unsigned>('0');
+      if (d > 9) return false;
+      fraction += d * 100'000'000ull;
+    } else {
+      fraction *= k == 3 ? 1'000'000 : 1'000;
+    }
+  }
+  // Days since 1970-01-01: 365 a year, plus the leap days of 1901..year-1
+  // less the 17 of 1901..1969, plus the days of the months before (one more
+  // after February in a leap year).
+  const std::int64_t days = 365 * (static_cast<std::int64_t>(year) - 1970) + ((year - 1901) >> 2) - 17 +
+                            kBefore[month - 1] + (month > 2 && leap) + day - 1;
+  nanos = (days * 86400 + h * 3600 + m * 60 + sec) * 1'000'000'000 + static_cast<std::int64_t>(fraction);
+  fraction_digits = k;
+  return true;
+}
 }  // namespace detail
 
 inline bool parse_char(std::string_view s, char& out) noexcept {
