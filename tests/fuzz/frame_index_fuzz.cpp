@@ -88,6 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::uint64_t t = 0;
         check(p[at + x.offset - 1] == '=' && parse_uint({p + at + from, x.offset - 1 - from}, t) && t == x.tag);
       }
+      // The framed build (the three fields frame() checked recorded, the
+      // body walked) gives the same index, slots included.
+      static FieldIndex framed_ix(256);
+      const IndexResult rf = framed_ix.build<FastScan>(p + at, a);
+      check(rf.error == rs.error && rf.offset == rs.offset && rf.tag == rs.tag && framed_ix.size() == scalar_ix.size());
+      for (std::uint32_t i = 0; i < framed_ix.size(); ++i) {
+        const FieldRef &x = framed_ix[i], &y = scalar_ix[i];
+        check(x.tag == y.tag && x.offset == y.offset && x.length == y.length);
+        check(framed_ix.find_pos(y.tag) == scalar_ix.find_pos(y.tag));
+      }
       if (ra) {
         // A complete frame's index ends with the CheckSum field.
         check(swar_ix.size() >= 3 && swar_ix[swar_ix.size() - 1].tag == tag::CheckSum);

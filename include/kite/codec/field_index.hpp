@@ -238,7 +238,9 @@ class FieldIndex {
 // GCC 12's AVX-512 headers start some vectors from _mm512_undefined, which
 // -Wmaybe-uninitialized reports wherever they are inlined.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // The host-tuned walk: the frame's structure and its tags from a few vector
 // instructions per 64-byte block, then a short scalar loop per field.
 //

@@ -245,7 +245,9 @@ struct Sse2Scan {
 // -Wuninitialized reports wherever they are inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 struct Avx512Scan : Sse2Scan {
   // Sum of the bytes modulo 256: vpsadbw folds each 64-byte block into eight
   // 64-bit lanes; the tail is one masked load.
