@@ -52,7 +52,7 @@ FieldIndex::FieldIndex(std::uint32_t capacity)
     : ends_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
       sohs_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
       tags_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
-      fields_(new FieldRef[capacity > 0xFFFFu ? 0xFFFFu : capacity]),
+      fields_(new FieldRef[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 16]),
       slots_(new std::uint32_t[kDirectTags]()),
       capacity_(capacity > 0xFFFFu ? 0xFFFFu : capacity) {}
 

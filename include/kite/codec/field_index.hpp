@@ -225,7 +225,7 @@ class FieldIndex {
   std::unique_ptr<std::uint32_t[]> ends_;
   std::unique_ptr<std::uint32_t[]> sohs_;
   std::unique_ptr<std::uint32_t[]> tags_;
-  std::unique_ptr<FieldRef[]> fields_;
+  std::unique_ptr<FieldRef[]> fields_;  // capacity_ + 16: the bulk walk stores whole vectors
   std::unique_ptr<std::uint32_t[]> slots_;  // generation << 16 | position
   const char* base_ = nullptr;
   std::uint32_t size_ = 0;
@@ -438,11 +438,13 @@ class FieldIndex {
     const __m512i offset = _mm512_add_epi32(e, one);
     const __m512i length = _mm512_sub_epi32(_mm512_sub_epi32(s, e), one);
     auto* out = reinterpret_cast<std::uint32_t*>(fields + i);
+    // Whole vectors: the lanes past the last field land in the table's 16
+    // spare entries or on entries written after this walk (and a masked
+    // store would keep the reads that follow from taking the values straight
+    // from the store).
     for (unsigned r = 0; r < 3; ++r) {
-      const __mmask16 keep = lanes_below(3 * (taken - i) > 16 * r ? 3 * (taken - i) - 16 * r : 0);
       const __m512i to = _mm512_permutex2var_epi32(t, _mm512_load_si512(kI.two[r]), offset);
-      _mm512_mask_storeu_epi32(out + 16 * r, keep,
-                               _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
+      _mm512_storeu_si512(out + 16 * r, _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
     }
     const __m512i rt = _mm512_permutexvar_epi32(reverse, t);
     const __m512i position = _mm512_permutexvar_epi32(reverse, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), lanes));
@@ -498,7 +500,7 @@ IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noex
 }
 
 template <class Scan>
-IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept {
+[[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept {
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
   FieldRef* const fields = fields_.get();
