@@ -514,7 +514,9 @@ template <class Scan>
     count_ = count;
     return IndexResult{e, static_cast<std::uint32_t>(at), tag};
   };
-  const auto record = [&](std::uint32_t tag, std::size_t v, std::size_t soh) noexcept {
+  // The walk's steps are always inlined: in a large translation unit GCC
+  // may leave a lambda out of line, which costs a call per field.
+  const auto record = [&](std::uint32_t tag, std::size_t v, std::size_t soh) __attribute__((always_inline)) {
     fields[count] = {tag, static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(soh - v)};
     if (tag < kDirectTags && slots[tag] < generation_bits) slots[tag] = generation_bits | count;
     ++count;
@@ -525,7 +527,7 @@ template <class Scan>
   // loop-carried work is one instruction per field.
   std::size_t start = 0;
   std::uint64_t pending = 0;
-  const auto load = [&](std::size_t at) noexcept {
+  const auto load = [&](std::size_t at) __attribute__((always_inline)) {
     start = at & ~std::size_t{63};
     const std::size_t n = end - start;
     std::uint64_t eq_bits;  // unused: the compiler drops its computation
@@ -573,7 +575,7 @@ template <class Scan>
   constexpr bool kWide = !std::is_same_v<Scan, ScalarScan>;  // ScalarScan: the plain twin
   // One field from w, the 8 bytes at p (zeros past the frame's end); false
   // when it is not the common case, with nothing changed.
-  const auto common_field = [&](std::uint64_t w) noexcept {
+  const auto common_field = [&](std::uint64_t w) __attribute__((always_inline)) {
     // One pass finds the tag's end and checks its digits: the first byte
     // that is not a digit must be the '=' and must not be the first byte.
     const std::uint64_t x = w ^ 0x3030303030303030ull;  // digits become 0..9
