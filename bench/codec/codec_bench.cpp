@@ -4,16 +4,15 @@
 //   validate/*  the same with full FIX44.xml dictionary validation
 //   encode/*    build and serialise a ~280-byte ExecutionReport
 // Each reports allocs_per_op: heap allocations per operation, counted by the
-// operator new this binary replaces (QuickFIX's shared library calls it too).
+// operator new that kite_alloc_counter replaces (QuickFIX's shared library
+// calls it too).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -22,26 +21,7 @@
 #include "kite/codec/validator.hpp"
 #include "quickfix_codec.hpp"
 #include "samples.hpp"
-
-namespace {
-std::atomic<std::uint64_t> g_allocs{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "support/alloc_counter.hpp"
 
 namespace kite::bench {
 namespace {
@@ -59,9 +39,9 @@ std::string dictionary_dir() {
 template <class Op>
 void count_allocs(benchmark::State& state, Op&& op) {
   constexpr int kRuns = 1000;
-  const std::uint64_t before = g_allocs.load(std::memory_order_relaxed);
+  const std::uint64_t before = kite::test::allocations();
   for (int i = 0; i < kRuns; ++i) op();
-  const std::uint64_t n = g_allocs.load(std::memory_order_relaxed) - before;
+  const std::uint64_t n = kite::test::allocations() - before;
   state.counters["allocs_per_op"] = static_cast<double>(n) / kRuns;
 }
 
