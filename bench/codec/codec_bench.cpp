@@ -20,6 +20,7 @@
 #include "kite/codec/dictionary.hpp"
 #include "kite/codec/validator.hpp"
 #include "quickfix_codec.hpp"
+#include "kite_ops.hpp"
 #include "samples.hpp"
 #include "support/alloc_counter.hpp"
 
@@ -50,40 +51,15 @@ void keep(T v) {
   asm volatile("" : "+r"(v));
 }
 
-// Frame, index and the 8 typed reads; returns a fold of them, 0 on error.
-struct KiteDecoder {
-  FieldIndex ix{256};
-  std::uint64_t decode(const std::string& m) noexcept {
-    const FrameResult fr = frame<FastScan>(m.data(), m.size());
-    if (fr.status != FrameStatus::complete) return 0;
-    if (!ix.build<FastScan>(m.data(), fr)) return 0;
-    return read_eight();
-  }
-  std::uint64_t read_eight() const noexcept {
-    std::string_view cl, symbol, account;
-    char side = 0, type = 0;
-    Decimal qty, price;
-    std::int64_t t = 0;
-    const bool ok = ix.get(tag::ClOrdID, cl) == Get::ok && ix.get(tag::Symbol, symbol) == Get::ok &&
-                    ix.get(tag::Side, side) == Get::ok && ix.get(tag::OrderQty, qty) == Get::ok &&
-                    ix.get(tag::OrdType, type) == Get::ok && ix.get(tag::Price, price) == Get::ok &&
-                    ix.get_timestamp(tag::TransactTime, t) == Get::ok && ix.get(tag::Account, account) == Get::ok;
-    if (!ok) return 0;
-    return cl.size() + symbol.size() + static_cast<std::uint64_t>(side) + static_cast<std::uint64_t>(qty.mantissa) +
-           static_cast<std::uint64_t>(type) + static_cast<std::uint64_t>(price.mantissa) +
-           static_cast<std::uint64_t>(t) + account.size();
-  }
-};
-
 void decode_kite(benchmark::State& state) {
   const std::string msg = samples::new_order_single();
   KiteDecoder d;
-  if (d.decode(msg) == 0) state.SkipWithError("Kite did not decode the sample");
-  count_allocs(state, [&] { keep(d.decode(msg)); });
+  if (d.decode(msg.data(), msg.size()) == 0) state.SkipWithError("Kite did not decode the sample");
+  count_allocs(state, [&] { keep(d.decode(msg.data(), msg.size())); });
   for (auto _ : state) {
     const char* p = msg.data();
     asm volatile("" : "+r"(p));  // the bytes are new each time, as far as the compiler knows
-    keep(d.decode(msg));
+    keep(d.decode(p, msg.size()));
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * msg.size()));
 }
@@ -140,32 +116,7 @@ void encode_kite(benchmark::State& state) {
   char buf[1024];
   std::uint64_t seq = 1;
   std::size_t n = 0;
-  const auto op = [&]() noexcept {
-    const std::int64_t now = utc_now_ns();
-    const Decimal px{v.price_ticks, -4};
-    w.begin(buf, sizeof buf, "8", seq++, now);
-    w.add_string(tag::OrderID, v.order_id);
-    w.add_string(tag::ExecID, v.exec_id);
-    w.add_char(tag::ExecType, v.exec_type);
-    w.add_char(tag::OrdStatus, v.ord_status);
-    w.add_char(tag::Side, v.side);
-    w.add_int(tag::LeavesQty, v.leaves_qty);
-    w.add_int(tag::CumQty, v.cum_qty);
-    w.add_decimal(tag::AvgPx, px);
-    w.add_string(tag::ClOrdID, v.cl_ord_id);
-    w.add_string(tag::Account, v.account);
-    w.add_string(tag::Symbol, v.symbol);
-    w.add_string(207, v.security_exchange);
-    w.add_int(tag::OrderQty, v.order_qty);
-    w.add_char(tag::OrdType, v.ord_type);
-    w.add_decimal(tag::Price, px);
-    w.add_char(tag::TimeInForce, v.time_in_force);
-    w.add_int(tag::LastQty, v.last_qty);
-    w.add_decimal(tag::LastPx, px);
-    w.add_timestamp(tag::TransactTime, now, TimePrecision::micros);
-    w.add_string(tag::Text, v.text);
-    return w.finish();
-  };
+  const auto op = [&]() noexcept { return write_execution_report(w, buf, sizeof buf, seq++, utc_now_ns()); };
   n = op();
   if (n == 0 || frame(std::string_view(buf, n)).status != FrameStatus::complete) {
     state.SkipWithError("Kite wrote no valid message");
@@ -218,7 +169,7 @@ void parts_index(benchmark::State& state) {
 void parts_reads(benchmark::State& state) {
   const std::string msg = samples::new_order_single();
   KiteDecoder d;
-  d.decode(msg);
+  d.decode(msg.data(), msg.size());
   for (auto _ : state) keep(d.read_eight());
 }
 // Frame and index only: the "decode + index under 80 ns" figure.

@@ -1,7 +1,7 @@
 // codec_ops MODE N: runs one codec operation N times on codec_bench's samples,
 // for instruction counts under callgrind (see count_instructions.sh):
 //   frame   frame() of the NewOrderSingle
-//   index   frame + index
+//   index   frame + framed index
 //   decode  frame + index + the 8 typed reads of decode/kite
 //   encode  the ExecutionReport of encode/kite (fixed clock: no clock read)
 //   none    nothing (the start-up cost to subtract)
@@ -9,59 +9,23 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
 #include "kite/codec/codec.hpp"
+#include "kite_ops.hpp"
 #include "samples.hpp"
+
 namespace {
 using namespace kite::codec;
-FieldIndex ix(256);  // NOLINT: one index for the whole run
+kite::bench::KiteDecoder decoder;  // NOLINT: one index for the whole run
 __attribute__((noinline)) std::uint64_t op_frame(const char* p, std::size_t n) { return frame<FastScan>(p, n).size; }
 __attribute__((noinline)) std::uint64_t op_index(const char* p, std::size_t n) {
   const FrameResult fr = frame<FastScan>(p, n);
-  return ix.build<FastScan>(p, fr).offset;
+  return decoder.ix.build<FastScan>(p, fr).offset;
 }
-__attribute__((noinline)) std::uint64_t op_decode(const char* p, std::size_t n) {
-  const FrameResult fr = frame<FastScan>(p, n);
-  if (fr.status != FrameStatus::complete) return 0;
-  if (!ix.build<FastScan>(p, fr)) return 0;
-  std::string_view cl, symbol, account;
-  char side = 0, type = 0;
-  Decimal qty, price;
-  std::int64_t t = 0;
-  const bool ok = ix.get(tag::ClOrdID, cl) == Get::ok && ix.get(tag::Symbol, symbol) == Get::ok &&
-                  ix.get(tag::Side, side) == Get::ok && ix.get(tag::OrderQty, qty) == Get::ok &&
-                  ix.get(tag::OrdType, type) == Get::ok && ix.get(tag::Price, price) == Get::ok &&
-                  ix.get_timestamp(tag::TransactTime, t) == Get::ok && ix.get(tag::Account, account) == Get::ok;
-  if (!ok) return 0;
-  return cl.size() + symbol.size() + static_cast<std::uint64_t>(side) + static_cast<std::uint64_t>(qty.mantissa) +
-         static_cast<std::uint64_t>(type) + static_cast<std::uint64_t>(price.mantissa) + static_cast<std::uint64_t>(t) +
-         account.size();
-}
+__attribute__((noinline)) std::uint64_t op_decode(const char* p, std::size_t n) { return decoder.decode(p, n); }
 char buf[1024];
 __attribute__((noinline)) std::uint64_t op_encode(MessageWriter& w, std::uint64_t seq, std::int64_t now) {
-  const kite::bench::samples::ExecutionReportValues v;
-  const Decimal px{v.price_ticks, -4};
-  w.begin(buf, sizeof buf, "8", seq, now);
-  w.add_string(tag::OrderID, v.order_id);
-  w.add_string(tag::ExecID, v.exec_id);
-  w.add_char(tag::ExecType, v.exec_type);
-  w.add_char(tag::OrdStatus, v.ord_status);
-  w.add_char(tag::Side, v.side);
-  w.add_int(tag::LeavesQty, v.leaves_qty);
-  w.add_int(tag::CumQty, v.cum_qty);
-  w.add_decimal(tag::AvgPx, px);
-  w.add_string(tag::ClOrdID, v.cl_ord_id);
-  w.add_string(tag::Account, v.account);
-  w.add_string(tag::Symbol, v.symbol);
-  w.add_string(207, v.security_exchange);
-  w.add_int(tag::OrderQty, v.order_qty);
-  w.add_char(tag::OrdType, v.ord_type);
-  w.add_decimal(tag::Price, px);
-  w.add_char(tag::TimeInForce, v.time_in_force);
-  w.add_int(tag::LastQty, v.last_qty);
-  w.add_decimal(tag::LastPx, px);
-  w.add_timestamp(tag::TransactTime, now, TimePrecision::micros);
-  w.add_string(tag::Text, v.text);
-  return w.finish();
+  return kite::bench::write_execution_report(w, buf, sizeof buf, seq, now);
 }
 }  // namespace
 
