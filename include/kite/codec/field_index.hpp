@@ -165,28 +165,23 @@ class FieldIndex {
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
   // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
-  // the value lie inside the frame (always, for a framed message's body).
-  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
+  // the value lie inside the frame (always, for a framed message's body);
+  // anything the word parse does not take goes to the byte loop.
+  template <class T, bool (*Word)(const char*, std::size_t, T&) noexcept, bool (*Parse)(std::string_view, T&) noexcept>
+  Get get_number(std::uint32_t tag, T& out) const noexcept {
     const FieldRef* f = find(tag);
     if (f == nullptr) return Get::missing;
-    if (word_fits(*f) && detail::parse_uint_word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
-    return parse_uint(value(*f), out) ? Get::ok : Get::bad_format;
+    if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
+    return Parse(value(*f), out) ? Get::ok : Get::bad_format;
+  }
+  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
+    return get_number<std::uint64_t, detail::parse_uint_word, parse_uint>(tag, out);
   }
   Get get(std::uint32_t tag, std::int64_t& out) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
-    std::uint64_t u;
-    if (word_fits(*f) && detail::parse_uint_word(base_ + f->offset, f->length, u)) [[likely]] {
-      out = static_cast<std::int64_t>(u);
-      return Get::ok;
-    }
-    return parse_int(value(*f), out) ? Get::ok : Get::bad_format;
+    return get_number<std::int64_t, detail::parse_int_word, parse_int>(tag, out);
   }
   Get get(std::uint32_t tag, Decimal& out) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
-    if (word_fits(*f) && detail::parse_decimal_word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
-    return parse_decimal(value(*f), out) ? Get::ok : Get::bad_format;
+    return get_number<Decimal, detail::parse_decimal_word, parse_decimal>(tag, out);
   }
   Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
   Get get(std::uint32_t tag, bool& out) const noexcept { return get_as<bool, parse_bool>(tag, out); }
@@ -199,7 +194,6 @@ class FieldIndex {
   }
 
  private:
-  bool word_fits(const FieldRef& f) const noexcept { return f.offset + std::uint64_t{8} <= size_; }
   void reset() noexcept {
     count_ = 0;
     if (++generation_ == 0x10000u) {  // 16-bit generation wrapped: clear once
@@ -236,8 +230,10 @@ class FieldIndex {
 
 #if KITE_CODEC_AVX512
 // GCC 12's AVX-512 headers start some vectors from _mm512_undefined, which
-// -Wmaybe-uninitialized reports wherever they are inlined.
+// -Wuninitialized or -Wmaybe-uninitialized reports wherever they are inlined
+// (which one depends on the optimisation level and the caller).
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #if !defined(__clang__)  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif

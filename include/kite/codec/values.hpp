@@ -200,6 +200,12 @@ inline bool sum_digit_word(std::uint64_t w, std::uint64_t& out) noexcept {
 inline bool parse_uint_word(const char* p, std::size_t n, std::uint64_t& out) noexcept {
   return n - 1 < 8 && sum_digit_word(digit_word(p, n), out);
 }
+inline bool parse_int_word(const char* p, std::size_t n, std::int64_t& out) noexcept {  // no sign: the loop takes '-'
+  std::uint64_t u;
+  if (!parse_uint_word(p, n, u)) return false;
+  out = static_cast<std::int64_t>(u);
+  return true;
+}
 inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexcept {
   if (n - 1 >= 8) return false;
   std::uint64_t w = digit_word(p, n);
@@ -262,10 +268,7 @@ inline bool parse_utc_timestamp_word(const char* c, std::size_t n, std::int64_t&
     std::uint64_t w;
     std::memcpy(&w, c + n - 8, sizeof w);
     w = (w ^ 0x3030303030303030ull) & (~std::uint64_t{0} << (8 * (8 - (k < 8 ? k : 8))));
-    if (((w + kBelow10) | w) & kHigh) return false;
-    w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
-    w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
-    fraction = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+    if (!sum_digit_word(w, fraction)) return false;
     if (k == 9) {
       const unsigned d = static_cast<unsigned char>(c[18]) - static_cast<unsigned>('0');
       if (d > 9) return false;
