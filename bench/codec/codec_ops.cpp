@@ -19,8 +19,7 @@ using namespace kite::codec;
 kite::bench::KiteDecoder decoder;  // NOLINT: one index for the whole run
 __attribute__((noinline)) std::uint64_t op_frame(const char* p, std::size_t n) { return frame<FastScan>(p, n).size; }
 __attribute__((noinline)) std::uint64_t op_index(const char* p, std::size_t n) {
-  const FrameResult fr = frame<FastScan>(p, n);
-  return decoder.ix.build<FastScan>(p, fr).offset;
+  return decoder.ix.frame_and_build<FastScan>(p, n).index.offset;
 }
 __attribute__((noinline)) std::uint64_t op_decode(const char* p, std::size_t n) { return decoder.decode(p, n); }
 char buf[1024];

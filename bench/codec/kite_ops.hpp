@@ -12,13 +12,13 @@
 
 namespace kite::bench {
 
-// Frame, index and the 8 typed reads; returns a fold of them, 0 on error.
+// Frame and index (one frame_and_build, as the session's receive path) and
+// the 8 typed reads; returns a fold of them, 0 on error.
 struct KiteDecoder {
   codec::FieldIndex ix{256};
   std::uint64_t decode(const char* p, std::size_t n) noexcept {
-    const codec::FrameResult fr = codec::frame<codec::FastScan>(p, n);
-    if (fr.status != codec::FrameStatus::complete) return 0;
-    if (!ix.build<codec::FastScan>(p, fr)) return 0;
+    const codec::FramedIndex r = ix.frame_and_build<codec::FastScan>(p, n);
+    if (r.frame.status != codec::FrameStatus::complete || !r.index) return 0;
     return read_eight();
   }
   std::uint64_t read_eight() const noexcept {

@@ -48,7 +48,9 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
     if (session_ != nullptr && session_->state() == SessionState::closing) break;
     const std::uint32_t max =
         session_ != nullptr ? session_->settings().max_message_size : limits_.max_message_size;
-    const codec::FrameResult fr = codec::frame(std::string_view(data + used, n - used), max);
+    // Framed and indexed in one walk (the index is empty unless complete).
+    const codec::FramedIndex framed = index_.frame_and_build(data + used, n - used, max);
+    const codec::FrameResult& fr = framed.frame;
     if (fr.status == codec::FrameStatus::incomplete) break;
     if (fr.status == codec::FrameStatus::invalid) {
       if (fr.error == codec::FrameError::too_large) {
@@ -63,7 +65,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       used += fr.size;
       continue;
     }
-    if (!handle_frame(data + used, fr)) break;  // back-pressure: the frame waits
+    if (!handle_frame(framed.index)) break;  // back-pressure: the frame waits
     used += fr.size;
   }
   if (closed_) return n;
@@ -76,8 +78,7 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const char* p, const codec::FrameResult& fr) noexcept {
-  const codec::IndexResult ir = index_.build(p, fr);
+bool SessionConnection::handle_frame(const codec::IndexResult& ir) noexcept {
   if (!ir) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
     return true;

@@ -162,8 +162,7 @@ int run(const std::string& dictionary_dir, int iterations) {
     std::uint64_t sink = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) {
-      const FrameResult fr = frame(nos);
-      ix.build(nos.data(), fr);
+      ix.frame_and_build(nos.data(), nos.size());
       Header h;
       read_header(ix, h);
       sink += validator.validate(ix, h).ok + ix.size();

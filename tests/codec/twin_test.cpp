@@ -38,6 +38,36 @@ class Placed {
   std::size_t n_;
 };
 
+// frame_and_build answers what frame() and then build() answer (the scalar
+// twins), and leaves the same index; an empty one when the frame is not complete.
+template <class Fast>
+void expect_frame_and_build_agrees(const char* p, std::size_t n, std::uint32_t max, const std::string& s) {
+  FieldIndex x(64), y(64);
+  const FramedIndex a = x.frame_and_build<Fast>(p, n, max);
+  const FrameResult c = frame<ScalarScan>(p, n, max);
+  ASSERT_EQ(a.frame.status, c.status) << testing::pipes(s);
+  ASSERT_EQ(a.frame.error, c.error) << testing::pipes(s);
+  ASSERT_EQ(a.frame.size, c.size);
+  if (c.status != FrameStatus::complete) {
+    ASSERT_EQ(x.size(), 0u);
+    ASSERT_TRUE(a.index);
+    return;
+  }
+  ASSERT_EQ(a.frame.body_begin, c.body_begin);
+  ASSERT_EQ(a.frame.body_end, c.body_end);
+  const IndexResult ry = y.build<ScalarScan>(p, c.size);
+  ASSERT_EQ(a.index.error, ry.error) << testing::pipes(s);
+  ASSERT_EQ(a.index.offset, ry.offset);
+  ASSERT_EQ(a.index.tag, ry.tag);
+  ASSERT_EQ(x.size(), y.size());
+  for (std::uint32_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(x[i].tag, y[i].tag);
+    ASSERT_EQ(x[i].offset, y[i].offset);
+    ASSERT_EQ(x[i].length, y[i].length);
+    ASSERT_EQ(x.find_pos(y[i].tag), y.find_pos(y[i].tag));
+  }
+}
+
 template <class Fast>
 void expect_scan_agrees(const Placed& b, const std::string& s) {
   const char* p = b.data();
@@ -64,6 +94,7 @@ void expect_scan_agrees(const Placed& b, const std::string& s) {
     ASSERT_EQ(a.size, c.size);
     ASSERT_EQ(a.body_begin, c.body_begin);
     ASSERT_EQ(a.body_end, c.body_end);
+    expect_frame_and_build_agrees<Fast>(p, b.size(), max, s);
   }
   // index.
   FieldIndex x, y;

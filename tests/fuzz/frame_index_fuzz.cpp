@@ -67,6 +67,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const FrameResult s = frame<ScalarScan>(p + at, n, 4096);
     check(a.status == s.status && a.error == s.error && a.size == s.size && a.body_begin == s.body_begin &&
           a.body_end == s.body_end);
+    // frame_and_build answers as frame() does, and leaves the index build()
+    // leaves (compared below).
+    static FieldIndex fused_ix(256);
+    const FramedIndex fa = fused_ix.frame_and_build<FastScan>(p + at, n, 4096);
+    check(fa.frame.status == a.status && fa.frame.error == a.error && fa.frame.size == a.size);
+    check(a.status == FrameStatus::complete || fused_ix.size() == 0);
     if (a.status == FrameStatus::incomplete) {
       check(a.size == 0);
       break;
@@ -97,6 +103,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const FieldRef &x = framed_ix[i], &y = scalar_ix[i];
         check(x.tag == y.tag && x.offset == y.offset && x.length == y.length);
         check(framed_ix.find_pos(y.tag) == scalar_ix.find_pos(y.tag));
+      }
+      check(fa.index.error == rs.error && fa.index.offset == rs.offset && fa.index.tag == rs.tag &&
+            fused_ix.size() == scalar_ix.size());
+      for (std::uint32_t i = 0; i < fused_ix.size(); ++i) {
+        const FieldRef &x = fused_ix[i], &y = scalar_ix[i];
+        check(x.tag == y.tag && x.offset == y.offset && x.length == y.length);
+        check(fused_ix.find_pos(y.tag) == scalar_ix.find_pos(y.tag));
       }
       if (ra) {
         // A complete frame's index ends with the CheckSum field.

@@ -42,6 +42,12 @@ struct IndexResult {
   explicit operator bool() const noexcept { return error == IndexError::none; }
 };
 
+// frame_and_build's answer: the frame's, and the index's when the frame is complete.
+struct FramedIndex {
+  FrameResult frame;  // as frame() answers
+  IndexResult index;  // as build() answers; empty unless frame is complete
+};
+
 // Field access result for typed reads.
 enum class Get : std::uint8_t { ok, missing, bad_format };
 
@@ -118,6 +124,13 @@ class FieldIndex {
   // recorded from their known places and only the body is walked.
   template <class Scan = FastScan>
   IndexResult build(const char* frame, const FrameResult& framed) noexcept;
+  // frame() and build() in one: frames the message at the start of the
+  // buffer and, when it is complete, indexes it, taking the checksum on the
+  // way (the host-tuned walk sums the blocks it loads; other walks check it
+  // as frame() does). Answers exactly what frame() and then build() would;
+  // when the frame is not complete the index is left empty.
+  template <class Scan = FastScan>
+  FramedIndex frame_and_build(const char* bytes, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept;
 
   std::string_view frame() const noexcept { return {base_, size_}; }
   std::uint32_t size() const noexcept { return count_; }
@@ -153,15 +166,17 @@ class FieldIndex {
 
   // Typed reads of the first field with a tag.
   Get get(std::uint32_t tag, std::string_view& out) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
+    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
+    if (i < 0) return Get::missing;
+    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
     out = value(*f);
     return Get::ok;
   }
   template <class T, bool (*Parse)(std::string_view, T&) noexcept>
   Get get_as(std::uint32_t tag, T& out) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
+    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
+    if (i < 0) return Get::missing;
+    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
   // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
@@ -169,8 +184,9 @@ class FieldIndex {
   // anything the word parse does not take goes to the byte loop.
   template <class T, bool (*Word)(const char*, std::size_t, T&) noexcept, bool (*Parse)(std::string_view, T&) noexcept>
   Get get_number(std::uint32_t tag, T& out) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
+    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
+    if (i < 0) return Get::missing;
+    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
     if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
@@ -186,8 +202,9 @@ class FieldIndex {
   Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
   Get get(std::uint32_t tag, bool& out) const noexcept { return get_as<bool, parse_bool>(tag, out); }
   Get get_timestamp(std::uint32_t tag, std::int64_t& nanos) const noexcept {
-    const FieldRef* f = find(tag);
-    if (f == nullptr) return Get::missing;
+    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
+    if (i < 0) return Get::missing;
+    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
     std::size_t digits;
     if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits)) [[likely]] return Get::ok;
     return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;
@@ -209,13 +226,20 @@ class FieldIndex {
     return true;
   }
 
-  // Indexes the fields of [begin, end) after the first `first` fields.
+  // build(frame, framed) once the end of BeginString is known. When sum is
+  // not null and the walk can take it, *sum is set to the sum of the bytes
+  // before CheckSum (else it is left alone).
   template <class Scan>
-  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept;
+  IndexResult build_body(const char* frame, const FrameResult& framed, std::uint32_t begin_string_end, std::uint64_t* sum) noexcept;
+  // Indexes the fields of [begin, end) after the first `first` fields; sum
+  // as for build_body, for the bytes of [0, end).
+  template <class Scan>
+  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::uint64_t* sum = nullptr) noexcept;
   // The host-tuned bulk walk, defined where KITE_CODEC_AVX512 is set; its
   // arrays of '=' and SOH positions and tags (capacity_ + 64 each) exist in
   // every build, so that the class is the same in every translation unit.
-  std::uint32_t bulk_walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::size_t& p) noexcept;
+  std::uint32_t bulk_walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::size_t& p,
+                          std::uint64_t* sum) noexcept;
   std::unique_ptr<std::uint32_t[]> ends_;
   std::unique_ptr<std::uint32_t[]> sohs_;
   std::unique_ptr<std::uint32_t[]> tags_;
@@ -260,8 +284,11 @@ class FieldIndex {
 // of the first field it did not take (a length field, which a data field may
 // follow; a tag of 8 or more digits), or end. It writes the slots of the
 // fields it indexed only (first field wins among them).
+//
+// With sum not null it also adds up the bytes of [0, end) for the checksum:
+// the blocks it loads, and [0, begin) in one more load (begin <= 64 only).
 [[gnu::always_inline]] inline std::uint32_t FieldIndex::bulk_walk(const char* frame, std::size_t begin, std::size_t end,
-                                                               std::uint32_t first, std::size_t& p) noexcept {
+                                                               std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
   FieldRef* const fields = fields_.get() + first;
   std::uint32_t* const slots = slots_.get();
   std::uint32_t* const ends_at = ends_.get();
@@ -311,9 +338,17 @@ class FieldIndex {
   std::uint32_t n_ends = 0, n_sohs = 0;
   std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
   __m512i previous_digits = _mm512_setzero_si512();
+  // Eight partial sums of the bytes (vpsadbw), when they are wanted; a
+  // header of more than 64 bytes is left to the caller.
+  const bool summing = sum != nullptr && begin <= 64;
+  __m512i bytes_sum = _mm512_setzero_si512();
+  if (summing) bytes_sum = _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(begin)), frame), _mm512_setzero_si512());
   for (std::size_t base = begin; base < end; base += 64) {
     const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(end - base < 64 ? end - base : 64));
     const __m512i v = _mm512_maskz_loadu_epi8(valid, frame + base);
+    // Without a sum the compiler drops this; with one, the header's length
+    // is the only question asked per block.
+    if (sum != nullptr) bytes_sum = _mm512_add_epi64(bytes_sum, _mm512_sad_epu8(v, _mm512_setzero_si512()));
     const std::uint64_t eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
     const std::uint64_t soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
     const __m512i value = _mm512_sub_epi8(v, _mm512_set1_epi8('0'));
@@ -321,14 +356,14 @@ class FieldIndex {
     const std::uint64_t zero = _mm512_cmpeq_epi8_mask(value, _mm512_setzero_si512());
     const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
     soh_carry = soh >> 63;
-    std::uint64_t sum, ends, tag_bits;
-    const bool c = __builtin_add_overflow(digit, starts, &sum);
-    const bool c2 = __builtin_add_overflow(sum, run_carry, &ends);
+    std::uint64_t partial, ends, tag_bits;
+    const bool c = __builtin_add_overflow(digit, starts, &partial);
+    const bool c2 = __builtin_add_overflow(partial, run_carry, &ends);
     run_carry = static_cast<std::uint64_t>(c | c2);
     ends &= ~digit;
     bad |= (starts & ~(digit & ~zero)) | (ends & ~eq);
-    const bool b = __builtin_sub_overflow(ends, starts, &sum);
-    const bool b2 = __builtin_sub_overflow(sum, tag_borrow, &tag_bits);
+    const bool b = __builtin_sub_overflow(ends, starts, &partial);
+    const bool b2 = __builtin_sub_overflow(partial, tag_borrow, &tag_bits);
     tag_borrow = static_cast<std::uint64_t>(b | b2);
     const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));
     const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
@@ -347,6 +382,7 @@ class FieldIndex {
     n_ends += n_e;
     n_sohs += n_s;
   }
+  if (summing) *sum = static_cast<std::uint64_t>(_mm512_reduce_add_epi64(bytes_sum));
   if (bad != 0 || run_carry != 0 || n_ends != n_sohs || n_ends == 0) return 0;
 
   // Checks, 16 fields at a time, in order: a lane needs scalar work when the
@@ -464,23 +500,51 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
 
 template <class Scan>
 IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noexcept {
+  if (framed.status != FrameStatus::complete || framed.body_begin < 7) [[unlikely]] {
+    return build<Scan>(frame, framed.status == FrameStatus::complete ? framed.size : 0);
+  }
+  std::uint32_t begin_string_end = frame[9] == kSoh ? 9 : 2;  // 9: "8=FIX.x.y"
+  while (begin_string_end < framed.body_begin && frame[begin_string_end] != kSoh) ++begin_string_end;
+  return build_body<Scan>(frame, framed, begin_string_end, nullptr);
+}
+
+template <class Scan>
+FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::uint32_t max_size) noexcept {
+  const detail::Layout l = detail::frame_layout<Scan>(bytes, n, max_size);
+  if (l.result.status != FrameStatus::complete) [[unlikely]] {
+    reset();
+    base_ = bytes;
+    size_ = 0;
+    return {l.result, {}};
+  }
+  constexpr std::uint64_t kNoSum = ~std::uint64_t{0};
+  std::uint64_t sum = kNoSum;
+  const IndexResult r = build_body<Scan>(bytes, l.result, l.begin_string_end, &sum);
+  if (sum == kNoSum) sum = Scan::checksum(bytes, bytes + l.result.body_end);
+  if ((sum & 0xFFu) != l.stated) [[unlikely]] {
+    reset();
+    size_ = 0;
+    return {detail::invalid(FrameError::checksum_mismatch, l.result.size), {}};
+  }
+  return {l.result, r};
+}
+
+template <class Scan>
+[[gnu::always_inline]] inline IndexResult FieldIndex::build_body(const char* frame, const FrameResult& framed,
+                                                                 std::uint32_t begin_string_end, std::uint64_t* sum) noexcept {
   const std::uint32_t size = framed.size, body_begin = framed.body_begin, body_end = framed.body_end;
-  if (capacity_ < 3 || framed.status != FrameStatus::complete || body_begin < 7 || body_end < body_begin ||
-      size != body_end + 7) [[unlikely]] {
-    return build<Scan>(frame, framed.status == FrameStatus::complete ? size : 0);
+  if (capacity_ < 3 || body_end < body_begin || size != body_end + 7 || begin_string_end + 4 > body_begin) [[unlikely]] {
+    return build<Scan>(frame, size);  // not frame()'s answer
   }
   reset();
   base_ = frame;
   size_ = size;
   // frame() checked "8=" BeginString SOH "9=" digits SOH and "10=" ddd SOH:
   // those three fields are recorded as they are, the body is walked.
-  std::uint32_t begin_string_end = frame[9] == kSoh ? 9 : 2;  // 9: "8=FIX.x.y"
-  while (begin_string_end < body_begin && frame[begin_string_end] != kSoh) ++begin_string_end;
-  if (begin_string_end + 4 > body_begin) [[unlikely]] return build<Scan>(frame, size);  // not frame()'s answer
   FieldRef* const fields = fields_.get();
   fields[0] = {tag::BeginString, 2, begin_string_end - 2};
   fields[1] = {tag::BodyLength, begin_string_end + 3, body_begin - 1 - (begin_string_end + 3)};
-  const IndexResult r = walk<Scan>(frame, body_begin, body_end, 2);
+  const IndexResult r = walk<Scan>(frame, body_begin, body_end, 2, sum);
   // A body that does not index, or no room for CheckSum: the whole frame's
   // walk says what and where, as build(frame, size) would (errors are rare).
   if (!r || count_ == capacity_) [[unlikely]] return build<Scan>(frame, size);
@@ -496,7 +560,8 @@ IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noex
 }
 
 template <class Scan>
-[[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first) noexcept {
+[[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
+                                                           [[maybe_unused]] std::uint64_t* sum) noexcept {
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
   FieldRef* const fields = fields_.get();
@@ -550,7 +615,7 @@ template <class Scan>
 #if KITE_CODEC_AVX512
   if constexpr (std::is_same_v<Scan, Avx512Scan>) {
     if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
-      count = first + bulk_walk(frame, begin, end, first, p);
+      count = first + bulk_walk(frame, begin, end, first, p, sum);
       bulk_done = true;
       if (p < end) {
         load(p);

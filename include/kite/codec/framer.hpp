@@ -82,8 +82,20 @@ inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
 
 }  // namespace detail
 
-template <class Scan = FastScan>
-FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
+namespace detail {
+// frame() but its last step: a complete answer here means that the layout
+// is right, and `stated` holds the CheckSum's value, which the caller compares
+// with the sum of the bytes before "10=" (frame() with Scan::checksum,
+// FieldIndex::frame_and_build with the sum its walk takes on the way).
+struct Layout {
+  Layout(const FrameResult& r, std::uint32_t s = 0, std::uint32_t b = 0) noexcept : result(r), stated(s), begin_string_end(b) {}
+  FrameResult result;
+  std::uint32_t stated;            // the CheckSum field's value
+  std::uint32_t begin_string_end;  // offset of the SOH after BeginString
+};
+
+template <class Scan>
+[[gnu::always_inline]] inline Layout frame_layout(const char* p, std::size_t n, std::uint32_t max_size) noexcept {
   constexpr FrameResult kIncomplete{FrameStatus::incomplete, FrameError::none, 0, 0, 0};
   const std::size_t limit = n < max_size ? n : max_size;
   if (n == 0) return kIncomplete;
@@ -166,11 +178,9 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
     if ((tail & 0xFF000000FFFFFFFFull) == 0x010000003D303101ull && (((x + 0x767676u) | x) & 0x808080u) == 0)
         [[likely]] {
       const auto stated = static_cast<std::uint32_t>((x & 0xFF) * 100 + (x >> 8 & 0xFF) * 10 + (x >> 16));
-      if (stated != Scan::checksum(p, t)) {
-        return detail::invalid(FrameError::checksum_mismatch, static_cast<std::uint32_t>(total));
-      }
-      return {FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
-              static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)};
+      return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+               static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
+              stated, static_cast<std::uint32_t>(bs_end - p)};
     }
   }
   if (body == 0 || t[-1] != kSoh || t[0] != '1' || t[1] != '0' || t[2] != '=') {
@@ -184,11 +194,19 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
   }
   const std::uint32_t stated =
       static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
-  if (stated != Scan::checksum(p, t)) {
-    return detail::invalid(FrameError::checksum_mismatch, static_cast<std::uint32_t>(total));
+  return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+           static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
+          stated, static_cast<std::uint32_t>(bs_end - p)};
+}
+}  // namespace detail
+
+template <class Scan = FastScan>
+FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {
+  const detail::Layout l = detail::frame_layout<Scan>(p, n, max_size);
+  if (l.result.status == FrameStatus::complete && l.stated != Scan::checksum(p, p + l.result.body_end)) [[unlikely]] {
+    return detail::invalid(FrameError::checksum_mismatch, l.result.size);
   }
-  return {FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
-          static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)};
+  return l.result;
 }
 
 inline FrameResult frame(std::string_view bytes, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {

@@ -81,8 +81,9 @@ class SessionConnection final : public engine::Protocol {
 
  private:
   void refuse(const char* reason) noexcept;
-  // False when the frame must wait for room in the send buffer (not consumed).
-  bool handle_frame(const char* p, const codec::FrameResult& fr) noexcept;
+  // The frame index_ holds (ir: how its build went). False when the frame
+  // must wait for room in the send buffer (not consumed).
+  bool handle_frame(const codec::IndexResult& ir) noexcept;
 
   SessionRegistry* registry_ = nullptr;
   const Clock& clock_;
