@@ -86,8 +86,10 @@ void expect_scan_agrees(const Placed& b, const std::string& s) {
     ASSERT_EQ(e1, e2) << "classify '=' from " << i << " in " << testing::pipes(s);
     ASSERT_EQ(s1, s2) << "classify SOH from " << i << " in " << testing::pipes(s);
   }
-  // frame, at several maximum sizes.
-  for (const std::uint32_t max : {kDefaultMaxMessageSize, 64u, 16u}) {
+  // frame, at several maximum sizes (the buffer's own size and one less:
+  // a message that fills it is at the limit, or one byte over).
+  const auto whole = static_cast<std::uint32_t>(b.size());
+  for (const std::uint32_t max : {kDefaultMaxMessageSize, 64u, 16u, whole, whole == 0 ? 0u : whole - 1}) {
     const FrameResult a = frame<Fast>(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
     ASSERT_EQ(a.status, c.status) << testing::pipes(s);
     ASSERT_EQ(a.error, c.error) << testing::pipes(s);

@@ -226,11 +226,13 @@ class FieldIndex {
     return true;
   }
 
-  // build(frame, framed) once the end of BeginString is known. When sum is
-  // not null and the walk can take it, *sum is set to the sum of the bytes
-  // before CheckSum (else it is left alone).
+  // build(frame, framed) for a layout already checked (as frame() checks it;
+  // begin_string_end: where BeginString's SOH is). When sum is not null and
+  // the walk can take it, *sum is set to the sum of the bytes before
+  // CheckSum (else it is left alone).
   template <class Scan>
-  IndexResult build_body(const char* frame, const FrameResult& framed, std::uint32_t begin_string_end, std::uint64_t* sum) noexcept;
+  IndexResult build_body(const char* frame, std::uint32_t size, std::uint32_t body_begin, std::uint32_t body_end,
+                         std::uint32_t begin_string_end, std::uint64_t* sum) noexcept;
   // Indexes the fields of [begin, end) after the first `first` fields; sum
   // as for build_body, for the bytes of [0, end).
   template <class Scan>
@@ -336,6 +338,8 @@ class FieldIndex {
   };
 
   std::uint32_t n_ends = 0, n_sohs = 0;
+  // Ends and SOHs of [begin, end) lie on its bytes: at most end - begin each.
+  const bool roomy = end - begin <= capacity;
   std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
   __m512i previous_digits = _mm512_setzero_si512();
   // Eight partial sums of the bytes (vpsadbw), when they are wanted; a
@@ -367,17 +371,20 @@ class FieldIndex {
     tag_borrow = static_cast<std::uint64_t>(b | b2);
     const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));
     const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
-    if (n_ends + n_e > capacity || n_sohs + n_s > capacity) return 0;  // the general walk reports it
+    // A block adds at most 64 of each: checked only when the table could fill.
+    if (!roomy && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) return 0;  // the general walk reports it
     const auto at = static_cast<std::uint32_t>(base);
     const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
     store_positions(ends_at + n_ends, end_offsets, n_e, at);
     store_positions(sohs_at + n_sohs, _mm512_maskz_compress_epi8(soh, offsets), n_s, at);
     const __m512i digits = _mm512_maskz_mov_epi8(tag_bits, value);  // tag digits, zero elsewhere
-    for (unsigned g = 0; g < n_e; g += 16) {
+    const auto tags16 = [&](unsigned g) __attribute__((always_inline)) {  // the tags of ends g..g+15
       const __m512i index = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
       const __m512i four = _mm512_permutex2var_epi8(previous_digits, index, digits);
       _mm512_storeu_si512(tags_at + n_ends + g, _mm512_madd_epi16(_mm512_maddubs_epi16(four, tens), hundreds));
-    }
+    };
+    tags16(0);  // (with no ends, stores that the next block or the count leave unread)
+    for (unsigned g = 16; g < n_e; g += 16) [[unlikely]] tags16(g);
     previous_digits = digits;
     n_ends += n_e;
     n_sohs += n_s;
@@ -500,12 +507,16 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
 
 template <class Scan>
 IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noexcept {
-  if (framed.status != FrameStatus::complete || framed.body_begin < 7) [[unlikely]] {
-    return build<Scan>(frame, framed.status == FrameStatus::complete ? framed.size : 0);
+  const std::uint32_t size = framed.size, body_begin = framed.body_begin, body_end = framed.body_end;
+  if (framed.status != FrameStatus::complete || body_begin < 7) [[unlikely]] {
+    return build<Scan>(frame, framed.status == FrameStatus::complete ? size : 0);
   }
   std::uint32_t begin_string_end = frame[9] == kSoh ? 9 : 2;  // 9: "8=FIX.x.y"
-  while (begin_string_end < framed.body_begin && frame[begin_string_end] != kSoh) ++begin_string_end;
-  return build_body<Scan>(frame, framed, begin_string_end, nullptr);
+  while (begin_string_end < body_begin && frame[begin_string_end] != kSoh) ++begin_string_end;
+  if (body_end < body_begin || size != body_end + 7 || begin_string_end + 4 > body_begin) [[unlikely]] {
+    return build<Scan>(frame, size);  // not frame()'s answer
+  }
+  return build_body<Scan>(frame, size, body_begin, body_end, begin_string_end, nullptr);
 }
 
 template <class Scan>
@@ -519,7 +530,7 @@ FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::u
   }
   constexpr std::uint64_t kNoSum = ~std::uint64_t{0};
   std::uint64_t sum = kNoSum;
-  const IndexResult r = build_body<Scan>(bytes, l.result, l.begin_string_end, &sum);
+  const IndexResult r = build_body<Scan>(bytes, l.result.size, l.result.body_begin, l.result.body_end, l.begin_string_end, &sum);
   if (sum == kNoSum) sum = Scan::checksum(bytes, bytes + l.result.body_end);
   if ((sum & 0xFFu) != l.stated) [[unlikely]] {
     reset();
@@ -530,12 +541,10 @@ FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::u
 }
 
 template <class Scan>
-[[gnu::always_inline]] inline IndexResult FieldIndex::build_body(const char* frame, const FrameResult& framed,
-                                                                 std::uint32_t begin_string_end, std::uint64_t* sum) noexcept {
-  const std::uint32_t size = framed.size, body_begin = framed.body_begin, body_end = framed.body_end;
-  if (capacity_ < 3 || body_end < body_begin || size != body_end + 7 || begin_string_end + 4 > body_begin) [[unlikely]] {
-    return build<Scan>(frame, size);  // not frame()'s answer
-  }
+[[gnu::always_inline]] inline IndexResult FieldIndex::build_body(const char* frame, std::uint32_t size, std::uint32_t body_begin,
+                                                                 std::uint32_t body_end, std::uint32_t begin_string_end,
+                                                                 std::uint64_t* sum) noexcept {
+  if (capacity_ < 3) [[unlikely]] return build<Scan>(frame, size);
   reset();
   base_ = frame;
   size_ = size;
@@ -556,7 +565,7 @@ template <class Scan>
   fields[count_] = {tag::CheckSum, body_end + 3, 3};
   if (slots[tag::CheckSum] < generation_bits) slots[tag::CheckSum] = generation_bits | count_;
   ++count_;
-  return r;
+  return {};  // r, which is all zeros here (a constant saves copying it about)
 }
 
 template <class Scan>
