@@ -2,8 +2,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "kite/codec/values.hpp"
 
@@ -237,7 +239,8 @@ TEST(ValuesTest, wordNumberParsesAgreeWithTheirTwins) {
     }
   };
   for (const char* edge : {"", "0", "9", ".", "..", "0.", ".0", "1.5", "101.2500", "99999999", "9999999.", ".9999999",
-                           "0.000000", "00000000", "1.2.3", "-1", "1-", "+1", "1e5", "12345678", "1234567.8", "/", ":"})
+                           "0.000000", "00000000", "1.2.3", "-1", "1-", "+1", "1e5", "12345678", "1234567.8", "/", ":",
+                           "\xFF.5", "1\x9E.5", "\xCE" "5.5", "12.\xFF", ".5.", "5..", "..5"})
     check(edge);
   std::mt19937_64 rng(5);
   const std::string alphabet = "0123456789.-/:x";
@@ -245,6 +248,99 @@ TEST(ValuesTest, wordNumberParsesAgreeWithTheirTwins) {
     std::string text;
     const std::size_t n = rng() % 10;
     for (std::size_t k = 0; k < n; ++k) text += alphabet[rng() % (k % 3 == 0 ? alphabet.size() : 11)];
+    check(text);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // Any byte (the point's search must not be fooled by bytes of 0x80 and up).
+  for (int i = 0; i < 200000; ++i) {
+    std::string text;
+    const std::size_t n = rng() % 10;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto r = rng();
+      text += r % 3 == 0 ? static_cast<char>(r >> 8) : alphabet[(r >> 8) % 11];
+    }
+    check(text);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// A plain reading of the word parse's layout, byte by byte: the texts it must
+// take, with the civil calendar's days.
+bool plain_timestamp(const std::string& s, std::int64_t& nanos, std::size_t& digits) {
+  const std::size_t n = s.size();
+  if (n != 17 && n != 21 && n != 24 && n != 27) return false;
+  const char* const layout = "dddddddd-dd:dd:dd.ddddddddd";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (layout[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != layout[i]) return false;
+  }
+  const auto number = [&](std::size_t at, std::size_t len) {
+    std::int64_t v = 0;
+    for (std::size_t i = 0; i < len; ++i) v = v * 10 + (s[at + i] - '0');
+    return v;
+  };
+  const std::int64_t year = number(0, 4), hours = number(9, 2), minutes = number(12, 2), seconds = number(15, 2);
+  Date date;
+  if (year < 1901 || year > 2099 || !parse_date(s.substr(0, 8), date) || hours > 23 || minutes > 59 || seconds > 60)
+    return false;
+  digits = n == 17 ? 0 : n - 18;
+  std::int64_t fraction = number(18, digits);
+  for (std::size_t i = digits; i < 9; ++i) fraction *= 10;
+  nanos = (days_from_civil(date.year, date.month, date.day) * 86400 + hours * 3600 + minutes * 60 + seconds) * kSecond +
+          fraction;
+  return true;
+}
+
+// The word timestamp against the plain reading, on each field's every value
+// and on every byte at every place; each text ends a heap buffer of its size.
+TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
+  const auto check = [](const std::string& text) {
+    const auto buf = std::make_unique<char[]>(text.size() + 1);
+    char* const at = buf.get() + 1;  // no byte after the text
+    std::memcpy(at, text.data(), text.size());
+    std::int64_t word = -7, plain = -7;
+    std::size_t word_digits = 99, plain_digits = 99;
+    const bool w = detail::parse_utc_timestamp_word(at, text.size(), word, word_digits);
+    ASSERT_EQ(w, plain_timestamp(text, plain, plain_digits)) << text;
+    ASSERT_EQ(word, plain) << text;
+    ASSERT_EQ(word_digits, plain_digits) << text;
+  };
+  const auto put = [](std::string& text, std::size_t at, std::size_t len, std::uint64_t v) {
+    for (std::size_t i = len; i-- > 0; v /= 10) text[at + i] = static_cast<char>('0' + v % 10);
+  };
+  const std::string base = "20240229-23:59:60.123456789";
+  for (const std::size_t n : {17, 21, 24, 27}) {
+    for (const std::size_t field : {0, 2, 4, 6, 9, 12, 15}) {  // century, year, month, day, hours, minutes, seconds
+      for (int v = 0; v < 100; ++v) {
+        std::string text = base.substr(0, n);
+        put(text, field, 2, static_cast<std::uint64_t>(v));
+        for (const char* year : {"1900", "1901", "1999", "2000", "2023", "2099", "2100"}) {
+          text.replace(0, 4, year);
+          check(text);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int b = 0; b < 256; ++b) {
+        std::string text = base.substr(0, n);
+        text[i] = static_cast<char>(b);
+        check(text);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+  for (std::size_t n = 0; n <= 32; ++n) check((base + "00000").substr(0, n));
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 200000; ++i) {
+    std::string text = base;
+    put(text, 0, 4, 1890 + rng() % 220);
+    put(text, 4, 2, rng() % 14);
+    put(text, 6, 2, rng() % 33);
+    put(text, 9, 2, rng() % 25);
+    put(text, 12, 2, rng() % 61);
+    put(text, 15, 2, rng() % 62);
+    put(text, 18, 9, rng() % 1000000000);
+    text.resize(std::vector<std::size_t>{17, 21, 24, 27}[rng() % 4]);
     check(text);
     if (::testing::Test::HasFatalFailure()) return;
   }

@@ -342,17 +342,16 @@ class FieldIndex {
   const bool roomy = end - begin <= capacity;
   std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
   __m512i previous_digits = _mm512_setzero_si512();
-  // Eight partial sums of the bytes (vpsadbw), when they are wanted; a
-  // header of more than 64 bytes is left to the caller.
+  // The checksum's bytes, when it is wanted, added in 64 byte lanes that
+  // wrap (only the sum modulo 256 counts); folded by one vpsadbw at the end.
+  // A header of more than 64 bytes is left to the caller.
   const bool summing = sum != nullptr && begin <= 64;
   __m512i bytes_sum = _mm512_setzero_si512();
-  if (summing) bytes_sum = _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(begin)), frame), _mm512_setzero_si512());
+  if (summing) bytes_sum = _mm512_maskz_loadu_epi8(_bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(begin)), frame);
   for (std::size_t base = begin; base < end; base += 64) {
     const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(end - base < 64 ? end - base : 64));
     const __m512i v = _mm512_maskz_loadu_epi8(valid, frame + base);
-    // Without a sum the compiler drops this; with one, the header's length
-    // is the only question asked per block.
-    if (sum != nullptr) bytes_sum = _mm512_add_epi64(bytes_sum, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+    if (sum != nullptr) bytes_sum = _mm512_add_epi8(bytes_sum, v);  // known where inlined: no test per block
     const std::uint64_t eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
     const std::uint64_t soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
     const __m512i value = _mm512_sub_epi8(v, _mm512_set1_epi8('0'));
@@ -389,7 +388,7 @@ class FieldIndex {
     n_ends += n_e;
     n_sohs += n_s;
   }
-  if (summing) *sum = static_cast<std::uint64_t>(_mm512_reduce_add_epi64(bytes_sum));
+  if (summing) *sum = static_cast<std::uint64_t>(_mm512_reduce_add_epi64(_mm512_sad_epu8(bytes_sum, _mm512_setzero_si512())));
   if (bad != 0 || run_carry != 0 || n_ends != n_sohs || n_ends == 0) return 0;
 
   // Checks, 16 fields at a time, in order: a lane needs scalar work when the

@@ -8,6 +8,12 @@
 #include <cstring>
 #include <string_view>
 
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace kite::codec {
 
 // A decimal number: mantissa * 10^exponent. "101.250" is {101250, -3}.
@@ -188,13 +194,16 @@ namespace detail {
 inline std::uint64_t digit_word(const char* p, std::size_t n) noexcept {
   std::uint64_t w;
   std::memcpy(&w, p, sizeof w);
-  return (w ^ 0x3030303030303030ull) << (8 * (8 - n));
+  return (w ^ 0x3030303030303030ull) << ((0 - 8 * n) & 63);  // 8 x (8 - n) for n of 1..8
+}
+inline std::uint64_t digit_sum(std::uint64_t w) noexcept {  // every byte 0..9
+  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
+  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
+  return static_cast<std::uint32_t>(w) * 10000u + (w >> 32);
 }
 inline bool sum_digit_word(std::uint64_t w, std::uint64_t& out) noexcept {
   if (((w + 0x7676767676767676ull) | w) & 0x8080808080808080ull) return false;  // a byte above 9
-  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;
-  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;
-  out = (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;
+  out = digit_sum(w);
   return true;
 }
 inline bool parse_uint_word(const char* p, std::size_t n, std::uint64_t& out) noexcept {
@@ -209,18 +218,20 @@ inline bool parse_int_word(const char* p, std::size_t n, std::int64_t& out) noex
 inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexcept {
   if (n - 1 >= 8) return false;
   std::uint64_t w = digit_word(p, n);
-  // '.' is 0x1E after the XOR: the high bit of each such byte, exactly.
-  constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  // '.' is 0x1E after the XOR. The lowest zero byte of x raises the lowest
+  // bit of `points`; bits above it may be false (the subtraction's borrow),
+  // and only the lowest is used.
   const std::uint64_t x = w ^ 0x1E1E1E1E1E1E1E1Eull;
-  const std::uint64_t points = ~(((x & kLow7) + kLow7) | x | kLow7);
+  const std::uint64_t points = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
   std::int32_t exponent = 0;
   if (points != 0) {
     if (n == 1) return false;  // "." alone
-    const auto at = static_cast<unsigned>(__builtin_ctzll(points)) & ~7u;  // 8 x the point's byte
-    const std::uint64_t below = (std::uint64_t{1} << at) - 1;
-    // The bytes before the point move up into its place; a zero comes in below.
-    w = (w & ~below & ~(std::uint64_t{0xFF} << at)) | ((w & below) << 8);
-    exponent = -static_cast<std::int32_t>(7 - at / 8);  // the bytes after the point
+    // The bytes before the point and the point itself (bits up to the
+    // lowest of points) take the byte below each: the point goes, and a zero
+    // comes in at the bottom.
+    const std::uint64_t upto = points ^ (points - 1);
+    w ^= (w ^ (w << 8)) & upto;
+    exponent = static_cast<std::int32_t>(__builtin_ctzll(points) >> 3) - 7;  // -(bytes after the point)
   }
   std::uint64_t m;
   if (!sum_digit_word(w, m)) return false;
@@ -235,55 +246,87 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
 // a time, reading only the n bytes at c. False for anything else, which
 // parse_utc_timestamp's general path then decides (its scalar twin).
 inline bool parse_utc_timestamp_word(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& fraction_digits) noexcept {
-  // n - 17 is 0, 4, 7 or 10.
-  if (n - 17 > 10 || ((0b10010010001u >> (n - 17)) & 1u) == 0 || c[8] != '-') return false;
+  // n is 17, 21, 24 or 27: bits of the mask.
+  if (n > 31 || ((0x09220000u >> n) & 1u) == 0) return false;
   std::uint64_t date, time;
-  std::memcpy(&date, c, sizeof date);
   std::memcpy(&time, c + 9, sizeof time);
-  date ^= 0x3030303030303030ull;  // "YYYYMMDD": digits 0..9
   time ^= 0x30303A30303A3030ull;  // "HH:MM:SS": digits 0..9, the colons 0
-  constexpr std::uint64_t kHigh = 0x8080808080808080ull, kBelow10 = 0x7676767676767676ull;
-  if ((((date + kBelow10) | date | (time + kBelow10) | time) & kHigh) != 0 || (time & 0x0000FF0000FF0000ull) != 0)
-    return false;
+#if defined(__SSE2__)
+  // Every byte at once: the 16 at c and the 16 ending at c + n, XORed with
+  // the layout's bytes there (each length's layout is a prefix of the
+  // longest; a digit becomes 0..9, the right punctuation 0), may not exceed
+  // the row below: 9 for a digit (1 for the month's first), 0 elsewhere.
+  static constexpr char kLayout[2][32] = {"00000000-00:00:00.000000000",
+                                          {9, 9, 9, 9, 1, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 9, 9, 9, 9, 9, 9, 9}};
+  const auto at = [](const char* q) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+  const __m128i head = _mm_xor_si128(at(c), at(kLayout[0]));
+  const __m128i tail = _mm_xor_si128(at(c + n - 16), at(kLayout[0] + n - 16));
+  const __m128i over = _mm_or_si128(_mm_subs_epu8(head, at(kLayout[1])), _mm_subs_epu8(tail, at(kLayout[1] + n - 16)));
+#if defined(__SSE4_1__)
+  if (!_mm_testz_si128(over, over)) return false;
+#else
+  if (_mm_movemask_epi8(_mm_cmpeq_epi8(over, _mm_setzero_si128())) != 0xFFFF) return false;
+#endif
+  date = static_cast<std::uint64_t>(_mm_cvtsi128_si64(head));  // "YYYYMMDD": digits 0..9
+  date = (date * 10 + (date >> 8)) & 0x00FF00FF00FF00FFull;     // century, year, month, day in bytes 0, 2, 4, 6
+  time = time * 10 + (time >> 8);  // hours, minutes, seconds in bytes 0, 3, 6; every byte below 100
+  // Then (bytes below 100) hours above 23, minutes above 59 or seconds above
+  // 60 reach bit 7.
+  const std::uint64_t high = time + 0x0043000044000068ull;
+#else
+  if (c[8] != '-') return false;
+  std::memcpy(&date, c, sizeof date);
+  date ^= 0x3030303030303030ull;  // "YYYYMMDD": digits 0..9
+  // A byte reaches bit 7 when it is above 9, or (0x7F added) a colon's above 0.
+  std::uint64_t high = (date + 0x7676767676767676ull) | date | (time + 0x76767F76767F7676ull) | time;
   date = (date * 10 + (date >> 8)) & 0x00FF00FF00FF00FFull;  // century, year, month, day in bytes 0, 2, 4, 6
-  time = time * 10 + (time >> 8);                             // hours, minutes, seconds in bytes 0, 3, 6
-  const auto year = static_cast<std::uint32_t>((date & 0xFF) * 100 + ((date >> 16) & 0xFF));
-  const auto month = static_cast<std::uint32_t>((date >> 32) & 0xFF);
-  const auto day = static_cast<std::uint32_t>(date >> 48);
-  const auto h = static_cast<std::uint32_t>(time & 0xFF), m = static_cast<std::uint32_t>((time >> 24) & 0xFF),
-             sec = static_cast<std::uint32_t>((time >> 48) & 0xFF);
-  // February 29 passes the table; then the year must be a leap year.
-  static constexpr std::uint8_t kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  static constexpr std::uint16_t kBefore[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-  const bool leap = (year & 3) == 0;
-  if (year - 1901 > 2099 - 1901 || month - 1 > 11 || day - 1 >= kMonthDays[month - 1] || h > 23 || m > 59 ||
-      sec > 60 || (month == 2 && day == 29 && !leap))
+  time = time * 10 + (time >> 8);  // hours, minutes, seconds in bytes 0, 3, 6; every byte below 100
+  // Then (bytes below 100) a month above 19, hours above 23, minutes above
+  // 59 or seconds above 60 reach bit 7 too.
+  high |= (date + 0x0000006C00000000ull) | (time + 0x0043000044000068ull);
+#endif
+  // 100 x century + year: bits 16..31 of date + (date x 100 << 16).
+  const auto year = static_cast<std::uint32_t>((date * 0x640001) >> 16) & 0xFFFFu;
+  const auto md = static_cast<std::uint32_t>(date >> 32);  // month, day in bits 0..7, 16..23
+  const std::uint32_t month = md & 0xFF, day = md >> 16;
+  // Per month 0..19 (0 days for none): its days, February 29 included, and 4
+  // x the days of the months before it, plus 1 after February (see below).
+  struct Month {
+    std::uint16_t days, before;
+  };
+  static constexpr Month kMonths[20] = {{0, 0},     {31, 0},    {29, 124},  {31, 237},  {30, 361},
+                                        {31, 481},  {30, 605},  {31, 725},  {31, 849},  {30, 973},
+                                        {31, 1093}, {30, 1217}, {31, 1337}};
+  // February 29 passes the table; then the year must be a leap year (its
+  // last two digits a multiple of 4, as 100 is).
+  if ((high & 0x8080808080808080ull) != 0 || year - 1901 > 2099 - 1901 || day - 1 >= kMonths[month].days ||
+      (md == 0x1D0002 && (date & 0x30000) != 0))
     return false;
-  std::uint64_t fraction = 0;
-  const std::size_t k = n == 17 ? 0 : n - 18;
-  if (k != 0) {
-    if (c[17] != '.') return false;
-    // The last min(k, 8) bytes of c are digits: the word ending there, the
-    // bytes before them cleared (leading zeros).
+  // The fraction: its first digit (tenths), then the nanoseconds below 10^8.
+  std::uint32_t first = 0;
+  std::uint64_t rest = 0;
+  if (n != 17) {
+    // The k - 1 digits after the first end c: shifted down to the first bytes
+    // of the word, zeros after them (trailing zeros), they read as the
+    // nanoseconds below 10^8.
     std::uint64_t w;
     std::memcpy(&w, c + n - 8, sizeof w);
-    w = (w ^ 0x3030303030303030ull) & (~std::uint64_t{0} << (8 * (8 - (k < 8 ? k : 8))));
-    if (!sum_digit_word(w, fraction)) return false;
-    if (k == 9) {
-      const unsigned d = static_cast<unsigned char>(c[18]) - static_cast<unsigned>('0');
-      if (d > 9) return false;
-      fraction += d * 100'000'000ull;
-    } else {
-      fraction *= k == 3 ? 1'000'000 : 1'000;
-    }
+    w = (w ^ 0x3030303030303030ull) >> ((0 - 8 * (n - 3)) & 63);  // 8 x (27 - n)
+    first = static_cast<unsigned char>(c[18]) - static_cast<unsigned>('0');
+#if defined(__SSE2__)
+    rest = digit_sum(w);  // checked with the rest
+#else
+    if (c[17] != '.' || first > 9 || !sum_digit_word(w, rest)) return false;
+#endif
   }
-  // Days since 1970-01-01: 365 a year, plus the leap days of 1901..year-1
-  // less the 17 of 1901..1969, plus the days of the months before (one more
-  // after February in a leap year).
-  const std::int64_t days = 365 * (static_cast<std::int64_t>(year) - 1970) + ((year - 1901) >> 2) - 17 +
-                            kBefore[month - 1] + (month > 2 && leap) + day - 1;
-  nanos = (days * 86400 + h * 3600 + m * 60 + sec) * 1'000'000'000 + static_cast<std::int64_t>(fraction);
-  fraction_digits = k;
+  // Days since 1970-01-01 from Y = year - 1901: 365 Y + Y / 4 (the leap days
+  // of 1901..year-1) + the days of the months before, is (1461 Y + 4 before) / 4,
+  // and the +1 after February counts the year's own leap day (Y % 4 == 3);
+  // less the 25202 days of 1901..1969.
+  const std::int64_t days = static_cast<std::int64_t>((1461 * (year - 1901) + kMonths[month].before) >> 2) + day - 1 - 25202;
+  const std::uint32_t h = time & 0xFF, m = (time >> 24) & 0xFF, sec = (time >> 48) & 0xFF;
+  nanos = ((days * 86400 + h * 3600 + m * 60 + sec) * 10 + first) * 100'000'000 + static_cast<std::int64_t>(rest);
+  fraction_digits = n == 17 ? 0 : n - 18;
   return true;
 }
 }  // namespace detail
