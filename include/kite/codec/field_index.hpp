@@ -388,7 +388,10 @@ class FieldIndex {
     n_ends += n_e;
     n_sohs += n_s;
   }
-  if (summing) *sum = static_cast<std::uint64_t>(_mm512_reduce_add_epi64(_mm512_sad_epu8(bytes_sum, _mm512_setzero_si512())));
+  if (summing) {  // eight sums of 8 lanes, their low bytes (vpmovqb: modulo 256 is all that counts), their sum
+    const __m128i low_bytes = _mm512_cvtepi64_epi8(_mm512_sad_epu8(bytes_sum, _mm512_setzero_si512()));
+    *sum = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_sad_epu8(low_bytes, _mm_setzero_si128())));
+  }
   if (bad != 0 || run_carry != 0 || n_ends != n_sohs || n_ends == 0) return 0;
 
   // Checks, 16 fields at a time, in order: a lane needs scalar work when the
@@ -408,43 +411,39 @@ class FieldIndex {
   const __m512i words_hi = _mm512_maskz_loadu_epi32(0x000F, detail::kLengthTags.words + 8);
   std::uint32_t taken = n_ends;  // fields the walk indexes
   p = end;
-  {
-    __m512i previous_soh = _mm512_set1_epi32(static_cast<int>(begin) - 1);  // the first field starts at begin
-    __m512i previous_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));  // none: far away
-    for (std::uint32_t i = 0; i < n_ends; i += 16) {
-      const __mmask16 in = lanes_below(n_ends - i);
-      const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at + i);
-      const __m512i s = _mm512_maskz_loadu_epi32(in, sohs_at + i);
-      const __m512i t = _mm512_maskz_loadu_epi32(in, tags_at + i);
-      const __m512i f = _mm512_add_epi32(_mm512_alignr_epi32(s, previous_soh, 15), one);
-      const __m512i pe = _mm512_alignr_epi32(e, previous_end, 15);
-      previous_soh = s;
-      previous_end = e;
-      const __m512i word = _mm512_permutex2var_epi32(words_lo, _mm512_srli_epi32(t, 5), words_hi);
-      const __mmask16 special =
-          in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) | _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
-                (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kLengthTagLimit)) &
-                 _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)));
-      if (special == 0) [[likely]] continue;
-      std::uint32_t fs[16];
-      _mm512_storeu_si512(fs, f);
-      for (unsigned m = special; m != 0; m &= m - 1) {
-        const auto j = static_cast<unsigned>(__builtin_ctz(m));
-        const std::uint32_t from = fs[j], to = ends_at[i + j];
-        std::uint32_t tag = 0;
-        if (to - from <= 7) {
-          for (std::uint32_t d = from; d < to; ++d) tag = tag * 10 + (static_cast<unsigned char>(frame[d]) - '0');
-        }
-        if (to - from > 7 || detail::is_length_tag(tag)) {  // the general walk takes it from here
-          taken = i + j;
-          p = from;
-          break;
-        }
-        tags_at[i + j] = tag;
+  // The fields from i, in e, s and t (their ends, SOHs and tags, lanes past
+  // n_ends zero), checked; false when the walk stops among them (taken and
+  // p then say where). Tags the scalar code redoes are stored in tags_at.
+  const auto check = [&](std::uint32_t i, __m512i e, __m512i s, __m512i t, __m512i previous_soh, __m512i previous_end,
+                         bool& patched) __attribute__((always_inline)) {
+    const __mmask16 in = lanes_below(n_ends - i);
+    const __m512i f = _mm512_add_epi32(_mm512_alignr_epi32(s, previous_soh, 15), one);
+    const __m512i pe = _mm512_alignr_epi32(e, previous_end, 15);
+    const __m512i word = _mm512_permutex2var_epi32(words_lo, _mm512_srli_epi32(t, 5), words_hi);
+    const __mmask16 special =
+        in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) | _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
+              (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kLengthTagLimit)) &
+               _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)));
+    if (special == 0) [[likely]] return true;
+    patched = true;
+    std::uint32_t fs[16];
+    _mm512_storeu_si512(fs, f);
+    for (unsigned m = special; m != 0; m &= m - 1) {
+      const auto j = static_cast<unsigned>(__builtin_ctz(m));
+      const std::uint32_t from = fs[j], to = ends_at[i + j];
+      std::uint32_t tag = 0;
+      if (to - from <= 7) {
+        for (std::uint32_t d = from; d < to; ++d) tag = tag * 10 + (static_cast<unsigned char>(frame[d]) - '0');
       }
-      if (taken != n_ends) break;
+      if (to - from > 7 || detail::is_length_tag(tag)) {  // the general walk takes it from here
+        taken = i + j;
+        p = from;
+        return false;
+      }
+      tags_at[i + j] = tag;
     }
-  }
+    return true;
+  };
 
   // The fields, as {tag, offset, length}, and their slots, 16 at a time from
   // the last: a scatter writes its lanes in order, so with the fields in
@@ -466,13 +465,10 @@ class FieldIndex {
     return t;
   }();
   static_assert(sizeof(FieldRef) == 12);
-  const __m512i reverse = _mm512_load_si512(kReverse);
-  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(kT.offsets)));
-  for (std::uint32_t i = taken == 0 ? 0 : (taken - 1) & ~15u; taken != 0; i -= 16) {
-    const __mmask16 in = lanes_below(taken - i);
-    const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at + i);
-    const __m512i s = _mm512_maskz_loadu_epi32(in, sohs_at + i);
-    const __m512i t = _mm512_maskz_loadu_epi32(in, tags_at + i);
+  const __m512i reverse = _mm512_load_si512(kReverse);  // also each lane's field, reversed
+  // Fields i.. from e, s and t (lanes from taken on are not scattered; they
+  // are written where the general walk writes after this one).
+  const auto emit = [&](std::uint32_t i, __m512i e, __m512i s, __m512i t) __attribute__((always_inline)) {
     const __m512i offset = _mm512_add_epi32(e, one);
     const __m512i length = _mm512_sub_epi32(_mm512_sub_epi32(s, e), one);
     auto* out = reinterpret_cast<std::uint32_t*>(fields + i);
@@ -485,10 +481,35 @@ class FieldIndex {
       _mm512_storeu_si512(out + 16 * r, _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
     }
     const __m512i rt = _mm512_permutexvar_epi32(reverse, t);
-    const __m512i position = _mm512_permutexvar_epi32(reverse, _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), lanes));
-    const __mmask16 direct = static_cast<__mmask16>(_mm512_cmplt_epu32_mask(_mm512_permutexvar_epi32(reverse, lanes), _mm512_set1_epi32(static_cast<int>(taken - i)))) &
+    const __m512i position = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), reverse);
+    const __mmask16 direct = _mm512_cmplt_epu32_mask(reverse, _mm512_set1_epi32(static_cast<int>(taken - i))) &
                              _mm512_cmplt_epu32_mask(rt, _mm512_set1_epi32(kDirectTags));
     _mm512_mask_i32scatter_epi32(slots, direct, rt, position, 4);
+  };
+
+  const __m512i first_soh = _mm512_set1_epi32(static_cast<int>(begin) - 1);  // the first field starts at begin
+  const __m512i no_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));    // before the first: far away
+  bool patched = false;
+  if (n_ends <= 16) {  // one vector: checked and written from the same registers
+    const __mmask16 in = lanes_below(n_ends);
+    const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at), s = _mm512_maskz_loadu_epi32(in, sohs_at);
+    const __m512i t = _mm512_maskz_loadu_epi32(in, tags_at);
+    check(0, e, s, t, first_soh, no_end, patched);
+    if (taken != 0) emit(0, e, s, patched ? _mm512_maskz_loadu_epi32(in, tags_at) : t);
+    return taken;
+  }
+  __m512i previous_soh = first_soh, previous_end = no_end;
+  for (std::uint32_t i = 0; i < n_ends; i += 16) {
+    const __mmask16 in = lanes_below(n_ends - i);
+    const __m512i e = _mm512_maskz_loadu_epi32(in, ends_at + i), s = _mm512_maskz_loadu_epi32(in, sohs_at + i);
+    if (!check(i, e, s, _mm512_maskz_loadu_epi32(in, tags_at + i), previous_soh, previous_end, patched)) break;
+    previous_soh = s;
+    previous_end = e;
+  }
+  for (std::uint32_t i = taken == 0 ? 0 : (taken - 1) & ~15u; taken != 0; i -= 16) {
+    const __mmask16 in = lanes_below(taken - i);
+    emit(i, _mm512_maskz_loadu_epi32(in, ends_at + i), _mm512_maskz_loadu_epi32(in, sohs_at + i),
+         _mm512_maskz_loadu_epi32(in, tags_at + i));
     if (i == 0) break;
   }
   return taken;
