@@ -270,7 +270,8 @@ class FieldIndex {
 // the frame's first byte and after every SOH (starts). Adding starts to digit
 // carries through each run of digits that begins at a start and lands on the
 // byte after it: ends = (digit + starts) & ~digit marks every tag's end, and
-// ends - starts every tag's bytes. The frame suits this walk when every start
+// digit & ~(digit + starts) every tag's bytes (the digits the carry cleared).
+// The frame suits this walk when every start
 // is a digit other than '0' and every end is an '=' (values may hold '=' and
 // digits: only runs that begin at a start count). The positions of the ends
 // and SOHs are compressed out of the masks (vpcompressb of the offsets 0..63).
@@ -338,9 +339,7 @@ class FieldIndex {
   };
 
   std::uint32_t n_ends = 0, n_sohs = 0;
-  // Ends and SOHs of [begin, end) lie on its bytes: at most end - begin each.
-  const bool roomy = end - begin <= capacity;
-  std::uint64_t bad = 0, soh_carry = 1, run_carry = 0, tag_borrow = 0;
+  std::uint64_t bad = 0, soh_carry = 1, run_carry = 0;
   __m512i previous_digits = _mm512_setzero_si512();
   // The checksum's bytes, when it is wanted, added in 64 byte lanes that
   // wrap (only the sum modulo 256 counts); folded by one vpsadbw at the end.
@@ -348,30 +347,30 @@ class FieldIndex {
   const bool summing = sum != nullptr && begin <= 64;
   __m512i bytes_sum = _mm512_setzero_si512();
   if (summing) bytes_sum = _mm512_maskz_loadu_epi8(_bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(begin)), frame);
-  for (std::size_t base = begin; base < end; base += 64) {
-    const __mmask64 valid = _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(end - base < 64 ? end - base : 64));
+  // One block of 64 bytes at base, `valid` marking those before end; false
+  // when the arrays could overflow (the general walk then reports it).
+  const auto block = [&](std::size_t base, std::uint64_t valid) __attribute__((always_inline)) {
     const __m512i v = _mm512_maskz_loadu_epi8(valid, frame + base);
     if (sum != nullptr) bytes_sum = _mm512_add_epi8(bytes_sum, v);  // known where inlined: no test per block
     const std::uint64_t eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
     const std::uint64_t soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
     const __m512i value = _mm512_sub_epi8(v, _mm512_set1_epi8('0'));
-    const std::uint64_t digit = _mm512_cmplt_epu8_mask(value, _mm512_set1_epi8(10));
-    const std::uint64_t zero = _mm512_cmpeq_epi8_mask(value, _mm512_setzero_si512());
+    const __mmask64 digit_k = _mm512_cmplt_epu8_mask(value, _mm512_set1_epi8(10));
+    const std::uint64_t digit = digit_k;
+    const std::uint64_t leading = _mm512_mask_cmpneq_epi8_mask(digit_k, value, _mm512_setzero_si512());  // 1..9
     const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
     soh_carry = soh >> 63;
-    std::uint64_t partial, ends, tag_bits;
+    std::uint64_t partial, sum_bits;
     const bool c = __builtin_add_overflow(digit, starts, &partial);
-    const bool c2 = __builtin_add_overflow(partial, run_carry, &ends);
+    const bool c2 = __builtin_add_overflow(partial, run_carry, &sum_bits);
     run_carry = static_cast<std::uint64_t>(c | c2);
-    ends &= ~digit;
-    bad |= (starts & ~(digit & ~zero)) | (ends & ~eq);
-    const bool b = __builtin_sub_overflow(ends, starts, &partial);
-    const bool b2 = __builtin_sub_overflow(partial, tag_borrow, &tag_bits);
-    tag_borrow = static_cast<std::uint64_t>(b | b2);
+    const std::uint64_t ends = sum_bits & ~digit, tag_bits = digit & ~sum_bits;
+    bad |= (starts & ~leading) | (ends & ~eq);
     const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));
     const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
-    // A block adds at most 64 of each: checked only when the table could fill.
-    if (!roomy && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) return 0;  // the general walk reports it
+    // Ends and SOHs lie on the bytes walked: at most base + 64 - begin each
+    // so far, so the counts are checked only when the arrays could fill.
+    if (base + 64 - begin > capacity && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) [[unlikely]] return false;
     const auto at = static_cast<std::uint32_t>(base);
     const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
     store_positions(ends_at + n_ends, end_offsets, n_e, at);
@@ -387,7 +386,13 @@ class FieldIndex {
     previous_digits = digits;
     n_ends += n_e;
     n_sohs += n_s;
-  }
+    return true;
+  };
+  // Whole blocks, then the last (1 to 64 bytes; BZHI keeps all 64 bits for 64).
+  std::size_t base = begin;
+  for (; end - base > 64; base += 64)
+    if (!block(base, ~std::uint64_t{0})) return 0;
+  if (!block(base, _bzhi_u64(~std::uint64_t{0}, static_cast<unsigned>(end - base)))) return 0;
   if (summing) {  // eight sums of 8 lanes, their low bytes (vpmovqb: modulo 256 is all that counts), their sum
     const __m128i low_bytes = _mm512_cvtepi64_epi8(_mm512_sad_epu8(bytes_sum, _mm512_setzero_si512()));
     *sum = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_sad_epu8(low_bytes, _mm_setzero_si128())));
