@@ -93,6 +93,22 @@ TEST(FieldIndexTest, aRebuildForgetsThePreviousMessagesTags) {
   }
 }
 
+TEST(FieldIndexTest, aFreshIndexAndAnIncompleteFrameFindNothing) {
+  FieldIndex ix;
+  EXPECT_EQ(ix.size(), 0u);
+  EXPECT_EQ(ix.find_pos(tag::MsgType), -1);
+  std::string_view v;
+  EXPECT_EQ(ix.get(tag::BeginString, v), Get::missing);
+  // frame_and_build on a message cut short leaves an empty index behind,
+  // whatever the one before held.
+  const std::string m = new_order_single_44(3);
+  ASSERT_TRUE(ix.frame_and_build(m.data(), m.size()).index);
+  ASSERT_TRUE(ix.has(tag::MsgType));
+  EXPECT_EQ(ix.frame_and_build(m.data(), m.size() - 1).frame.status, FrameStatus::incomplete);
+  EXPECT_EQ(ix.size(), 0u);
+  EXPECT_FALSE(ix.has(tag::MsgType));
+}
+
 TEST(FieldIndexTest, rejectsBadTags) {
   FieldIndex ix;
   for (const char* bad : {"=x|", "0=x|", "01=x|", "1a=x|", "1234567890=x|", "-1=x|", " 1=x|"}) {

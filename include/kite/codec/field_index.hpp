@@ -145,8 +145,10 @@ class FieldIndex {
   // Position of the first field with this tag, or -1.
   std::int32_t find_pos(std::uint32_t tag) const noexcept {
     if (tag < kDirectTags) {
+      // Slots of older generations hold smaller values (the table is cleared
+      // when the generation wraps): one compare, no shift.
       const std::uint32_t slot = slots_[tag];
-      return (slot >> 16) == generation_ ? static_cast<std::int32_t>(slot & 0xFFFFu) : -1;
+      return slot >= generation_ << 16 ? static_cast<std::int32_t>(slot & 0xFFFFu) : -1;
     }
     for (std::uint32_t i = 0; i < count_; ++i)
       if (fields_[i].tag == tag) return static_cast<std::int32_t>(i);
@@ -251,7 +253,7 @@ class FieldIndex {
   std::uint32_t size_ = 0;
   std::uint32_t count_ = 0;
   std::uint32_t capacity_ = 0;
-  std::uint32_t generation_ = 0;
+  std::uint32_t generation_ = 1;  // slots start at 0: an older generation
 };
 
 #if KITE_CODEC_AVX512
@@ -546,23 +548,27 @@ IndexResult FieldIndex::build(const char* frame, const FrameResult& framed) noex
 
 template <class Scan>
 FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::uint32_t max_size) noexcept {
+  FramedIndex out;  // written in place (the scalars below, not the layout, live across the walk)
   const detail::Layout l = detail::frame_layout<Scan>(bytes, n, max_size);
-  if (l.result.status != FrameStatus::complete) [[unlikely]] {
+  out.frame = l.result;
+  if (out.frame.status != FrameStatus::complete) [[unlikely]] {
     reset();
     base_ = bytes;
     size_ = 0;
-    return {l.result, {}};
+    return out;
   }
+  const std::uint32_t size = l.result.size, body_end = l.result.body_end, stated = l.stated;
   constexpr std::uint64_t kNoSum = ~std::uint64_t{0};
   std::uint64_t sum = kNoSum;
-  const IndexResult r = build_body<Scan>(bytes, l.result.size, l.result.body_begin, l.result.body_end, l.begin_string_end, &sum);
-  if (sum == kNoSum) sum = Scan::checksum(bytes, bytes + l.result.body_end);
-  if ((sum & 0xFFu) != l.stated) [[unlikely]] {
+  out.index = build_body<Scan>(bytes, size, l.result.body_begin, body_end, l.begin_string_end, &sum);
+  if (sum == kNoSum) sum = Scan::checksum(bytes, bytes + body_end);
+  if ((sum & 0xFFu) != stated) [[unlikely]] {
     reset();
     size_ = 0;
-    return {detail::invalid(FrameError::checksum_mismatch, l.result.size), {}};
+    out.frame = detail::invalid(FrameError::checksum_mismatch, size);
+    out.index = {};
   }
-  return {l.result, r};
+  return out;
 }
 
 template <class Scan>
