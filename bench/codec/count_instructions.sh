@@ -2,6 +2,8 @@
 # Instructions per codec operation, exact whatever the load: callgrind runs
 # codec_ops 100,000 times per mode and once with nothing to do; the difference
 # divided by 100,000 is printed. Usage: count_instructions.sh BUILD_DIR
+# valgrind 3.19 stops on AVX-512: for a host-tuned build (release-native) run
+# BUILD_DIR/bench/codec/codec_ops steps, which single-steps one call of each.
 set -eu
 ops="${1:?usage: count_instructions.sh BUILD_DIR}/bench/codec/codec_ops"
 n=100000
