@@ -89,13 +89,13 @@ int main(int argc, char** argv) {
     const long base = steps(on(op_none));
     if (base < 0) {
       std::fprintf(stderr, "codec_ops: ptrace is not allowed here\n");
-      return 1;
+      return 77;
     }
-    std::printf("frame %ld\n", steps(on(op_frame)) - base);
-    std::printf("index %ld\n", steps(on(op_index)) - base);
-    std::printf("decode %ld\n", steps(on(op_decode)) - base);
-    std::printf("encode %ld\n", steps(on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })) - base);
-    return 0;
+    const long frame_n = steps(on(op_frame)) - base, index_n = steps(on(op_index)) - base;
+    const long decode_n = steps(on(op_decode)) - base;
+    const long encode_n = steps(on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })) - base;
+    std::printf("frame %ld\nindex %ld\ndecode %ld\nencode %ld\n", frame_n, index_n, decode_n, encode_n);
+    return frame_n > 0 && index_n > 0 && decode_n > index_n && encode_n > 0 ? 0 : 1;
   }
 #endif
   if (argc != 3) {
