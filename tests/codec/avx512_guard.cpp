@@ -8,8 +8,8 @@ __attribute__((constructor(101))) static void kite_require_avx512() {
   __builtin_cpu_init();
   if (!(__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-        __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt"))) {
-    std::puts("skipped: this CPU lacks AVX-512 BW/VL/VBMI/VBMI2, BMI2 or POPCNT");
+        __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt"))) {
+    std::puts("skipped: this CPU lacks AVX-512 BW/VL/VBMI/VBMI2/VNNI, BMI2 or POPCNT");
     std::_Exit(77);
   }
 }

@@ -9,6 +9,11 @@
 
 #include "kite/codec/values.hpp"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace kite::codec {
 namespace {
 
@@ -345,6 +350,27 @@ TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
+
+#if defined(__linux__)
+// The word timestamp reads nothing past its n bytes: each text ends just
+// before a page that may not be read (a masked or expanding load must not
+// touch it either, which the sanitizers do not see).
+TEST(ValuesTest, wordTimestampStopsAtItsLastByte) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* const map = mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* const end = static_cast<char*>(map) + page;
+  ASSERT_EQ(mprotect(end, static_cast<std::size_t>(page), PROT_NONE), 0);
+  const std::string base = "20240229-23:59:59.123456789000";
+  for (std::size_t n = 0; n <= base.size(); ++n) {
+    std::memcpy(end - n, base.data(), n);
+    std::int64_t nanos = 0;
+    std::size_t digits = 0;
+    EXPECT_EQ(detail::parse_utc_timestamp_word(end - n, n, nanos, digits), n == 17 || n == 21 || n == 24 || n == 27) << n;
+  }
+  munmap(map, static_cast<std::size_t>(2 * page));
+}
+#endif
 
 TEST(ValuesTest, parsesUtcTimeOnly) {
   std::int64_t ns = 0;
