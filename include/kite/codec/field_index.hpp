@@ -166,19 +166,26 @@ class FieldIndex {
   }
   bool has(std::uint32_t tag) const noexcept { return find_pos(tag) >= 0; }
 
+  // The first field with this tag, or false. (A position turned into the
+  // pointer only when found: the reads need no null test after the lookup.)
+  bool locate(std::uint32_t tag, const FieldRef*& f) const noexcept {
+    const std::int32_t i = find_pos(tag);
+    if (i < 0) return false;
+    f = &fields_[static_cast<std::uint32_t>(i)];
+    return true;
+  }
+
   // Typed reads of the first field with a tag.
   Get get(std::uint32_t tag, std::string_view& out) const noexcept {
-    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
-    if (i < 0) return Get::missing;
-    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
+    const FieldRef* f;
+    if (!locate(tag, f)) return Get::missing;
     out = value(*f);
     return Get::ok;
   }
   template <class T, bool (*Parse)(std::string_view, T&) noexcept>
   Get get_as(std::uint32_t tag, T& out) const noexcept {
-    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
-    if (i < 0) return Get::missing;
-    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
+    const FieldRef* f;
+    if (!locate(tag, f)) return Get::missing;
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
   // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
@@ -186,9 +193,8 @@ class FieldIndex {
   // anything the word parse does not take goes to the byte loop.
   template <class T, bool (*Word)(const char*, std::size_t, T&) noexcept, bool (*Parse)(std::string_view, T&) noexcept>
   Get get_number(std::uint32_t tag, T& out) const noexcept {
-    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
-    if (i < 0) return Get::missing;
-    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
+    const FieldRef* f;
+    if (!locate(tag, f)) return Get::missing;
     if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
@@ -204,9 +210,8 @@ class FieldIndex {
   Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
   Get get(std::uint32_t tag, bool& out) const noexcept { return get_as<bool, parse_bool>(tag, out); }
   Get get_timestamp(std::uint32_t tag, std::int64_t& nanos) const noexcept {
-    const std::int32_t i = find_pos(tag);  // a position, not find()'s pointer: no null test after the lookup
-    if (i < 0) return Get::missing;
-    const FieldRef* const f = &fields_[static_cast<std::uint32_t>(i)];
+    const FieldRef* f;
+    if (!locate(tag, f)) return Get::missing;
     std::size_t digits;
     if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits)) [[likely]] return Get::ok;
     return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;

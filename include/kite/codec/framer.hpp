@@ -80,9 +80,16 @@ inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
          s[6] <= '9';
 }
 
-}  // namespace detail
+// The 8 bytes at t - 1 hold "<SOH>10=ddd<SOH>": true, and stated is ddd.
+inline bool checksum_field(const char* t, std::uint32_t& stated) noexcept {
+  std::uint64_t tail;
+  std::memcpy(&tail, t - 1, sizeof tail);
+  const std::uint64_t d = (tail >> 32 & 0xFFFFFFu) - 0x303030u;  // the three digits, '0' taken off
+  if ((tail & 0xFF000000FFFFFFFFull) != 0x010000003D303101ull || (((d + 0x767676u) | d) & 0x808080u) != 0) return false;
+  stated = static_cast<std::uint32_t>((d & 0xFF) * 100 + (d >> 8 & 0xFF) * 10 + (d >> 16));
+  return true;
+}
 
-namespace detail {
 // frame() but its last step: a complete answer here means that the layout
 // is right, and `stated` holds the CheckSum's value, which the caller compares
 // with the sum of the bytes before "10=" (frame() with Scan::checksum,
@@ -117,16 +124,11 @@ template <class Scan>
         [[likely]] {
       const std::uint64_t body_begin = 13 + digits, body_end = body_begin + detail::digits_value(x, digits);
       const std::uint64_t total = body_end + 7;
-      if (body_end > body_begin && total <= n && total <= max_size) {
-        std::uint64_t tail;  // [body_end - 1, total): SOH "10=" ddd SOH
-        std::memcpy(&tail, p + body_end - 1, sizeof tail);
-        const std::uint64_t d = (tail >> 32 & 0xFFFFFFu) - 0x303030u;  // the three digits, '0' taken off
-        if ((tail & 0xFF000000FFFFFFFFull) == 0x010000003D303101ull && (((d + 0x767676u) | d) & 0x808080u) == 0) {
-          return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
-                   static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
-                  static_cast<std::uint32_t>((d & 0xFF) * 100 + (d >> 8 & 0xFF) * 10 + (d >> 16)),
-                  9};
-        }
+      std::uint32_t stated;
+      if (body_end > body_begin && total <= n && total <= max_size && checksum_field(p + body_end, stated)) {
+        return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+                 static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
+                stated, 9};
       }
     }
   }
@@ -204,17 +206,11 @@ template <class Scan>
   if (total > n) return kIncomplete;
 
   const char* t = p + body_end;
-  if (kWide && body != 0) {  // "<SOH>10=ddd<SOH>" checked as one word: [t - 1, t + 7) is inside the buffer
-    std::uint64_t tail;
-    std::memcpy(&tail, t - 1, sizeof tail);
-    const std::uint64_t x = (tail >> 32 & 0xFFFFFFu) - 0x303030u;  // the three digits, '0' taken off
-    if ((tail & 0xFF000000FFFFFFFFull) == 0x010000003D303101ull && (((x + 0x767676u) | x) & 0x808080u) == 0)
-        [[likely]] {
-      const auto stated = static_cast<std::uint32_t>((x & 0xFF) * 100 + (x >> 8 & 0xFF) * 10 + (x >> 16));
-      return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
-               static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
-              stated, static_cast<std::uint32_t>(bs_end - p)};
-    }
+  std::uint32_t stated;
+  if (kWide && body != 0 && checksum_field(t, stated)) [[likely]] {  // one word: [t - 1, t + 7) is inside the buffer
+    return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
+             static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
+            stated, static_cast<std::uint32_t>(bs_end - p)};
   }
   if (body == 0 || t[-1] != kSoh || t[0] != '1' || t[1] != '0' || t[2] != '=') {
     const bool boundary = body != 0 && t[-1] == kSoh;
@@ -225,8 +221,7 @@ template <class Scan>
   if (!digit(t[3]) || !digit(t[4]) || !digit(t[5]) || t[6] != kSoh) {
     return detail::invalid(FrameError::checksum_not_three_digits, static_cast<std::uint32_t>(total));
   }
-  const std::uint32_t stated =
-      static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
+  stated = static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
   return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
            static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
           stated, static_cast<std::uint32_t>(bs_end - p)};
