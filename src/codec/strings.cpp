@@ -48,12 +48,47 @@ const char* to_string(HeaderError e) noexcept {
   return "unknown header error";
 }
 
-FieldIndex::FieldIndex(std::uint32_t capacity)
-    : ends_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
-      sohs_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
-      tags_(new std::uint32_t[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 64]),
-      fields_(new FieldRef[(capacity > 0xFFFFu ? 0xFFFFu : capacity) + 16]),
-      slots_(new std::uint32_t[kDirectTags]()),
-      capacity_(capacity > 0xFFFFu ? 0xFFFFu : capacity) {}
+FieldIndex::FieldIndex(std::uint32_t capacity) : capacity_(capacity > 0xFFFFu ? 0xFFFFu : capacity) {
+  // Offsets in one page-aligned block. The slots fill whole pages; the
+  // others start a quarter, a half, five eighths and three quarters into a
+  // page, so that the walk's stores of the first 128 fields neither cross a
+  // page's end nor share page offsets with each other or with the slots of
+  // tags below 256 (which alias in the store buffer when they do).
+  std::size_t size = 0;
+  const auto place = [&size](std::size_t page_offset, std::size_t bytes) {
+    size += (page_offset + kPage - size % kPage) % kPage;
+    const std::size_t at = size;
+    size += bytes;
+    return at;
+  };
+  const std::size_t slots = place(0, kDirectTags * sizeof(std::uint32_t));
+  const std::size_t fields = place(1024, (capacity_ + 16) * sizeof(FieldRef));
+  const std::size_t ends = place(2048, (capacity_ + 64) * sizeof(std::uint32_t));
+  const std::size_t sohs = place(2560, (capacity_ + 64) * sizeof(std::uint32_t));
+  const std::size_t tags = place(3072, (capacity_ + 64) * sizeof(std::uint32_t));
+  arena_.reset(new (std::align_val_t{kPage}) std::byte[size]());
+  std::byte* const b = arena_.get();
+  slots_ = reinterpret_cast<std::uint32_t*>(b + slots);
+  fields_ = reinterpret_cast<FieldRef*>(b + fields);
+  ends_ = reinterpret_cast<std::uint32_t*>(b + ends);
+  sohs_ = reinterpret_cast<std::uint32_t*>(b + sohs);
+  tags_ = reinterpret_cast<std::uint32_t*>(b + tags);
+}
+
+FieldIndex& FieldIndex::operator=(FieldIndex&& o) noexcept {
+  if (this == &o) return *this;
+  arena_ = std::move(o.arena_);
+  slots_ = std::exchange(o.slots_, nullptr);
+  fields_ = std::exchange(o.fields_, nullptr);
+  ends_ = std::exchange(o.ends_, nullptr);
+  sohs_ = std::exchange(o.sohs_, nullptr);
+  tags_ = std::exchange(o.tags_, nullptr);
+  base_ = std::exchange(o.base_, nullptr);
+  size_ = std::exchange(o.size_, 0);
+  count_ = std::exchange(o.count_, 0);
+  capacity_ = std::exchange(o.capacity_, 0);
+  generation_ = std::exchange(o.generation_, 1);
+  return *this;
+}
 
 }  // namespace kite::codec

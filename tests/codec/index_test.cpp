@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "fix_text.hpp"
 #include "kite/codec/codec.hpp"
@@ -52,6 +53,28 @@ TEST(FieldIndexTest, typedReadsReturnValuesMissingAndBadFormat) {
   EXPECT_EQ(ix.get(tag::Symbol, qty), Get::bad_format);
   bool b;
   EXPECT_EQ(ix.get(tag::Side, b), Get::bad_format);
+}
+
+TEST(FieldIndexTest, aMovedIndexKeepsItsFieldsAndTheSourceIsEmpty) {
+  const std::string m = new_order_single_44(7);
+  FieldIndex ix(64);
+  ASSERT_TRUE(ix.frame_and_build(m.data(), m.size()).index);
+  const std::uint32_t fields = ix.size();
+  FieldIndex moved(std::move(ix));
+  EXPECT_EQ(moved.size(), fields);
+  EXPECT_EQ(moved.capacity(), 64u);
+  std::string_view s;
+  ASSERT_EQ(moved.get(tag::ClOrdID, s), Get::ok);
+  EXPECT_EQ(s, "ORD-000000123456");
+  EXPECT_EQ(ix.size(), 0u);      // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  EXPECT_EQ(ix.capacity(), 0u);  // NOLINT(bugprone-use-after-move)
+  FieldIndex other(8);
+  other = std::move(moved);
+  EXPECT_EQ(other.capacity(), 64u);
+  ASSERT_TRUE(other.frame_and_build(m.data(), m.size()).index);  // and it indexes again
+  EXPECT_EQ(other.size(), fields);
+  ASSERT_EQ(other.get(tag::ClOrdID, s), Get::ok);
+  EXPECT_EQ(s, "ORD-000000123456");
 }
 
 TEST(FieldIndexTest, findsTheFirstOfRepeatedTagsAndLaterOnesFromAPosition) {
