@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +61,7 @@ std::string tag_text(std::mt19937_64& rng) {
     case 3: return std::to_string(10000000 + rng() % 990000000);    // 8 or 9 digits
     case 4: return std::to_string(2048 + rng() % 8000);             // past the direct slots
     case 5: return "35";                                            // repeated tags
+    case 6: return std::to_string(1000 + rng() % 2000);             // 4 digits, among FIX 5.0's length tags
     default: return std::to_string(1 + rng() % 700);                // 1 to 3 digits
   }
 }
@@ -82,10 +84,12 @@ std::string field_list(std::mt19937_64& rng, std::uint32_t n, bool flaw) {
       s += std::to_string(1 + rng() % 9) + "=\x01";
       tag = std::to_string(1 + rng() % 9);
     }
-    if (rng() % 15 == 0) {  // a length field and its data field, SOH and '=' inside
+    if (rng() % 15 == 0) {  // a length field and its data field (any of the dictionaries'), SOH and '=' inside
       std::string data = value_text(rng) + "\x01" + "9=1" + value_text(rng);
       const bool wrong = flaw && i == flawed;
-      s += "95=" + std::to_string(data.size() + (wrong ? 1 : 0)) + "\x01" + "96=" + data + "\x01";
+      const detail::LengthDataPair& pair = detail::kLengthDataPairs[rng() % std::size(detail::kLengthDataPairs)];
+      s += std::to_string(pair.length_tag) + "=" + std::to_string(data.size() + (wrong ? 1 : 0)) + "\x01" +
+           std::to_string(pair.data_tag) + "=" + data + "\x01";
     }
     if (i == flawed) {
       switch (rng() % 5) {

@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kite/codec/data_pairs.hpp"
 #include "kite/codec/fix.hpp"
 
 namespace kite::codec {
@@ -209,6 +213,18 @@ TEST_F(StandardDictionaries, lengthFieldsArePairedWithTheirDataFields) {
       data += f.type == FieldType::data || f.type == FieldType::xmldata ? 1 : 0;
     EXPECT_EQ(l->dictionary->data_pairs().size(), data) << l->dictionary->begin_string();
   }
+}
+
+// The index's built-in table (include/kite/codec/data_pairs.hpp, generated)
+// holds exactly the pairs the dictionaries define.
+TEST_F(StandardDictionaries, theIndexKnowsEveryLengthFieldOfTheDictionaries) {
+  ASSERT_TRUE(fix42_ && fix44_ && fixt_);
+  std::set<std::pair<std::uint32_t, std::uint32_t>> from_dictionaries, built_in;
+  for (const DictionaryLoad* l : {&fix42_, &fix44_, &fixt_})
+    for (const Dictionary::DataPair& p : l->dictionary->data_pairs()) from_dictionaries.insert({p.length_tag, p.data_tag});
+  for (const detail::LengthDataPair& p : detail::kLengthDataPairs) built_in.insert({p.length_tag, p.data_tag});
+  EXPECT_EQ(built_in, from_dictionaries);
+  EXPECT_EQ(built_in.size(), std::size(detail::kLengthDataPairs)) << "one entry per length tag";
 }
 
 TEST_F(StandardDictionaries, loadForPicksFilesByBeginString) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -181,6 +182,41 @@ TEST(FieldIndexTest, dataFieldsMayHoldSohAndEquals) {
   ASSERT_EQ(ix.get(tag::Text, v), Get::ok);
   EXPECT_EQ(v, "z") << "the 58=y inside RawData is not a field";
   (void)m;
+}
+
+// Every length/data pair of the FIX 4.2, 4.4 and 5.0 SP2 dictionaries (the
+// high FIX 5.0 tags included, and those whose data tag comes first), with
+// SOH and '=' inside the data: the default walk (the host-tuned one in that
+// build) and the scalar twin both take the data whole.
+TEST(FieldIndexTest, everyDictionaryLengthFieldGovernsItsDataField) {
+  const std::string data = std::string("x") + kSoh + "58=y" + kSoh + "=";
+  for (const detail::LengthDataPair& pair : detail::kLengthDataPairs) {
+    const std::string body = soh("35=j|1724=5|" + std::to_string(pair.length_tag) + "=" + std::to_string(data.size()) + "|" +
+                                 std::to_string(pair.data_tag) + "=") +
+                             data + soh("|58=z|");
+    std::string msg = "8=FIXT.1.1" + std::string(1, kSoh) + "9=" + std::to_string(body.size()) + kSoh + body;
+    char sum[8];
+    std::snprintf(sum, sizeof sum, "10=%03u", ScalarScan::checksum(msg.data(), msg.data() + msg.size()));
+    msg += sum;
+    msg += kSoh;
+    EXPECT_EQ(detail::data_tag_for_length(pair.length_tag), pair.data_tag);
+    EXPECT_TRUE(detail::is_length_tag(pair.length_tag));
+    FieldIndex fast, plain;
+    ASSERT_EQ(fast.frame_and_build(msg.data(), msg.size()).frame.status, FrameStatus::complete) << pair.length_tag;
+    ASSERT_TRUE(plain.build<ScalarScan>(msg.data(), msg.size())) << pair.length_tag;
+    for (const FieldIndex* ix : {&fast, &plain}) {
+      ASSERT_EQ(ix->size(), 8u) << pair.length_tag;  // 8, 9, 35, 1724, the pair, 58, 10
+      std::string_view v;
+      ASSERT_EQ(ix->get(pair.data_tag, v), Get::ok) << pair.length_tag;
+      EXPECT_EQ(v, data) << pair.length_tag;
+      ASSERT_EQ(ix->get(tag::Text, v), Get::ok);
+      EXPECT_EQ(v, "z") << "the 58=y inside " << pair.data_tag << " is not a field";
+    }
+  }
+  // Tags next to length tags are not length fields.
+  for (const std::uint32_t t : {0u, 89u, 91u, 96u, 622u, 1183u, 1185u, 1724u, 43112u, 99999u})
+    EXPECT_FALSE(detail::is_length_tag(t)) << t;
+  EXPECT_EQ(detail::data_tag_for_length(tag::BodyLength), 0u);
 }
 
 TEST(FieldIndexTest, dataFieldsWhoseLengthDoesNotFitAreRejected) {

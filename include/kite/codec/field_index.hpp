@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include "kite/codec/data_pairs.hpp"
 #include "kite/codec/fix.hpp"
 #include "kite/codec/framer.hpp"
 #include "kite/codec/scan.hpp"
@@ -55,52 +57,48 @@ enum class Get : std::uint8_t { ok, missing, bad_format };
 
 namespace detail {
 // Data fields whose value may contain SOH: the length field that must
-// immediately precede each, and the data field it governs.
+// immediately precede each, and the data field it governs (0: not a length
+// field). Rare on the walk's path: is_length_tag answers first.
 constexpr std::uint32_t data_tag_for_length(std::uint32_t length_tag) noexcept {
-  switch (length_tag) {
-    case 90: return 91;    // SecureDataLen -> SecureData
-    case 93: return 89;    // SignatureLength -> Signature
-    case 95: return 96;    // RawDataLength -> RawData
-    case 212: return 213;  // XmlDataLen -> XmlData
-    case 348: return 349;  // EncodedIssuerLen
-    case 350: return 351;  // EncodedSecurityDescLen
-    case 352: return 353;  // EncodedListExecInstLen
-    case 354: return 355;  // EncodedTextLen
-    case 356: return 357;  // EncodedSubjectLen
-    case 358: return 359;  // EncodedHeadlineLen
-    case 360: return 361;  // EncodedAllocTextLen
-    case 362: return 363;  // EncodedUnderlyingIssuerLen
-    case 364: return 365;  // EncodedUnderlyingSecurityDescLen
-    case 445: return 446;  // EncodedListStatusTextLen
-    case 618: return 619;  // EncodedLegIssuerLen
-    case 621: return 622;  // EncodedLegSecurityDescLen
-    default: return 0;
+  std::uint32_t lo = 0, hi = std::size(kLengthDataPairs);
+  while (lo < hi) {
+    const std::uint32_t mid = (lo + hi) / 2;
+    if (kLengthDataPairs[mid].length_tag < length_tag) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
   }
+  return lo < std::size(kLengthDataPairs) && kLengthDataPairs[lo].length_tag == length_tag ? kLengthDataPairs[lo].data_tag : 0;
 }
 
-// Bit t set when tag t is a length field above: a cheap test before the switch.
-inline constexpr std::uint32_t kLengthTagLimit = 640;
+// Bit t set when tag t is a length field: a cheap test before the search.
+inline constexpr std::uint32_t kFirstLengthTag = kLengthDataPairs[0].length_tag;
+inline constexpr std::uint32_t kLastLengthTag = kLengthDataPairs[std::size(kLengthDataPairs) - 1].length_tag;
 struct LengthTagBits {
-  std::uint64_t words[kLengthTagLimit / 64] = {};
+  std::uint64_t words[kLastLengthTag / 64 + 1] = {};
   constexpr LengthTagBits() {
-    for (std::uint32_t t = 0; t < kLengthTagLimit; ++t)
-      if (data_tag_for_length(t) != 0) words[t / 64] |= std::uint64_t{1} << (t % 64);
+    for (const LengthDataPair& p : kLengthDataPairs) words[p.length_tag / 64] |= std::uint64_t{1} << (p.length_tag % 64);
   }
 };
 inline constexpr LengthTagBits kLengthTags{};
 
-constexpr bool length_tags_within(std::uint32_t lo, std::uint32_t hi) noexcept {
-  for (std::uint32_t t = 0; t < kLengthTagLimit; ++t)
-    if (data_tag_for_length(t) != 0 && (t < lo || t > hi)) return false;
-  return true;
-}
-static_assert(length_tags_within(90, 621));
+// The host-tuned walk looks the tags below kVectorLengthTagLimit up in the
+// table's first words (two vectors) and sends any tag from
+// kFirstHighLengthTag on to its scalar check: no length tag lies between.
+inline constexpr std::uint32_t kVectorLengthTagLimit = 640;
+inline constexpr std::uint32_t kFirstHighLengthTag = [] {
+  for (const LengthDataPair& p : kLengthDataPairs)
+    if (p.length_tag >= kVectorLengthTagLimit) return p.length_tag;
+  return kLastLengthTag + 1;
+}();
 
 inline constexpr std::uint32_t kPow10[8] = {1, 1, 10, 100, 1000, 10000, 100000, 1000000};  // [n]: the least n-digit tag
 
 constexpr bool is_length_tag(std::uint32_t tag) noexcept {
-  // Every length tag lies in 90..621: one compare rejects almost every tag.
-  return tag - 90u <= 621u - 90u && ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
+  // Below the first length tag (most header and order tags): one compare.
+  return tag - kFirstLengthTag <= kLastLengthTag - kFirstLengthTag &&
+         ((kLengthTags.words[tag / 64] >> (tag % 64)) & 1u) != 0;
 }
 }  // namespace detail
 
@@ -422,15 +420,16 @@ class FieldIndex {
   // vector sum saw too little (a tag of 5 or more digits) or too much (the
   // previous tag's last digit, when that field was 3 bytes: "1=" and its SOH
   // right before a 1-digit tag), or when its tag is a length field (a data
-  // field may follow: the walk stops there).
+  // field may follow: the walk stops there) or, from kFirstHighLengthTag on,
+  // may be one (the scalar code looks those up).
   alignas(64) static constexpr std::uint32_t kReverse[16] = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
   // The first n of 16 lanes (BZHI reads only 8 bits of its count: clamp first).
   const auto lanes_below = [](std::uint32_t n) noexcept { return static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n < 16 ? n : 16)); };
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i four = _mm512_set1_epi32(4);
-  // detail::kLengthTags' 64-bit words read as 32-bit ones (bit t % 32 of
-  // word t / 32, little-endian): 20 words, in two vectors for a permute.
-  static_assert(sizeof detail::kLengthTags.words == 20 * 4);
+  // detail::kLengthTags' first 64-bit words read as 32-bit ones (bit t % 32
+  // of word t / 32, little-endian): 20 words, in two vectors for a permute.
+  static_assert(detail::kVectorLengthTagLimit == 20 * 32 && sizeof detail::kLengthTags.words >= 20 * 4);
   const __m512i words_lo = _mm512_loadu_si512(detail::kLengthTags.words);
   const __m512i words_hi = _mm512_maskz_loadu_epi32(0x000F, detail::kLengthTags.words + 8);
   std::uint32_t taken = n_ends;  // fields the walk indexes
@@ -446,8 +445,9 @@ class FieldIndex {
     const __m512i word = _mm512_permutex2var_epi32(words_lo, _mm512_srli_epi32(t, 5), words_hi);
     const __mmask16 special =
         in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) | _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
-              (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kLengthTagLimit)) &
-               _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)));
+              (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(detail::kVectorLengthTagLimit)) &
+               _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)) |
+              _mm512_cmpge_epu32_mask(t, _mm512_set1_epi32(detail::kFirstHighLengthTag)));
     if (special == 0) [[likely]] return true;
     patched = true;
     std::uint32_t fs[16];
