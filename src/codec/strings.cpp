@@ -51,9 +51,10 @@ const char* to_string(HeaderError e) noexcept {
 FieldIndex::FieldIndex(std::uint32_t capacity) : capacity_(capacity > 0xFFFFu ? 0xFFFFu : capacity) {
   // Offsets in one page-aligned block. The slots fill whole pages; the
   // others start a quarter, a half, five eighths and three quarters into a
-  // page, so that the walk's stores of the first 128 fields neither cross a
-  // page's end nor share page offsets with each other or with the slots of
-  // tags below 256 (which alias in the store buffer when they do).
+  // page, so that for messages of up to 64 fields the walk's stores (whole
+  // vectors past the last entry included) neither cross a page's end nor
+  // share page offsets with each other or with the slots of tags below 256
+  // (which alias in the store buffer when they do).
   std::size_t size = 0;
   const auto place = [&size](std::size_t page_offset, std::size_t bytes) {
     size += (page_offset + kPage - size % kPage) % kPage;
