@@ -1,4 +1,5 @@
-// Error text for the codec's result codes: built for people, never on the hot path.
+// Error text for the codec's result codes (built for people, never on the hot
+// path), and the FieldIndex's construction and move: its arrays' layout.
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/framer.hpp"
 #include "kite/codec/header.hpp"
