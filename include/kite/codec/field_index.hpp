@@ -219,6 +219,12 @@ class FieldIndex {
   }
 
  private:
+  // The index of nothing, over base (a frame that did not index).
+  void clear(const char* base) noexcept {
+    reset();
+    base_ = base;
+    size_ = 0;
+  }
   void reset() noexcept {
     count_ = 0;
     if (++generation_ == 0x10000u) {  // 16-bit generation wrapped: clear once
@@ -569,9 +575,7 @@ FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::u
   const detail::Layout l = detail::frame_layout<Scan>(bytes, n, max_size);
   out.frame = l.result;
   if (out.frame.status != FrameStatus::complete) [[unlikely]] {
-    reset();
-    base_ = bytes;
-    size_ = 0;
+    clear(bytes);
     return out;
   }
   const std::uint32_t size = l.result.size, body_end = l.result.body_end, stated = l.stated;
@@ -580,8 +584,7 @@ FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::u
   out.index = build_body<Scan>(bytes, size, l.result.body_begin, body_end, l.begin_string_end, &sum);
   if (sum == kNoSum) sum = Scan::checksum(bytes, bytes + body_end);
   if ((sum & 0xFFu) != stated) [[unlikely]] {
-    reset();
-    size_ = 0;
+    clear(bytes);
     out.frame = detail::invalid(FrameError::checksum_mismatch, size);
     out.index = {};
   }
