@@ -296,9 +296,13 @@ bool plain_timestamp(const std::string& s, std::int64_t& nanos, std::size_t& dig
 }
 
 // The word timestamp against the plain reading, on each field's every value
-// and on every byte at every place; each text ends a heap buffer of its size.
+// and on every byte at every place. Each text ends a heap buffer of its size
+// (only its bytes may be read), and is read again followed by 32 other bytes
+// (a whole vector may be read): digits and punctuation that would continue
+// the layout, or any byte.
 TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
-  const auto check = [](const std::string& text) {
+  std::mt19937 junk(29);
+  const auto check = [&junk](const std::string& text) {
     const auto buf = std::make_unique<char[]>(text.size() + 1);
     char* const at = buf.get() + 1;  // no byte after the text
     std::memcpy(at, text.data(), text.size());
@@ -308,6 +312,16 @@ TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
     ASSERT_EQ(w, plain_timestamp(text, plain, plain_digits)) << text;
     ASSERT_EQ(word, plain) << text;
     ASSERT_EQ(word_digits, plain_digits) << text;
+    const auto more = std::make_unique<char[]>(text.size() + 32);
+    std::memcpy(more.get(), text.data(), text.size());
+    const bool like_layout = junk() % 2 == 0;
+    for (std::size_t i = 0; i < 32; ++i)
+      more[text.size() + i] = like_layout ? "0123456789-:."[junk() % 13] : static_cast<char>(junk());
+    std::int64_t whole = -7;
+    std::size_t whole_digits = 99;
+    ASSERT_EQ(detail::parse_utc_timestamp_word(more.get(), text.size(), whole, whole_digits, text.size() + 32), w) << text;
+    ASSERT_EQ(whole, word) << text;
+    ASSERT_EQ(whole_digits, word_digits) << text;
   };
   const auto put = [](std::string& text, std::size_t at, std::size_t len, std::uint64_t v) {
     for (std::size_t i = len; i-- > 0; v /= 10) text[at + i] = static_cast<char>('0' + v % 10);
@@ -367,6 +381,15 @@ TEST(ValuesTest, wordTimestampStopsAtItsLastByte) {
     std::int64_t nanos = 0;
     std::size_t digits = 0;
     EXPECT_EQ(detail::parse_utc_timestamp_word(end - n, n, nanos, digits), n == 17 || n == 21 || n == 24 || n == 27) << n;
+    EXPECT_EQ(detail::parse_utc_timestamp_word(end - n, n, nanos, digits, n), n == 17 || n == 21 || n == 24 || n == 27) << n;
+  }
+  // 32 bytes that may be read, the last right before the page: the whole
+  // vector's load ends there.
+  std::memcpy(end - 32, base.data(), 32 > base.size() ? base.size() : 32);
+  for (const std::size_t n : {17, 21, 24, 27}) {
+    std::int64_t nanos = 0;
+    std::size_t digits = 0;
+    EXPECT_TRUE(detail::parse_utc_timestamp_word(end - 32, n, nanos, digits, 32)) << n;
   }
   munmap(map, static_cast<std::size_t>(2 * page));
 }

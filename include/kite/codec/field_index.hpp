@@ -214,7 +214,7 @@ class FieldIndex {
     const FieldRef* f;
     if (!locate(tag, f)) return Get::missing;
     std::size_t digits;
-    if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits)) [[likely]] return Get::ok;
+    if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits, size_ - f->offset)) [[likely]] return Get::ok;
     return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;
   }
 
