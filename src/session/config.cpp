@@ -213,6 +213,12 @@ const std::vector<Key>& keys() {
       {"LogoutTimeout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
          s.logout_timeout_ms = static_cast<std::int32_t>(get_int(n, w, k, 1, 3600) * 1000);
        }},
+      {"ResendRequestTimeout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
+         s.resend_timeout_ms = static_cast<std::int32_t>(get_int(n, w, k, 0, 3600) * 1000);
+       }},
+      {"ResendRequestRetries", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
+         s.resend_retries = static_cast<std::uint32_t>(get_int(n, w, k, 0, 1000));
+       }},
       {"MaxQueuedWhileGap", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
          s.max_queued = static_cast<std::uint32_t>(get_int(n, w, k, 0, 10'000'000));
        }},

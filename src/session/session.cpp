@@ -227,6 +227,44 @@ void Session::send_logon_reply(bool reset) noexcept {
   finish_admin();
 }
 
+void Session::open_gap(std::uint64_t expected, std::uint64_t seq) noexcept {
+  gap_open_ = true;
+  gap_begin_ = expected;
+  gap_seen_ = expected;
+  gap_moved_ns_ = now();
+  gap_retries_ = 0;
+  queue_full_logged_ = false;
+  log_.logf(LogLevel::warn, id_, "MsgSeqNum too high, expecting %llu but received %llu",
+            static_cast<unsigned long long>(expected), static_cast<unsigned long long>(seq));
+  send_resend_request(expected, 0);
+}
+
+int Session::watch_gap(std::int64_t t) noexcept {
+  if (!gap_open_ || settings_.resend_timeout_ms <= 0) return 0;
+  const std::uint64_t expected = store_.next_target_seq();
+  if (expected != gap_seen_) {  // the resend is coming in
+    gap_seen_ = expected;
+    gap_moved_ns_ = t;
+    gap_retries_ = 0;
+    return 0;
+  }
+  if (t - gap_moved_ns_ < static_cast<std::int64_t>(settings_.resend_timeout_ms) * kNsPerMs) return 0;
+  if (gap_retries_ >= settings_.resend_retries) {
+    char text[96];
+    const int n = std::snprintf(text, sizeof text, "ResendRequest unanswered: still expecting %llu after %d ms",
+                                static_cast<unsigned long long>(expected), settings_.resend_timeout_ms);
+    logout_and_close({text, static_cast<std::size_t>(n)});
+    return 1;
+  }
+  ++gap_retries_;
+  gap_moved_ns_ = t;
+  log_.logf(LogLevel::warn, id_, "gap has not moved for %d ms: asking again from %llu (%u of %u)",
+            settings_.resend_timeout_ms, static_cast<unsigned long long>(expected), gap_retries_,
+            settings_.resend_retries);
+  send_resend_request(expected, 0);
+  return 1;
+}
+
 void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept {
   auto* w = begin_admin("2", store_.next_sender_seq());
   if (w == nullptr) return;
@@ -456,6 +494,8 @@ int Session::on_timer() noexcept {
         logout("End of session period");
         return work + 1;
       }
+      work += watch_gap(t);
+      if (state_ != SessionState::active) return work;
       if (heart_bt_int_ <= 0) break;
       const std::int64_t hb = static_cast<std::int64_t>(heart_bt_int_) * kNsPerSec;
       const auto wait = static_cast<std::int64_t>(static_cast<double>(hb) * (1.0 + settings_.test_request_delay));
@@ -610,14 +650,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   if (h.msg_seq_num > expected) {
     if (h.msg_type == "5") return Verdict::process;
     if (h.msg_type == "2") on_resend_request(h, ix);  // serve theirs first, then ask for ours
-    if (!gap_open_) {
-      gap_open_ = true;
-      gap_begin_ = expected;
-      queue_full_logged_ = false;
-      log_.logf(LogLevel::warn, id_, "MsgSeqNum too high, expecting %llu but received %llu",
-                static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
-      send_resend_request(expected, 0);
-    }
+    if (!gap_open_) open_gap(expected, h.msg_seq_num);
     if (h.msg_seq_num > gap_until_) gap_until_ = h.msg_seq_num;
     if (h.msg_type != "2") enqueue(h, ix);
     return Verdict::queue;
@@ -746,13 +779,8 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
   if (acceptor) send_logon_reply(reset);
   became_active();
   if (h.msg_seq_num > expected) {
-    gap_open_ = true;
-    gap_begin_ = expected;
+    open_gap(expected, h.msg_seq_num);
     gap_until_ = h.msg_seq_num;
-    queue_full_logged_ = false;
-    log_.logf(LogLevel::warn, id_, "MsgSeqNum too high, expecting %llu but received %llu",
-              static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
-    send_resend_request(expected, 0);
   } else {
     consume(h);
   }

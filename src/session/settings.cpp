@@ -19,6 +19,7 @@ void SessionSettings::check() const {
   if (max_message_size < 64) bad("MaxMessageSize", "must be at least 64 bytes");
   if (logon_timeout_ms <= 0) bad("LogonTimeout", "must be positive");
   if (logout_timeout_ms <= 0) bad("LogoutTimeout", "must be positive");
+  if (resend_timeout_ms < 0) bad("ResendRequestTimeout", "must be 0 (never) or positive");
   if (send_claim_bytes < 256) bad("SendClaimBytes", "must be at least 256");
   if (overflow_bytes < send_claim_bytes) bad("OverflowBytes", "must be at least SendClaimBytes");
   if (reconnect_interval_ms <= 0) bad("ReconnectInterval", "must be positive");

@@ -72,6 +72,16 @@ TEST(SessionConfig, loadsDefaultsAndSessions) {
   EXPECT_EQ(c.document["engine"]["model"].value_or(std::string{}), "single");
 }
 
+TEST(SessionConfig, resendRequestTimeoutAndRetries) {
+  const Config d = parse_config("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n", "kite.toml");
+  EXPECT_EQ(d.sessions[0].resend_timeout_ms, 10'000);
+  EXPECT_EQ(d.sessions[0].resend_retries, 2u);
+  const Config c = parse_config(
+      "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nResendRequestTimeout=0\nResendRequestRetries=5\n", "kite.toml");
+  EXPECT_EQ(c.sessions[0].resend_timeout_ms, 0);
+  EXPECT_EQ(c.sessions[0].resend_retries, 5u);
+}
+
 std::string error_of(const std::string& text) {
   try {
     parse_config(text, "bad.toml");
@@ -101,6 +111,11 @@ TEST(SessionConfig, badValueIsReported) {
   EXPECT_NE(e.find("FIX.9.9"), std::string::npos) << e;
   const std::string tz = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nTimeZone=\"Mars/Olympus\"\n");
   EXPECT_NE(tz.find("TimeZone"), std::string::npos) << tz;
+}
+
+TEST(SessionConfig, resendRequestTimeoutOutOfRangeIsReported) {
+  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nResendRequestTimeout=-1\n");
+  EXPECT_NE(e.find("ResendRequestTimeout"), std::string::npos) << e;
 }
 
 TEST(SessionConfig, missingRequiredIsReportedWithTheSession) {

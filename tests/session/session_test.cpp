@@ -238,6 +238,93 @@ TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
   EXPECT_EQ(r.app.received[3].cl_ord_id, "O5");
 }
 
+TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout) {
+  AcceptorRig r;  // ResendRequestTimeout 10 s, ResendRequestRetries 2
+  r.logon();
+  r.peer.next_seq = 4;  // 2 and 3 are lost
+  r.feed(r.peer.order("O4"));
+  ASSERT_EQ(r.wire.take().size(), 1u);  // the first ResendRequest
+  r.clock.advance_ms(9'999);
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+  r.clock.advance_ms(1);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "2");
+  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(out[0].get(tag::EndSeqNo), "0");
+  EXPECT_TRUE(r.log.contains("asking again from 2 (1 of 2)"));
+  // Answered this time: the queue drains and the gap closes.
+  r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));
+  r.feed(r.peer.order("O3", {.seq = 3, .poss_dup = true}));
+  ASSERT_EQ(r.app.received.size(), 3u);
+  EXPECT_EQ(r.session->next_target_seq(), 5u);
+  r.clock.advance_ms(20'000);
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST(SessionSequence, gapThatMovesIsNotAskedForAgain) {
+  AcceptorRig r;
+  r.logon();
+  r.peer.next_seq = 4;
+  r.feed(r.peer.order("O4"));
+  r.wire.take();
+  r.clock.advance_ms(8'000);
+  r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));  // 3 still missing
+  r.tick();
+  r.clock.advance_ms(9'999);  // 18 s after the request, 10 s less 1 ms after the gap moved
+  r.tick();
+  EXPECT_TRUE(r.wire.take().empty());
+  r.clock.advance_ms(1);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "2");
+  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "3");
+}
+
+TEST(SessionSequence, resendRequestUnansweredAfterItsRetriesLogsOutAndDisconnects) {
+  AcceptorRig r;
+  r.logon();
+  r.peer.next_seq = 4;
+  r.feed(r.peer.order("O4"));
+  r.wire.take();
+  for (int retry = 1; retry <= 2; ++retry) {
+    r.clock.advance_ms(10'000);
+    r.tick();
+    auto out = r.wire.take();
+    ASSERT_EQ(out.size(), 1u) << retry;
+    EXPECT_EQ(out[0].type(), "2") << retry;
+  }
+  EXPECT_FALSE(r.wire.closed);
+  r.clock.advance_ms(10'000);
+  r.tick();
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "5");
+  EXPECT_NE(out[0].get(tag::Text).find("ResendRequest unanswered: still expecting 2"), std::string::npos);
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_TRUE(r.app.received.empty());
+}
+
+TEST(SessionSequence, resendRequestTimeoutZeroNeverAsksAgain) {
+  SessionSettings s = acceptor_settings();
+  s.resend_timeout_ms = 0;
+  AcceptorRig r(s);
+  r.logon(3600);
+  r.peer.next_seq = 4;
+  r.feed(r.peer.order("O4"));
+  r.wire.take();
+  for (int i = 0; i < 10; ++i) {
+    r.clock.advance_ms(60'000);
+    r.tick();
+  }
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_FALSE(r.wire.closed);
+}
+
 TEST(SessionSequence, seqTooLowWithoutPossDupLogsOutNamingBothNumbersAndDisconnects) {
   AcceptorRig r;
   r.logon();

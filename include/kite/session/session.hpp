@@ -16,7 +16,9 @@
 //    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0) and
 //    the message queued (bounded: MaxQueuedWhileGap messages / MaxQueuedBytes;
 //    beyond the cap a message is dropped and logged: the open-ended
-//    ResendRequest brings it again); PossDupFlag and already seen -> ignored;
+//    ResendRequest brings it again); a gap whose expected number does not
+//    move for ResendRequestTimeout is asked for again, ResendRequestRetries
+//    times, then Logout and disconnect; PossDupFlag and already seen -> ignored;
 //  - PossDupFlag without OrigSendingTime -> Reject(1); OrigSendingTime after
 //    SendingTime, or SendingTime off by more than MaxLatency -> Reject(10)
 //    and Logout; CompID mismatch -> Reject(9) and Logout; BeginString
@@ -220,6 +222,12 @@ class Session {
   void send_logout_msg(std::string_view text) noexcept;
   void send_logon_reply(bool reset) noexcept;
   void send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
+  // Opens the inbound gap from `expected` (seq: the message that showed it)
+  // and asks for it.
+  void open_gap(std::uint64_t expected, std::uint64_t seq) noexcept;
+  // While the gap is open: asks again when it has not moved for
+  // ResendRequestTimeout; gives up after ResendRequestRetries. Work done.
+  int watch_gap(std::int64_t t) noexcept;
   bool send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept;
   bool resend_one(std::uint64_t seq, std::string_view stored) noexcept;
   int pump_resend() noexcept;
@@ -293,6 +301,9 @@ class Session {
   bool gap_open_ = false;
   std::uint64_t gap_begin_ = 0;
   std::uint64_t gap_until_ = 0;  // highest seq seen while the gap is open
+  std::uint64_t gap_seen_ = 0;   // the expected seq when the gap last moved (or was asked for)
+  std::int64_t gap_moved_ns_ = 0;
+  std::uint32_t gap_retries_ = 0;  // ResendRequests sent again for this gap without progress
 
   // Queued inbound messages while a gap is open: copies of the frames.
   struct Queued {

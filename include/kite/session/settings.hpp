@@ -70,6 +70,10 @@ struct SessionSettings {
   std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize: larger inbound frames are refused
   std::int32_t logon_timeout_ms = 10000;     // LogonTimeout
   std::int32_t logout_timeout_ms = 2000;     // LogoutTimeout
+  std::int32_t resend_timeout_ms = 10000;    // ResendRequestTimeout: a gap that does not move for this
+                                             // long is asked for again (0: never)
+  std::uint32_t resend_retries = 2;          // ResendRequestRetries: asked again this many times, then
+                                             // Logout and disconnect
   std::uint32_t max_queued = 10000;          // MaxQueuedWhileGap: messages held while a gap is open
   std::size_t queue_bytes = 4u << 20;        // MaxQueuedBytes: bytes held while a gap is open
   std::size_t send_claim_bytes = 8192;       // SendClaimBytes: room asked of the send buffer per message
