@@ -92,7 +92,10 @@ void write_report(codec::MessageWriter& w, bool old, const Report& r, std::int64
 SendResult send_report(Session& s, const Report& r) noexcept {
   const bool old = pre_fix43(s);
   const std::int64_t now = s.time_ns();  // read once per inbound message
-  return s.send("8", [&](codec::MessageWriter& w) { write_report(w, old, r, now); });
+  // A report is never dropped: when it cannot go out now (the resting
+  // side's session is slow or gone, or a sweep filled the reply room) it is
+  // stored under its number and reaches the peer by resend.
+  return s.send_or_store("8", [&](codec::MessageWriter& w) { write_report(w, old, r, now); });
 }
 
 Decimal ticks(std::int64_t t) noexcept { return Decimal{t, kPriceExponent}.normalized(); }
@@ -157,7 +160,8 @@ void OrderApplication::on_logon(Session&) noexcept {}
 void OrderApplication::on_logout(Session&, const char*) noexcept {}
 
 void OrderApplication::count(SendResult r) noexcept {
-  if (r != SendResult::ok) ++stats_.send_failures;
+  if (r == SendResult::stored) ++stats_.stored_for_resend;
+  else if (r != SendResult::ok) ++stats_.send_failures;
 }
 
 void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {

@@ -62,6 +62,7 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       header_(header_fields(settings)),
       writer_(header_, settings.timestamp_precision),
       overflow_(new char[settings.overflow_bytes]),
+      stored_(new char[settings.send_claim_bytes]),
       heart_bt_int_(settings.heart_bt_int),
       queue_(new Queued[settings.max_queued == 0 ? 1 : settings.max_queued]),
       queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
@@ -170,6 +171,28 @@ SendResult Session::finish_app() noexcept {
   out_->commit(n);
   last_sent_ns_ = now();
   return last_send_ = SendResult::ok;
+}
+
+codec::MessageWriter* Session::begin_stored(std::string_view msg_type) noexcept {
+  msg_buf_ = stored_.get();
+  msg_in_overflow_ = false;
+  msg_seq_ = store_.next_sender_seq();
+  writer_.begin(msg_buf_, settings_.send_claim_bytes, msg_type, msg_seq_, now());
+  return &writer_;
+}
+
+SendResult Session::finish_stored() noexcept {
+  const std::size_t n = writer_.finish();
+  if (n == 0) return last_send_ = SendResult::too_large;
+  keep(msg_seq_, {msg_buf_, n});
+  // Logged the 1st, 2nd, 4th, 8th... time: a slow peer does not flood the log.
+  ++stored_unsent_;
+  if ((stored_unsent_ & (stored_unsent_ - 1)) == 0)
+    log_.logf(LogLevel::warn, id_, "MsgSeqNum %llu not sent now (%s): stored for the peer's ResendRequest (%llu so far)",
+              static_cast<unsigned long long>(msg_seq_),
+              out_ == nullptr || state_ != SessionState::active ? "not logged on" : "send buffer full",
+              static_cast<unsigned long long>(stored_unsent_));
+  return last_send_ = SendResult::stored;
 }
 
 void Session::send_heartbeat(std::string_view test_req_id) noexcept {

@@ -129,6 +129,30 @@ TEST(MatchMode, crossingOrderFillsBestPriceFirstThenOldestAndBothSidesHear) {
   EXPECT_EQ(ask, 100000);  // 10.0000 in ticks
 }
 
+TEST(MatchMode, fillOfASessionThatCannotTakeItNowIsStoredAndReachesItByResend) {
+  AppRig rig(Mode::match, 2);
+  ASSERT_EQ(rig.order(0, "S1", '2', 100, "10").size(), 1u);  // resting: New (our 2 on PEER1)
+  rig[0].wire.room = 0;  // PEER1's send buffer is full
+  auto buy = rig.order(1, "B1", '1', 100, "10");
+  ASSERT_EQ(buy.size(), 2u);  // New and the fill
+  EXPECT_TRUE(rig[0].wire.take().empty());
+  EXPECT_EQ(rig[0].app->stats().stored_for_resend, 1u);
+  EXPECT_EQ(rig[0].app->stats().send_failures, 0u);
+  EXPECT_EQ(rig[0].session->next_sender_seq(), 4u);  // the fill took 3
+  rig[0].wire.room = static_cast<std::size_t>(-1);
+  rig.feed(rig[0], rig[0].peer->make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 3);
+    w.add_uint(tag::EndSeqNo, 0);
+  }));
+  auto resent = rig[0].wire.take();
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent[0].seq(), 3u);
+  EXPECT_EQ(resent[0].get(tag::ClOrdID), "S1");
+  EXPECT_EQ(resent[0].get(tag::ExecType), "F");
+  EXPECT_EQ(resent[0].get(tag::LastQty), "100");
+  EXPECT_EQ(resent[0].get(tag::PossDupFlag), "Y");
+}
+
 TEST(MatchMode, fix42FillsUseExecType1And2AndExecTransType) {
   AppRig rig(Mode::match, 2, "FIX.4.2");
   rig.order(0, "S1", '2', 100, "10");

@@ -590,6 +590,63 @@ TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
   EXPECT_EQ(r.session->next_sender_seq(), 7u);
 }
 
+TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
+  AcceptorRig r;
+  r.logon();  // our Logon was 1
+  r.wire.room = 0;  // the send buffer is full
+  const auto fill = [](std::string_view id) {
+    return [id](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); };
+  };
+  EXPECT_EQ(r.session->send("8", fill("LOST")), SendResult::back_pressured);  // plain send: nothing kept
+  EXPECT_EQ(r.session->send_or_store("8", fill("F2")), SendResult::stored);
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.session->next_sender_seq(), 3u);
+  EXPECT_EQ(r.session->stored_unsent_count(), 1u);
+  EXPECT_TRUE(r.log.contains("MsgSeqNum 2 not sent now (send buffer full)"));
+  r.wire.room = static_cast<std::size_t>(-1);
+  ASSERT_EQ(r.session->send_or_store("8", fill("F3")), SendResult::ok);  // room again: sent as usual
+  auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 3u);  // the peer sees 2 missing and asks
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 2);
+    w.add_uint(tag::EndSeqNo, 2);
+  }));
+  out = r.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "8");
+  EXPECT_EQ(out[0].seq(), 2u);
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "F2");
+  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+}
+
+TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon) {
+  AcceptorRig r;
+  r.logon();
+  r.conn->on_disconnected("peer closed", r.clock.now_ns());
+  EXPECT_EQ(r.session->send_or_store("8", [](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, "F2"); }),
+            SendResult::stored);
+  EXPECT_TRUE(r.log.contains("not sent now (not logged on)"));
+  // A new connection: our Logon answer carries 3, so the peer asks for 2.
+  FakeWire wire2;
+  r.conn = std::make_unique<SessionConnection>(r.registry, AcceptorLimits{});
+  r.conn->on_connected(wire2, r.clock.now_ns());
+  r.feed(r.peer.logon(30));
+  auto out = wire2.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type(), "A");
+  EXPECT_EQ(out[0].seq(), 3u);
+  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
+    w.add_uint(tag::BeginSeqNo, 2);
+    w.add_uint(tag::EndSeqNo, 0);
+  }));
+  out = wire2.take();
+  ASSERT_GE(out.size(), 1u);
+  EXPECT_EQ(out[0].seq(), 2u);
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "F2");
+  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+}
+
 TEST(SessionResend, sessionMessagesAreReplacedByMergedGapFills) {
   AcceptorRig r;
   r.logon();

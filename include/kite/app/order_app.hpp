@@ -31,6 +31,11 @@
 // FIXT.1.1/FIX.5.0SP2 report them as ExecType F (Trade) and have no
 // ExecTransType. LastShares (4.2) and LastQty (4.4+) are the same tag 32.
 //
+// ExecutionReports are never dropped: one that cannot go out when it is made
+// (the resting side's session is slow, disconnected or logged out, or a
+// sweep used up the reply's room) is stored under its MsgSeqNum
+// (Session::send_or_store) and reaches the peer by resend.
+//
 // Threading: the session calls its application from the thread that owns its
 // connection. In match mode a fill may answer another session, so every
 // session of an Exchange must run on one thread (the daemon requires the
@@ -171,6 +176,7 @@ struct AppStats {
   std::uint64_t echoed = 0;         // echo mode: messages sent back
   std::uint64_t dropped_resends = 0;  // echo mode: PossResend duplicates dropped
   std::uint64_t send_failures = 0;  // a send that did not go out (not logged on, back-pressure)
+  std::uint64_t stored_for_resend = 0;  // ExecutionReports that could not go out: stored, sent on resend
 };
 
 class OrderApplication final : public session::Application {

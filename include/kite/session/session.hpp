@@ -115,6 +115,7 @@ enum class SendResult : unsigned char {
   not_logged_on,   // nothing sent
   back_pressured,  // nothing sent: try again later
   too_large,       // did not fit SendClaimBytes
+  stored,          // send_or_store: not sent now, kept under its MsgSeqNum for the peer's ResendRequest
 };
 
 class Session {
@@ -148,6 +149,22 @@ class Session {
     if (w == nullptr) return last_send_;
     body(*w);
     return finish_app();
+  }
+  // An application message that must reach the peer even when it cannot
+  // go out now (the send buffer full, a resend being served, no connection
+  // or not logged on): it is then written into a buffer of the session's
+  // own, stored under the next MsgSeqNum and not sent. The peer gets it by
+  // resend when it next sees our numbers (any later message, a Heartbeat,
+  // our next Logon), as FIX recovers any lost message. Returns ok or
+  // stored (too_large when it does not fit SendClaimBytes: nothing kept,
+  // the number not used). Allocation-free.
+  template <class Body>
+  SendResult send_or_store(std::string_view msg_type, Body&& body) noexcept {
+    codec::MessageWriter* w = begin_app(msg_type);
+    const bool now = w != nullptr;
+    if (!now) w = begin_stored(msg_type);
+    body(*w);
+    return now ? finish_app() : finish_stored();
   }
   // BusinessMessageReject (j) for an application message the application
   // does not support (reason 3 = unsupported message type); on FIX.4.2 and
@@ -195,6 +212,8 @@ class Session {
   std::int32_t heart_bt_int() const noexcept { return heart_bt_int_; }
   std::size_t queued() const noexcept { return queue_count_ - queue_head_; }
   std::uint64_t garbled_count() const noexcept { return garbled_; }
+  // Messages send_or_store kept for a resend instead of sending.
+  std::uint64_t stored_unsent_count() const noexcept { return stored_unsent_; }
   std::size_t overflow_pending() const noexcept { return overflow_len_; }
   void set_validator(const MessageValidator* v) noexcept { validator_ = v; }
 
@@ -210,6 +229,8 @@ class Session {
   // Writing messages.
   codec::MessageWriter* begin_app(std::string_view msg_type) noexcept;
   SendResult finish_app() noexcept;
+  codec::MessageWriter* begin_stored(std::string_view msg_type) noexcept;
+  SendResult finish_stored() noexcept;
   // `wait`: under back-pressure with a full overflow buffer, return nullptr
   // (resends resume later) instead of disconnecting.
   codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
@@ -278,6 +299,7 @@ class Session {
   bool msg_in_overflow_ = false;
   std::uint64_t msg_seq_ = 0;
   std::unique_ptr<char[]> overflow_;
+  std::unique_ptr<char[]> stored_;  // SendClaimBytes: a send_or_store message that could not go out
   std::size_t overflow_len_ = 0;
 
   std::int32_t heart_bt_int_;
@@ -325,6 +347,7 @@ class Session {
   std::int32_t failures_ = 0;
   std::int64_t last_disconnect_ns_ = 0;
   std::uint64_t garbled_ = 0;
+  std::uint64_t stored_unsent_ = 0;
   bool store_full_logged_ = false;
 };
 
