@@ -152,6 +152,10 @@ codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
     last_send_ = SendResult::back_pressured;
     return nullptr;
   }
+  return begin_message(p, msg_type);
+}
+
+codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type) noexcept {
   msg_buf_ = p;
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
@@ -174,11 +178,7 @@ SendResult Session::finish_app() noexcept {
 }
 
 codec::MessageWriter* Session::begin_stored(std::string_view msg_type) noexcept {
-  msg_buf_ = stored_.get();
-  msg_in_overflow_ = false;
-  msg_seq_ = store_.next_sender_seq();
-  writer_.begin(msg_buf_, settings_.send_claim_bytes, msg_type, msg_seq_, now());
-  return &writer_;
+  return begin_message(stored_.get(), msg_type);
 }
 
 SendResult Session::finish_stored() noexcept {
@@ -190,7 +190,7 @@ SendResult Session::finish_stored() noexcept {
   if ((stored_unsent_ & (stored_unsent_ - 1)) == 0)
     log_.logf(LogLevel::warn, id_, "MsgSeqNum %llu not sent now (%s): stored for the peer's ResendRequest (%llu so far)",
               static_cast<unsigned long long>(msg_seq_),
-              out_ == nullptr || state_ != SessionState::active ? "not logged on" : "send buffer full",
+              out_ == nullptr || state_ != SessionState::active ? "not logged on" : "send buffer full or resend running",
               static_cast<unsigned long long>(stored_unsent_));
   return last_send_ = SendResult::stored;
 }

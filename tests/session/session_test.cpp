@@ -238,22 +238,34 @@ TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
   EXPECT_EQ(r.app.received[3].cl_ord_id, "O5");
 }
 
-TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout) {
-  AcceptorRig r;  // ResendRequestTimeout 10 s, ResendRequestRetries 2
-  r.logon();
-  r.peer.next_seq = 4;  // 2 and 3 are lost
+// Logged on (HeartBtInt hb), then 2 and 3 lost: O4 arrives, is queued, and
+// our ResendRequest for 2 onwards goes out (and is taken).
+void lose_two_and_three(AcceptorRig& r, int hb = 30) {
+  r.logon(hb);
+  r.peer.next_seq = 4;
   r.feed(r.peer.order("O4"));
-  ASSERT_EQ(r.wire.take().size(), 1u);  // the first ResendRequest
+  EXPECT_EQ(only(r.wire.take()).type(), "2");
+}
+
+// Nothing for the 10 s of ResendRequestTimeout less 1 ms, then the
+// ResendRequest again (returned).
+Sent asked_again_after_timeout(AcceptorRig& r) {
   r.clock.advance_ms(9'999);
   r.tick();
   EXPECT_TRUE(r.wire.take().empty());
   r.clock.advance_ms(1);
   r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "2");
-  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "2");
-  EXPECT_EQ(out[0].get(tag::EndSeqNo), "0");
+  Sent again = only(r.wire.take());
+  EXPECT_EQ(again.type(), "2");
+  return again;
+}
+
+TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout) {
+  AcceptorRig r;  // ResendRequestTimeout 10 s, ResendRequestRetries 2
+  lose_two_and_three(r);
+  const Sent again = asked_again_after_timeout(r);
+  EXPECT_EQ(again.get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(again.get(tag::EndSeqNo), "0");
   EXPECT_TRUE(r.log.contains("asking again from 2 (1 of 2)"));
   // Answered this time: the queue drains and the gap closes.
   r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));
@@ -267,44 +279,28 @@ TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout
 
 TEST(SessionSequence, gapThatMovesIsNotAskedForAgain) {
   AcceptorRig r;
-  r.logon();
-  r.peer.next_seq = 4;
-  r.feed(r.peer.order("O4"));
-  r.wire.take();
+  lose_two_and_three(r);
   r.clock.advance_ms(8'000);
   r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));  // 3 still missing
   r.tick();
-  r.clock.advance_ms(9'999);  // 18 s after the request, 10 s less 1 ms after the gap moved
-  r.tick();
-  EXPECT_TRUE(r.wire.take().empty());
-  r.clock.advance_ms(1);
-  r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "2");
-  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "3");
+  // 18 s after the request, but 10 s after the gap moved:
+  EXPECT_EQ(asked_again_after_timeout(r).get(tag::BeginSeqNo), "3");
 }
 
 TEST(SessionSequence, resendRequestUnansweredAfterItsRetriesLogsOutAndDisconnects) {
   AcceptorRig r;
-  r.logon();
-  r.peer.next_seq = 4;
-  r.feed(r.peer.order("O4"));
-  r.wire.take();
+  lose_two_and_three(r);
   for (int retry = 1; retry <= 2; ++retry) {
     r.clock.advance_ms(10'000);
     r.tick();
-    auto out = r.wire.take();
-    ASSERT_EQ(out.size(), 1u) << retry;
-    EXPECT_EQ(out[0].type(), "2") << retry;
+    EXPECT_EQ(only(r.wire.take()).type(), "2") << retry;
   }
   EXPECT_FALSE(r.wire.closed);
   r.clock.advance_ms(10'000);
   r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_NE(out[0].get(tag::Text).find("ResendRequest unanswered: still expecting 2"), std::string::npos);
+  const Sent logout = only(r.wire.take());
+  EXPECT_EQ(logout.type(), "5");
+  EXPECT_NE(logout.get(tag::Text).find("ResendRequest unanswered: still expecting 2"), std::string::npos);
   EXPECT_TRUE(r.wire.closed);
   EXPECT_TRUE(r.app.received.empty());
 }
@@ -313,10 +309,7 @@ TEST(SessionSequence, resendRequestTimeoutZeroNeverAsksAgain) {
   SessionSettings s = acceptor_settings();
   s.resend_timeout_ms = 0;
   AcceptorRig r(s);
-  r.logon(3600);
-  r.peer.next_seq = 4;
-  r.feed(r.peer.order("O4"));
-  r.wire.take();
+  lose_two_and_three(r, 3600);
   for (int i = 0; i < 10; ++i) {
     r.clock.advance_ms(60'000);
     r.tick();
@@ -602,22 +595,19 @@ TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
   EXPECT_TRUE(r.wire.take().empty());
   EXPECT_EQ(r.session->next_sender_seq(), 3u);
   EXPECT_EQ(r.session->stored_unsent_count(), 1u);
-  EXPECT_TRUE(r.log.contains("MsgSeqNum 2 not sent now (send buffer full)"));
+  EXPECT_TRUE(r.log.contains("MsgSeqNum 2 not sent now (send buffer full or resend running)"));
   r.wire.room = static_cast<std::size_t>(-1);
   ASSERT_EQ(r.session->send_or_store("8", fill("F3")), SendResult::ok);  // room again: sent as usual
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].seq(), 3u);  // the peer sees 2 missing and asks
+  EXPECT_EQ(only(r.wire.take()).seq(), 3u);  // the peer sees 2 missing and asks
   r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
     w.add_uint(tag::BeginSeqNo, 2);
     w.add_uint(tag::EndSeqNo, 2);
   }));
-  out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "8");
-  EXPECT_EQ(out[0].seq(), 2u);
-  EXPECT_EQ(out[0].get(tag::ClOrdID), "F2");
-  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+  const Sent resent = only(r.wire.take());
+  EXPECT_EQ(resent.type(), "8");
+  EXPECT_EQ(resent.seq(), 2u);
+  EXPECT_EQ(resent.get(tag::ClOrdID), "F2");
+  EXPECT_EQ(resent.get(tag::PossDupFlag), "Y");
 }
 
 TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon) {
@@ -632,15 +622,14 @@ TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon)
   r.conn = std::make_unique<SessionConnection>(r.registry, AcceptorLimits{});
   r.conn->on_connected(wire2, r.clock.now_ns());
   r.feed(r.peer.logon(30));
-  auto out = wire2.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "A");
-  EXPECT_EQ(out[0].seq(), 3u);
+  const Sent logon = only(wire2.take());
+  EXPECT_EQ(logon.type(), "A");
+  EXPECT_EQ(logon.seq(), 3u);
   r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
     w.add_uint(tag::BeginSeqNo, 2);
     w.add_uint(tag::EndSeqNo, 0);
   }));
-  out = wire2.take();
+  const auto out = wire2.take();
   ASSERT_GE(out.size(), 1u);
   EXPECT_EQ(out[0].seq(), 2u);
   EXPECT_EQ(out[0].get(tag::ClOrdID), "F2");

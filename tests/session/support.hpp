@@ -58,6 +58,13 @@ inline std::vector<Sent> decode_all(std::string_view bytes) {
   return out;
 }
 
+// The one message of a take(): a test failure, and an empty Sent, when
+// there is not exactly one.
+inline Sent only(std::vector<Sent> v) {
+  EXPECT_EQ(v.size(), 1u);
+  return v.size() == 1 ? std::move(v[0]) : Sent{};
+}
+
 class FakeWire final : public engine::Outbound {
  public:
   char* claim(std::size_t min) noexcept override {

@@ -230,6 +230,8 @@ class Session {
   codec::MessageWriter* begin_app(std::string_view msg_type) noexcept;
   SendResult finish_app() noexcept;
   codec::MessageWriter* begin_stored(std::string_view msg_type) noexcept;
+  // Starts the application message at p (the send buffer, or stored_).
+  codec::MessageWriter* begin_message(char* p, std::string_view msg_type) noexcept;
   SendResult finish_stored() noexcept;
   // `wait`: under back-pressure with a full overflow buffer, return nullptr
   // (resends resume later) instead of disconnecting.
