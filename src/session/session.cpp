@@ -274,8 +274,8 @@ int Session::watch_gap(std::int64_t t) noexcept {
   if (t - gap_moved_ns_ < static_cast<std::int64_t>(settings_.resend_timeout_ms) * kNsPerMs) return 0;
   if (gap_retries_ >= settings_.resend_retries) {
     char text[96];
-    const int n = std::snprintf(text, sizeof text, "ResendRequest unanswered: still expecting %llu after %d ms",
-                                static_cast<unsigned long long>(expected), settings_.resend_timeout_ms);
+    const int n = std::snprintf(text, sizeof text, "ResendRequest unanswered: still expecting %llu after %u requests",
+                                static_cast<unsigned long long>(expected), gap_retries_ + 1);
     logout_and_close({text, static_cast<std::size_t>(n)});
     return 1;
   }

@@ -373,8 +373,8 @@ inline bool parse_utc_timestamp_word(const char* c, std::size_t n, std::int64_t&
   const auto hm = static_cast<std::int64_t>(_mm_extract_epi64(_mm256_castsi256_si128(z), 1));  // 36000 h + 600 m
   const auto st = static_cast<std::uint32_t>(_mm_cvtsi128_si32(high));                        // 10 s + tenths
   const auto rest = static_cast<std::uint32_t>(_mm_extract_epi32(high, 2));                   // below 10^8
-  // The time of day apart from the days, so that the two products are
-  // computed side by side (reads 4% faster than one chain).
+  // The time of day apart from the days: the two products are computed
+  // side by side, not one after the other.
   const std::int64_t time_of_day = (hm + st) * 100'000'000 + rest;
   nanos = days * 86'400'000'000'000 + time_of_day;
   fraction_digits = n == 17 ? 0 : n - 18;
