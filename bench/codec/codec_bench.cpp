@@ -257,8 +257,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
 // each, in random order (so slow spells of the machine fall on both sides),
 // aggregates shown. Short repetitions, many of them: the machine's slow
 // spells come and go every few tens of milliseconds, and a repetition has
-// to fall between two of them for its time to be the undisturbed one. Any option given replaces these defaults. The console
-// format gets the ratio table at the end; other formats are left as they are.
+// to fall between two of them for its time to be the undisturbed one. Any
+// option given replaces these defaults. The console format gets the ratio
+// table at the end; other formats are left as they are.
 int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   static char repetitions[] = "--benchmark_repetitions=40", min_time[] = "--benchmark_min_time=0.025",

@@ -191,14 +191,9 @@ TEST(FieldIndexTest, dataFieldsMayHoldSohAndEquals) {
 TEST(FieldIndexTest, everyDictionaryLengthFieldGovernsItsDataField) {
   const std::string data = std::string("x") + kSoh + "58=y" + kSoh + "=";
   for (const detail::LengthDataPair& pair : detail::kLengthDataPairs) {
-    const std::string body = soh("35=j|1724=5|" + std::to_string(pair.length_tag) + "=" + std::to_string(data.size()) + "|" +
-                                 std::to_string(pair.data_tag) + "=") +
-                             data + soh("|58=z|");
-    std::string msg = "8=FIXT.1.1" + std::string(1, kSoh) + "9=" + std::to_string(body.size()) + kSoh + body;
-    char sum[8];
-    std::snprintf(sum, sizeof sum, "10=%03u", ScalarScan::checksum(msg.data(), msg.data() + msg.size()));
-    msg += sum;
-    msg += kSoh;
+    const std::string msg = fix_message("FIXT.1.1", "35=j|1724=5|" + std::to_string(pair.length_tag) + "=" +
+                                                        std::to_string(data.size()) + "|" + std::to_string(pair.data_tag) +
+                                                        "=" + data + "|58=z|");
     EXPECT_EQ(detail::data_tag_for_length(pair.length_tag), pair.data_tag);
     EXPECT_TRUE(detail::is_length_tag(pair.length_tag));
     FieldIndex fast, plain;
