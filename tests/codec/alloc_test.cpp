@@ -22,6 +22,19 @@ TEST(AllocTest, theCounterSeesAllocations) {
   EXPECT_GT(kite::test::allocations(), before);
 }
 
+TEST(AllocTest, allocationsWhileCountingIsOffAreNotCounted) {
+  kite::test::set_counting(false);
+  const std::uint64_t before = kite::test::allocations();
+  auto* s = new std::string(100, 'x');
+  delete s;
+  const std::uint64_t while_off = kite::test::allocations() - before;
+  kite::test::set_counting(true);
+  EXPECT_EQ(while_off, 0u);
+  s = new std::string(100, 'y');
+  delete s;
+  EXPECT_GT(kite::test::allocations(), before);
+}
+
 TEST(AllocTest, decodeAndEncodeAllocateNothingPerMessage) {
   // Set-up: may allocate.
   std::string stream;

@@ -6,9 +6,14 @@
 
 namespace {
 std::atomic<std::uint64_t> g_allocs{0};
+std::atomic<bool> g_counting{true};
+void count() noexcept {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
 }  // namespace
 
 std::uint64_t kite::test::allocations() noexcept { return g_allocs.load(std::memory_order_relaxed); }
+void kite::test::set_counting(bool on) noexcept { g_counting.store(on, std::memory_order_relaxed); }
 
 // The replaced delete frees what the replaced new mallocs; g++ cannot see the
 // pairing once both are inlined.
@@ -17,13 +22,13 @@ std::uint64_t kite::test::allocations() noexcept { return g_allocs.load(std::mem
 #endif
 
 void* operator new(std::size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  count();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t n) { return operator new(n); }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  count();
   return std::malloc(n == 0 ? 1 : n);
 }
 void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }

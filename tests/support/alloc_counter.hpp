@@ -8,7 +8,13 @@
 
 namespace kite::test {
 
-// Calls to any form of operator new since the process started.
+// Calls to any form of operator new since the process started, but for
+// those made while counting was off.
 std::uint64_t allocations() noexcept;
+
+// Counting is on from the start. Off, operator new is malloc and one
+// predictable test: a benchmark times a peer's allocating code without the
+// counter's atomic add (a locked instruction per allocation) charged to it.
+void set_counting(bool on) noexcept;
 
 }  // namespace kite::test
