@@ -191,21 +191,25 @@ class FieldIndex {
   }
   // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
   // the value lie inside the frame (always, for a framed message's body);
-  // anything the word parse does not take goes to the byte loop.
+  // anything the word parse does not take goes to the byte loop. Always
+  // inlined (as are the three reads below): GCC left the second decimal
+  // read of codec_bench's decode out of line, a call with its result
+  // through the stack; inlined, the decode is 0.5-1 ns faster at the same
+  // stack placement.
   template <class T, bool (*Word)(const char*, std::size_t, T&) noexcept, bool (*Parse)(std::string_view, T&) noexcept>
-  Get get_number(std::uint32_t tag, T& out) const noexcept {
+  [[gnu::always_inline]] Get get_number(std::uint32_t tag, T& out) const noexcept {
     const FieldRef* f;
     if (!locate(tag, f)) return Get::missing;
     if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
     return Parse(value(*f), out) ? Get::ok : Get::bad_format;
   }
-  Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
+  [[gnu::always_inline]] Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
     return get_number<std::uint64_t, detail::parse_uint_word, parse_uint>(tag, out);
   }
-  Get get(std::uint32_t tag, std::int64_t& out) const noexcept {
+  [[gnu::always_inline]] Get get(std::uint32_t tag, std::int64_t& out) const noexcept {
     return get_number<std::int64_t, detail::parse_int_word, parse_int>(tag, out);
   }
-  Get get(std::uint32_t tag, Decimal& out) const noexcept {
+  [[gnu::always_inline]] Get get(std::uint32_t tag, Decimal& out) const noexcept {
     return get_number<Decimal, detail::parse_decimal_word, parse_decimal>(tag, out);
   }
   Get get(std::uint32_t tag, char& out) const noexcept { return get_as<char, parse_char>(tag, out); }
