@@ -56,6 +56,29 @@ TEST(FieldIndexTest, typedReadsReturnValuesMissingAndBadFormat) {
   EXPECT_EQ(ix.get(tag::Side, b), Get::bad_format);
 }
 
+// Values the word parsers do not take go to the general parse, which
+// writes the caller's variable only when the value parses.
+TEST(FieldIndexTest, readsByTheGeneralParseSetTheirOutputOnlyWhenTheValueParses) {
+  const std::string m = fix_message("FIX.4.4", "35=D|34=2|49=A|52=20240315-09:30:00|56=B|38=1234567.891|44=12.5X|"
+                                               "60=2024031509:30:00|126=21000101-00:00:00|");
+  FieldIndex ix;
+  ASSERT_TRUE(ix.frame_and_build(m.data(), m.size()).index);
+  Decimal d{7, 0};
+  ASSERT_EQ(ix.get(tag::OrderQty, d), Get::ok);  // 11 bytes: past the word parse
+  EXPECT_EQ(d, (Decimal{1234567891, -3}));
+  d = Decimal{7, 0};
+  EXPECT_EQ(ix.get(tag::Price, d), Get::bad_format);
+  EXPECT_EQ(d, (Decimal{7, 0}));
+  std::uint64_t u = 9;
+  EXPECT_EQ(ix.get(tag::Price, u), Get::bad_format);
+  EXPECT_EQ(u, 9u);
+  std::int64_t t = 5;
+  EXPECT_EQ(ix.get_timestamp(tag::TransactTime, t), Get::bad_format);
+  EXPECT_EQ(t, 5);
+  ASSERT_EQ(ix.get_timestamp(126, t), Get::ok);  // ExpireTime in 2100: past the word parse's years
+  EXPECT_EQ(t, 4'102'444'800 * std::int64_t{1'000'000'000});
+}
+
 TEST(FieldIndexTest, aMovedIndexKeepsItsFieldsAndTheSourceIsEmpty) {
   const std::string m = new_order_single_44(7);
   FieldIndex ix(64);

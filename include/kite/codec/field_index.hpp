@@ -201,7 +201,7 @@ class FieldIndex {
     const FieldRef* f;
     if (!locate(tag, f)) return Get::missing;
     if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
-    return Parse(value(*f), out) ? Get::ok : Get::bad_format;
+    return parse_apart<T, Parse>(value(*f), out);
   }
   [[gnu::always_inline]] Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
     return get_number<std::uint64_t, detail::parse_uint_word, parse_uint>(tag, out);
@@ -219,10 +219,26 @@ class FieldIndex {
     if (!locate(tag, f)) return Get::missing;
     std::size_t digits;
     if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits, size_ - f->offset)) [[likely]] return Get::ok;
-    return parse_utc_timestamp(value(*f), nanos) ? Get::ok : Get::bad_format;
+    std::int64_t parsed = 0;  // as in parse_apart (below)
+    if (!parse_utc_timestamp(value(*f), parsed)) return Get::bad_format;
+    nanos = parsed;
+    return Get::ok;
   }
 
  private:
+  // The general parse (out of line) of a value the word parse did not take,
+  // into a local that is copied to out when it parses: out's address stays
+  // in the inlined read, so a caller's variable can live in a register
+  // (handed to the call, it had to live on the stack, and the decode loaded
+  // it back from there). out is left alone on bad_format.
+  template <class T, bool (*Parse)(std::string_view, T&) noexcept>
+  static Get parse_apart(std::string_view v, T& out) noexcept {
+    T parsed{};
+    if (!Parse(v, parsed)) return Get::bad_format;
+    out = parsed;
+    return Get::ok;
+  }
+
   // The index of nothing, over base (a frame that did not index).
   void clear(const char* base) noexcept {
     reset();
