@@ -651,12 +651,15 @@ template <class Scan>
   // when the generation wraps), so "not set in this walk" is one compare.
   const std::uint32_t generation_bits = generation_ << 16;
   std::uint32_t count = first;
-  const auto done = [&](IndexError e, std::size_t at, std::uint32_t tag) noexcept {
+  const auto done = [&](IndexError e, std::size_t at, std::uint32_t tag) __attribute__((always_inline)) {
     count_ = count;
     return IndexResult{e, static_cast<std::uint32_t>(at), tag};
   };
   // The walk's steps are always inlined: in a large translation unit GCC
-  // may leave a lambda out of line, which costs a call per field.
+  // may leave a lambda out of line, which costs a call per field (and,
+  // for seek, built its closure of four pointers to stack variables at
+  // every call of frame_and_build, those variables then living on the
+  // stack).
   const auto record = [&](std::uint32_t tag, std::size_t v, std::size_t soh) __attribute__((always_inline)) {
     fields[count] = {tag, static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(soh - v)};
     if (tag < kDirectTags && slots[tag] < generation_bits) slots[tag] = generation_bits | count;
@@ -681,7 +684,7 @@ template <class Scan>
       Scan::classify(frame + start, n, eq_bits, pending);
     }
   };
-  const auto seek = [&](std::size_t pos) noexcept {  // drop SOH bits before pos
+  const auto seek = [&](std::size_t pos) __attribute__((always_inline)) {  // drop SOH bits before pos
     if (pos >= end) {
       pending = 0;
       start = end;
