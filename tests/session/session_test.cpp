@@ -18,14 +18,13 @@ using codec::RejectReason;
 TEST(SessionLogon, validLogonIsAnsweredWithLogonAndTheSessionIsActive) {
   AcceptorRig r;
   r.feed(r.peer.logon(30));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "A");
-  EXPECT_EQ(out[0].get(tag::HeartBtInt), "30");
-  EXPECT_EQ(out[0].get(tag::EncryptMethod), "0");
-  EXPECT_EQ(out[0].get(tag::SenderCompID), "KITE");
-  EXPECT_EQ(out[0].get(tag::TargetCompID), "PEER");
-  EXPECT_EQ(out[0].seq(), 1u);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "A");
+  EXPECT_EQ(out.get(tag::HeartBtInt), "30");
+  EXPECT_EQ(out.get(tag::EncryptMethod), "0");
+  EXPECT_EQ(out.get(tag::SenderCompID), "KITE");
+  EXPECT_EQ(out.get(tag::TargetCompID), "PEER");
+  EXPECT_EQ(out.seq(), 1u);
   EXPECT_TRUE(r.session->logged_on());
   EXPECT_EQ(r.app.logons, 1);
   EXPECT_EQ(r.session->next_target_seq(), 2u);
@@ -34,9 +33,8 @@ TEST(SessionLogon, validLogonIsAnsweredWithLogonAndTheSessionIsActive) {
 TEST(SessionLogon, acceptorTakesTheInitiatorsHeartBtInt) {
   AcceptorRig r;
   r.feed(r.peer.logon(5));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].get(tag::HeartBtInt), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.get(tag::HeartBtInt), "5");
   EXPECT_EQ(r.session->heart_bt_int(), 5);
 }
 
@@ -54,9 +52,8 @@ TEST(SessionLogon, logonWithEncryptMethodOtherThanZeroIsLoggedOut) {
     w.add_uint(tag::EncryptMethod, 1);
     w.add_uint(tag::HeartBtInt, 30);
   }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
   EXPECT_TRUE(r.wire.closed);
   EXPECT_FALSE(r.session->logged_on());
 }
@@ -64,10 +61,9 @@ TEST(SessionLogon, logonWithEncryptMethodOtherThanZeroIsLoggedOut) {
 TEST(SessionLogon, logonWithoutHeartBtIntIsLoggedOut) {
   AcceptorRig r;
   r.feed(r.peer.make("A", [](codec::MessageWriter& w) { w.add_uint(tag::EncryptMethod, 0); }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_NE(out[0].get(tag::Text).find("HeartBtInt"), std::string::npos);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_NE(out.get(tag::Text).find("HeartBtInt"), std::string::npos);
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -75,10 +71,9 @@ TEST(SessionLogon, logonWithSeqTooLowIsLoggedOutNamingBothNumbers) {
   AcceptorRig r;
   r.session->set_next_target_seq(5);
   r.feed(r.peer.logon(30, false, {}, {.seq = 3}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_EQ(out[0].get(tag::Text), "MsgSeqNum too low, expecting 5 but received 3");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "MsgSeqNum too low, expecting 5 but received 3");
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -100,11 +95,10 @@ TEST(SessionLogon, logonWithResetSeqNumFlagResetsBothNumbersAndIsAnsweredWithThe
   r.session->set_next_sender_seq(50);
   r.session->set_next_target_seq(40);
   r.feed(r.peer.logon(30, true, {}, {.seq = 1}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "A");
-  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
-  EXPECT_EQ(out[0].seq(), 1u);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "A");
+  EXPECT_EQ(out.get(tag::ResetSeqNumFlag), "Y");
+  EXPECT_EQ(out.seq(), 1u);
   EXPECT_EQ(r.session->next_target_seq(), 2u);
   EXPECT_EQ(r.session->next_sender_seq(), 2u);
 }
@@ -116,18 +110,16 @@ TEST(SessionLogon, resetOnLogonSettingResetsNumbersWithoutTheFlag) {
   r.session->set_next_sender_seq(9);
   r.session->set_next_target_seq(9);
   r.feed(r.peer.logon());
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].seq(), 1u);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.seq(), 1u);
 }
 
 TEST(SessionLogon, fixtLogonCarriesDefaultApplVerId) {
   AcceptorRig r(acceptor_settings("FIXT.1.1"));
   r.feed(r.peer.logon());
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].get(tag::BeginString), "FIXT.1.1");
-  EXPECT_EQ(out[0].get(tag::DefaultApplVerID), "9");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.get(tag::BeginString), "FIXT.1.1");
+  EXPECT_EQ(out.get(tag::DefaultApplVerID), "9");
 }
 
 TEST(SessionLogon, fixtLogonWithoutDefaultApplVerIdIsLoggedOut) {
@@ -136,9 +128,8 @@ TEST(SessionLogon, fixtLogonWithoutDefaultApplVerIdIsLoggedOut) {
     w.add_uint(tag::EncryptMethod, 0);
     w.add_uint(tag::HeartBtInt, 30);
   }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -185,11 +176,10 @@ TEST(SessionSequence, seqTooHighSendsResendRequestQueuesAndProcessesInOrderOnceF
   r.peer.next_seq = 4;
   r.feed(r.peer.order("O4"));
   r.feed(r.peer.order("O5"));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "2");
-  EXPECT_EQ(out[0].get(tag::BeginSeqNo), "2");
-  EXPECT_EQ(out[0].get(tag::EndSeqNo), "0");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "2");
+  EXPECT_EQ(out.get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(out.get(tag::EndSeqNo), "0");
   EXPECT_TRUE(r.app.received.empty());
   EXPECT_EQ(r.session->queued(), 2u);
   // The peer resends 2..5.
@@ -215,9 +205,8 @@ TEST(SessionSequence, onlyOneResendRequestWhileTheGapIsOpen) {
   r.logon();
   r.peer.next_seq = 10;
   for (int i = 0; i < 5; ++i) r.feed(r.peer.order("X"));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "2");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "2");
 }
 
 TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
@@ -323,10 +312,9 @@ TEST(SessionSequence, seqTooLowWithoutPossDupLogsOutNamingBothNumbersAndDisconne
   r.logon();
   r.feed(r.peer.order("A"));
   r.feed(r.peer.order("B", {.seq = 2}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_EQ(out[0].get(tag::Text), "MsgSeqNum too low, expecting 3 but received 2");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "MsgSeqNum too low, expecting 3 but received 2");
   EXPECT_TRUE(r.wire.closed);
   EXPECT_EQ(r.app.received.size(), 1u);
 }
@@ -345,13 +333,12 @@ TEST(SessionSequence, possDupWithoutOrigSendingTimeIsRejectedWithRequiredTagMiss
   AcceptorRig r;
   r.logon();
   r.feed(r.peer.order("A", {.poss_dup = true, .orig_sending_time = false}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
-  EXPECT_EQ(out[0].get(tag::RefTagID), "122");
-  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
-  EXPECT_EQ(out[0].get(tag::RefMsgType), "D");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out.get(tag::RefTagID), "122");
+  EXPECT_EQ(out.get(tag::RefSeqNum), "2");
+  EXPECT_EQ(out.get(tag::RefMsgType), "D");
   EXPECT_EQ(r.session->next_target_seq(), 3u);
   EXPECT_TRUE(r.app.received.empty());
 }
@@ -407,9 +394,8 @@ TEST(SessionSequence, missingMsgSeqNumLogsOut) {
   std::snprintf(ck, sizeof ck, "10=%03u\x01", sum % 256);
   r.clock.set(1'700'000'000'000'000'000);
   r.feed(m + ck);
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -421,10 +407,9 @@ TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
   Peer other(r.clock, "FIX.4.2");
   other.next_seq = 2;
   r.feed(other.order("A"));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_EQ(out[0].get(tag::Text), "Incorrect BeginString");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "Incorrect BeginString");
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -481,30 +466,27 @@ TEST(SessionHeartbeat, heartbeatIsSentAfterHeartBtIntOfOurSilence) {
   r.clock.advance_ms(1);
   r.feed(r.peer.make("0"));  // their traffic does not count as ours
   r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "0");
-  EXPECT_FALSE(out[0].has(tag::TestReqID));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "0");
+  EXPECT_FALSE(out.has(tag::TestReqID));
 }
 
 TEST(SessionHeartbeat, testRequestIsAnsweredWithHeartbeatCarryingItsId) {
   AcceptorRig r;
   r.logon();
   r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "PING-7"); }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "0");
-  EXPECT_EQ(out[0].get(tag::TestReqID), "PING-7");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "0");
+  EXPECT_EQ(out.get(tag::TestReqID), "PING-7");
 }
 
 TEST(SessionHeartbeat, testRequestWithoutIdIsRejected) {
   AcceptorRig r;
   r.logon();
   r.feed(r.peer.make("1"));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::RefTagID), "112");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::RefTagID), "112");
 }
 
 TEST(SessionHeartbeat, testRequestIsSentAfterSilenceAndUnansweredDisconnects) {
@@ -518,10 +500,9 @@ TEST(SessionHeartbeat, testRequestIsSentAfterSilenceAndUnansweredDisconnects) {
   EXPECT_TRUE(r.wire.take().empty());
   r.clock.advance_ms(1);
   r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "1");
-  EXPECT_FALSE(out[0].get(tag::TestReqID).empty());
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "1");
+  EXPECT_FALSE(out.get(tag::TestReqID).empty());
   r.clock.advance_ms(14'999);
   r.tick();
   EXPECT_FALSE(r.wire.closed);
@@ -672,11 +653,10 @@ TEST(SessionResend, consecutiveSessionMessagesBecomeOneGapFill) {
     w.add_uint(tag::BeginSeqNo, 1);
     w.add_uint(tag::EndSeqNo, 0);
   }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "4");
-  EXPECT_EQ(out[0].seq(), 1u);
-  EXPECT_EQ(out[0].get(tag::NewSeqNo), "6");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "4");
+  EXPECT_EQ(out.seq(), 1u);
+  EXPECT_EQ(out.get(tag::NewSeqNo), "6");
 }
 
 TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
@@ -687,10 +667,9 @@ TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
     w.add_uint(tag::BeginSeqNo, 6);
     w.add_uint(tag::EndSeqNo, 999999);
   }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].seq(), 6u);
-  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.seq(), 6u);
+  EXPECT_EQ(out.get(tag::PossDupFlag), "Y");
 }
 
 TEST(SessionResend, resendRequestWithSeqTooHighIsServedAndOursFollows) {
@@ -753,9 +732,8 @@ TEST(SessionSequenceReset, gapFillTooHighTriggersResendRequest) {
                        w.add_uint(tag::NewSeqNo, 10);
                      },
                      {.seq = 5}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "2");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "2");
   EXPECT_EQ(r.session->next_target_seq(), 2u);
 }
 
@@ -768,11 +746,10 @@ TEST(SessionSequenceReset, gapFillThatWouldLowerTheNumberIsRejected) {
                        w.add_uint(tag::NewSeqNo, 1);
                      },
                      {.seq = 2}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "5");
-  EXPECT_EQ(out[0].get(tag::RefTagID), "36");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "5");
+  EXPECT_EQ(out.get(tag::RefTagID), "36");
 }
 
 TEST(SessionSequenceReset, resetModeIgnoresMsgSeqNumAndSetsTheExpectedNumber) {
@@ -788,10 +765,9 @@ TEST(SessionSequenceReset, resetModeLoweringTheNumberIsRejectedWithValueIncorrec
   r.logon();
   r.session->set_next_target_seq(20);
   r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 5); }, {.seq = 20}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "5");
   EXPECT_EQ(r.session->next_target_seq(), 20u);
 }
 
@@ -802,11 +778,10 @@ TEST(SessionLogon, logonWithResetSeqNumFlagDuringTheSessionResetsBothSides) {
   ASSERT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
   r.wire.take();
   r.feed(r.peer.logon(30, true, {}, {.seq = 1}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "A");
-  EXPECT_EQ(out[0].seq(), 1u);
-  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "A");
+  EXPECT_EQ(out.seq(), 1u);
+  EXPECT_EQ(out.get(tag::ResetSeqNumFlag), "Y");
   EXPECT_EQ(r.session->next_target_seq(), 2u);
   EXPECT_TRUE(r.session->logged_on());
   r.peer.next_seq = 2;
@@ -830,9 +805,8 @@ TEST(SessionLogout, logoutWithSeqTooHighIsStillAnswered) {
   AcceptorRig r;
   r.logon();
   r.feed(r.peer.make("5", [](codec::MessageWriter&) {}, {.seq = 9}));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
   EXPECT_TRUE(r.wire.closed);
 }
 
@@ -842,9 +816,8 @@ TEST(SessionLogout, logoutFromThePeerIsAnsweredThenDisconnected) {
   AcceptorRig r;
   r.logon();
   r.feed(r.peer.make("5", [](codec::MessageWriter& w) { w.add_string(tag::Text, "bye"); }));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
   EXPECT_TRUE(r.wire.closed);
   EXPECT_EQ(r.app.logouts, 1);
 }
@@ -853,10 +826,9 @@ TEST(SessionLogout, ourLogoutWaitsForTheAnswer) {
   AcceptorRig r;
   r.logon();
   r.session->logout("end of day");
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
-  EXPECT_EQ(out[0].get(tag::Text), "end of day");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "end of day");
   EXPECT_FALSE(r.wire.closed);
   r.feed(r.peer.make("5"));
   EXPECT_TRUE(r.wire.closed);
@@ -904,12 +876,11 @@ TEST(SessionReject, businessRejectHelperSendsMessageJ) {
   r.feed(r.peer.make("ZZ"));
   ASSERT_EQ(r.app.received.size(), 1u);
   ASSERT_EQ(r.session->send_business_reject(2, "ZZ", 3, "Unsupported Message Type"), SendResult::ok);
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "j");
-  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
-  EXPECT_EQ(out[0].get(tag::RefMsgType), "ZZ");
-  EXPECT_EQ(out[0].get(tag::BusinessRejectReason), "3");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "j");
+  EXPECT_EQ(out.get(tag::RefSeqNum), "2");
+  EXPECT_EQ(out.get(tag::RefMsgType), "ZZ");
+  EXPECT_EQ(out.get(tag::BusinessRejectReason), "3");
 }
 
 struct RejectAllValidator final : MessageValidator {
@@ -925,12 +896,11 @@ TEST(SessionReject, validationFailureIsAnsweredWithRejectCarryingReasonAndTag) {
   r.session->set_validator(&v);
   r.logon();
   r.feed(r.peer.order("A"));
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
-  EXPECT_EQ(out[0].get(tag::RefTagID), "54");
-  EXPECT_EQ(out[0].get(tag::RefSeqNum), "2");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out.get(tag::RefTagID), "54");
+  EXPECT_EQ(out.get(tag::RefSeqNum), "2");
   EXPECT_TRUE(r.app.received.empty());
   EXPECT_EQ(r.session->next_target_seq(), 3u);
 }
@@ -944,11 +914,10 @@ TEST(SessionReject, dictionaryValidationRejectsAnOrderMissingARequiredField) {
   AcceptorRig r(s);
   r.logon();
   r.feed(r.peer.order("NO-TIME"));  // FIX.4.4 NewOrderSingle requires TransactTime (60)
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "3");
-  EXPECT_EQ(out[0].get(tag::SessionRejectReason), "1");
-  EXPECT_EQ(out[0].get(tag::RefTagID), "60");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "1");
+  EXPECT_EQ(out.get(tag::RefTagID), "60");
   EXPECT_TRUE(r.app.received.empty());
   r.feed(r.peer.make("D", [&](codec::MessageWriter& w) {
     w.add_string(tag::ClOrdID, "OK-1");
@@ -992,9 +961,8 @@ TEST(SessionSend, backPressureIsReturnedAndNothingIsConsumed) {
   EXPECT_EQ(r.session->next_sender_seq(), 2u);
   r.wire.blocked = false;
   EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].seq(), 2u);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.seq(), 2u);
 }
 
 TEST(SessionSend, sessionMessagesUnderBackPressureWaitInOverflowAndKeepOrder) {
@@ -1150,9 +1118,8 @@ TEST(SessionSchedule, newPeriodResetsSequenceNumbersAtConnect) {
   r.session->store().reset(r.clock.now_ns() - 2 * 86400 * kNsPerSec);  // created two days ago
   r.session->set_next_target_seq(40);
   r.feed(r.peer.logon());
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].seq(), 1u);
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.seq(), 1u);
   EXPECT_TRUE(r.log.contains("new session period"));
 }
 
@@ -1171,9 +1138,8 @@ TEST(SessionSchedule, endOfPeriodLogsOut) {
   EXPECT_TRUE(r.wire.take().empty());
   r.clock.advance_s(1);
   r.tick();
-  auto out = r.wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "5");
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
 }
 
 }  // namespace
