@@ -177,10 +177,6 @@ SendResult Session::finish_app() noexcept {
   return last_send_ = SendResult::ok;
 }
 
-codec::MessageWriter* Session::begin_stored(std::string_view msg_type) noexcept {
-  return begin_message(stored_.get(), msg_type);
-}
-
 SendResult Session::finish_stored() noexcept {
   const std::size_t n = writer_.finish();
   if (n == 0) return last_send_ = SendResult::too_large;
@@ -253,6 +249,7 @@ void Session::send_logon_reply(bool reset) noexcept {
 void Session::open_gap(std::uint64_t expected, std::uint64_t seq) noexcept {
   gap_open_ = true;
   gap_begin_ = expected;
+  gap_until_ = seq;
   gap_seen_ = expected;
   gap_moved_ns_ = now();
   gap_retries_ = 0;
@@ -803,7 +800,6 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
   became_active();
   if (h.msg_seq_num > expected) {
     open_gap(expected, h.msg_seq_num);
-    gap_until_ = h.msg_seq_num;
   } else {
     consume(h);
   }

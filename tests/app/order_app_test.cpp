@@ -140,17 +140,13 @@ TEST(MatchMode, fillOfASessionThatCannotTakeItNowIsStoredAndReachesItByResend) {
   EXPECT_EQ(rig[0].app->stats().send_failures, 0u);
   EXPECT_EQ(rig[0].session->next_sender_seq(), 4u);  // the fill took 3
   rig[0].wire.room = static_cast<std::size_t>(-1);
-  rig.feed(rig[0], rig[0].peer->make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 3);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
-  auto resent = rig[0].wire.take();
-  ASSERT_EQ(resent.size(), 1u);
-  EXPECT_EQ(resent[0].seq(), 3u);
-  EXPECT_EQ(resent[0].get(tag::ClOrdID), "S1");
-  EXPECT_EQ(resent[0].get(tag::ExecType), "F");
-  EXPECT_EQ(resent[0].get(tag::LastQty), "100");
-  EXPECT_EQ(resent[0].get(tag::PossDupFlag), "Y");
+  rig.feed(rig[0], rig[0].peer->resend_request(3, 0));
+  const auto resent = only(rig[0].wire.take());
+  EXPECT_EQ(resent.seq(), 3u);
+  EXPECT_EQ(resent.get(tag::ClOrdID), "S1");
+  EXPECT_EQ(resent.get(tag::ExecType), "F");
+  EXPECT_EQ(resent.get(tag::LastQty), "100");
+  EXPECT_EQ(resent.get(tag::PossDupFlag), "Y");
 }
 
 TEST(MatchMode, fix42FillsUseExecType1And2AndExecTransType) {

@@ -52,10 +52,7 @@ TEST(SessionRestart, resumesNumbersAndServesResendsAfterKillMinusNine) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].seq(), 22u);
   // The peer lost our 10..21 and asks for them.
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 10);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
+  r.feed(r.peer.resend_request(10, 0));
   out = r.wire.take();
   ASSERT_EQ(out.size(), 13u);  // 10..21 resent, 22 (Logon) as a gap fill
   EXPECT_EQ(out[0].seq(), 10u);

@@ -14,10 +14,7 @@ namespace {
 std::string stream(Peer& peer) {
   std::string s = peer.logon(1);
   for (int i = 0; i < 6; ++i) s += peer.order("R");
-  s += peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 1);
-    w.add_uint(tag::EndSeqNo, 0);
-  });
+  s += peer.resend_request(1, 0);
   s += peer.make("4", [](codec::MessageWriter& w) {
     w.add_bool(tag::GapFillFlag, true);
     w.add_uint(tag::NewSeqNo, 3);

@@ -547,10 +547,7 @@ TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
   AcceptorRig r;
   r.logon();
   send_some(r);
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 2);
-    w.add_uint(tag::EndSeqNo, 4);
-  }));
+  r.feed(r.peer.resend_request(2, 4));
   auto out = r.wire.take();
   ASSERT_EQ(out.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
@@ -580,10 +577,7 @@ TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
   r.wire.room = static_cast<std::size_t>(-1);
   ASSERT_EQ(r.session->send_or_store("8", fill("F3")), SendResult::ok);  // room again: sent as usual
   EXPECT_EQ(only(r.wire.take()).seq(), 3u);  // the peer sees 2 missing and asks
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 2);
-    w.add_uint(tag::EndSeqNo, 2);
-  }));
+  r.feed(r.peer.resend_request(2, 2));
   const Sent resent = only(r.wire.take());
   EXPECT_EQ(resent.type(), "8");
   EXPECT_EQ(resent.seq(), 2u);
@@ -606,10 +600,7 @@ TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon)
   const Sent logon = only(wire2.take());
   EXPECT_EQ(logon.type(), "A");
   EXPECT_EQ(logon.seq(), 3u);
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 2);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
+  r.feed(r.peer.resend_request(2, 0));
   const auto out = wire2.take();
   ASSERT_GE(out.size(), 1u);
   EXPECT_EQ(out[0].seq(), 2u);
@@ -621,10 +612,7 @@ TEST(SessionResend, sessionMessagesAreReplacedByMergedGapFills) {
   AcceptorRig r;
   r.logon();
   send_some(r);
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 1);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
+  r.feed(r.peer.resend_request(1, 0));
   auto out = r.wire.take();
   // 1 (Logon) -> gap fill to 2; 2,3,4 resent; 5 (heartbeat) -> gap fill to 6; 6 resent.
   ASSERT_EQ(out.size(), 6u);
@@ -649,10 +637,7 @@ TEST(SessionResend, consecutiveSessionMessagesBecomeOneGapFill) {
     r.tick();  // heartbeats 2..5
   }
   r.wire.take();
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 1);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
+  r.feed(r.peer.resend_request(1, 0));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.type(), "4");
   EXPECT_EQ(out.seq(), 1u);
@@ -663,10 +648,7 @@ TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
   AcceptorRig r(acceptor_settings("FIX.4.2"));
   r.logon();
   send_some(r);
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 6);
-    w.add_uint(tag::EndSeqNo, 999999);
-  }));
+  r.feed(r.peer.resend_request(6, 999999));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.seq(), 6u);
   EXPECT_EQ(out.get(tag::PossDupFlag), "Y");
@@ -676,12 +658,7 @@ TEST(SessionResend, resendRequestWithSeqTooHighIsServedAndOursFollows) {
   AcceptorRig r;
   r.logon();
   send_some(r);
-  r.feed(r.peer.make("2",
-                     [](codec::MessageWriter& w) {
-                       w.add_uint(tag::BeginSeqNo, 6);
-                       w.add_uint(tag::EndSeqNo, 0);
-                     },
-                     {.seq = 8}));
+  r.feed(r.peer.resend_request(6, 0, {.seq = 8}));
   auto out = r.wire.take();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].seq(), 6u);  // theirs served
@@ -696,10 +673,7 @@ TEST(SessionResend, resendUnderBackPressureResumesWhenRoomReturns) {
   r.logon();
   send_some(r);
   r.wire.blocked = true;
-  r.feed(r.peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 2);
-    w.add_uint(tag::EndSeqNo, 0);
-  }));
+  r.feed(r.peer.resend_request(2, 0));
   EXPECT_FALSE(r.wire.closed);
   r.wire.blocked = false;
   for (int i = 0; i < 10; ++i) r.tick();
@@ -1006,10 +980,7 @@ TEST(SessionSend, fullStoreIsLoggedOnceAndResendsBecomeGapFills) {
     ASSERT_EQ(session.send("8", [](codec::MessageWriter& w) { w.add_string(tag::Text, "0123456789"); }), SendResult::ok);
   EXPECT_TRUE(log.contains("store full"));
   wire.take();
-  const std::string rr = peer.make("2", [](codec::MessageWriter& w) {
-    w.add_uint(tag::BeginSeqNo, 60);
-    w.add_uint(tag::EndSeqNo, 0);
-  });
+  const std::string rr = peer.resend_request(60, 0);
   conn.on_data(rr.data(), rr.size(), 0);
   auto out = wire.take();
   ASSERT_EQ(out.size(), 1u);

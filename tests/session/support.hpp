@@ -170,6 +170,16 @@ class Peer {
         },
         o);
   }
+  // ResendRequest for [begin, end] (end 0: everything from begin on).
+  std::string resend_request(std::uint64_t begin, std::uint64_t end, Opts o = {}) {
+    return make(
+        "2",
+        [&](codec::MessageWriter& w) {
+          w.add_uint(tag::BeginSeqNo, begin);
+          w.add_uint(tag::EndSeqNo, end);
+        },
+        o);
+  }
   std::string order(std::string_view cl_ord_id, Opts o = {}) {
     return make(
         "D",

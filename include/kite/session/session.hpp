@@ -162,7 +162,7 @@ class Session {
   SendResult send_or_store(std::string_view msg_type, Body&& body) noexcept {
     codec::MessageWriter* w = begin_app(msg_type);
     const bool now = w != nullptr;
-    if (!now) w = begin_stored(msg_type);
+    if (!now) w = begin_message(stored_.get(), msg_type);
     body(*w);
     return now ? finish_app() : finish_stored();
   }
@@ -229,7 +229,6 @@ class Session {
   // Writing messages.
   codec::MessageWriter* begin_app(std::string_view msg_type) noexcept;
   SendResult finish_app() noexcept;
-  codec::MessageWriter* begin_stored(std::string_view msg_type) noexcept;
   // Starts the application message at p (the send buffer, or stored_).
   codec::MessageWriter* begin_message(char* p, std::string_view msg_type) noexcept;
   SendResult finish_stored() noexcept;
@@ -245,8 +244,8 @@ class Session {
   void send_logout_msg(std::string_view text) noexcept;
   void send_logon_reply(bool reset) noexcept;
   void send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
-  // Opens the inbound gap from `expected` (seq: the message that showed it)
-  // and asks for it.
+  // Opens the inbound gap from `expected` to seq (the message that showed
+  // it; later ones may extend it) and asks for it.
   void open_gap(std::uint64_t expected, std::uint64_t seq) noexcept;
   // While the gap is open: asks again when it has not moved for
   // ResendRequestTimeout; gives up after ResendRequestRetries. Work done.
