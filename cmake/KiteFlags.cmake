@@ -13,10 +13,9 @@ if(KITE_ARCH_FLAGS)
 endif()
 
 # GCC's first instruction scheduling pass (before register allocation, off
-# by default on x86-64), weighing register pressure. On the codec's decode of
-# the NewOrderSingle (frame, index and eight typed reads) it saves 2-3.5% by
-# A/B on this machine, encode about 8%; see docs/codec.md. Release builds
-# with GCC only (clang does not take these flags); -DKITE_SCHEDULE=OFF
+# by default on x86-64), weighing register pressure: it lets the codec's
+# index and reads overlap better (docs/codec.md, "Build flags"). Release
+# builds with GCC only (clang does not take these flags); -DKITE_SCHEDULE=OFF
 # leaves GCC's defaults.
 option(KITE_SCHEDULE "GCC release builds: -fschedule-insns -fsched-pressure (recorded in the lab's stamp)" ON)
 string(TOUPPER "${CMAKE_BUILD_TYPE}" _kite_bt)

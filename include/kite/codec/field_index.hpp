@@ -192,10 +192,8 @@ class FieldIndex {
   // Numbers of up to 8 bytes are read a word at a time when the 8 bytes at
   // the value lie inside the frame (always, for a framed message's body);
   // anything the word parse does not take goes to the byte loop. Always
-  // inlined (as are the three reads below): GCC left the second decimal
-  // read of codec_bench's decode out of line, a call with its result
-  // through the stack; inlined, the decode was 0.2-1.0 ns faster at five of
-  // five stack placements.
+  // inlined (as are the three reads below), so that no read becomes a call
+  // returning its result through the stack.
   template <class T, bool (*Word)(const char*, std::size_t, T&) noexcept, bool (*Parse)(std::string_view, T&) noexcept>
   [[gnu::always_inline]] Get get_number(std::uint32_t tag, T& out) const noexcept {
     const FieldRef* f;
@@ -229,8 +227,7 @@ class FieldIndex {
   // The general parse (out of line) of a value the word parse did not take,
   // into a local that is copied to out when it parses: out's address stays
   // in the inlined read, so a caller's variable can live in a register
-  // (handed to the call, it had to live on the stack, and the decode loaded
-  // it back from there). out is left alone on bad_format.
+  // rather than on the stack. out is left alone on bad_format.
   template <class T, bool (*Parse)(std::string_view, T&) noexcept>
   static Get parse_apart(std::string_view v, T& out) noexcept {
     T parsed{};
@@ -277,9 +274,9 @@ class FieldIndex {
   std::uint32_t bulk_walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::size_t& p,
                           std::uint64_t* sum) noexcept;
   // The five arrays live in one block, aligned to a page, each starting at a
-  // fixed place in its page (see the constructor): left to the heap, where
-  // they fell changed the decode's time by up to 12% (a 64-byte store across
-  // a page's end, two arrays at the same offset in their pages).
+  // fixed place in its page (see the constructor), so that the decode's time
+  // does not depend on where the heap puts them (a 64-byte store across a
+  // page's end, or two arrays at the same offset in their pages, slows it).
   struct PageFree {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{kPage}); }
   };
@@ -655,11 +652,9 @@ template <class Scan>
     count_ = count;
     return IndexResult{e, static_cast<std::uint32_t>(at), tag};
   };
-  // The walk's steps are always inlined: in a large translation unit GCC
-  // may leave a lambda out of line, which costs a call per field (and,
-  // for seek, built its closure of four pointers to stack variables at
-  // every call of frame_and_build, those variables then living on the
-  // stack).
+  // The walk's steps are always inlined: out of line, a lambda costs a call
+  // per field, and seek's closure would keep the walk's variables on the
+  // stack.
   const auto record = [&](std::uint32_t tag, std::size_t v, std::size_t soh) __attribute__((always_inline)) {
     fields[count] = {tag, static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(soh - v)};
     if (tag < kDirectTags && slots[tag] < generation_bits) slots[tag] = generation_bits | count;
