@@ -29,6 +29,16 @@ struct At {
   std::string string() const { return reader.expect_string(node, path); }
   std::int64_t integer(std::int64_t lo, std::int64_t hi) const { return reader.expect_integer(node, path, lo, hi); }
   double number() const { return reader.expect_number(node, path); }
+  // parse(string()), its std::invalid_argument reported at this setting.
+  template <class Parse>
+  auto parsed(Parse parse) const {
+    const std::string v = string();
+    try {
+      return parse(v);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
   bool flag() const {
     if (const auto* v = node.as_boolean()) return v->get();
     if (const auto* s = node.as_string()) {  // QuickFIX files say Y/N
@@ -98,27 +108,15 @@ const std::vector<Key>& keys() {
       {"ResetOnDisconnect", [](SessionSettings& s, const At& a) { s.reset_on_disconnect = a.flag(); }},
       {"SendResetSeqNumFlag", [](SessionSettings& s, const At& a) { s.send_reset_seq_num_flag = a.flag(); }},
       {"StartTime", [](SessionSettings& s, const At& a) {
-         try {
-           s.schedule.start_sec = parse_time_of_day(a.string());
-           s.schedule.always = false;
-         } catch (const std::invalid_argument& e) {
-           a.fail(e.what());
-         }
+         s.schedule.start_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
+         s.schedule.always = false;
        }},
       {"EndTime", [](SessionSettings& s, const At& a) {
-         try {
-           s.schedule.end_sec = parse_time_of_day(a.string());
-           s.schedule.always = false;
-         } catch (const std::invalid_argument& e) {
-           a.fail(e.what());
-         }
+         s.schedule.end_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
+         s.schedule.always = false;
        }},
       {"TimeZone", [](SessionSettings& s, const At& a) {
-         try {
-           s.schedule.zone = TimeZone::load(a.string());
-         } catch (const std::invalid_argument& e) {
-           a.fail(e.what());
-         }
+         s.schedule.zone = a.parsed([](const std::string& v) { return TimeZone::load(v); });
        }},
       {"Days", [](SessionSettings& s, const At& a) {
          const auto* days = a.node.as_array();
@@ -126,11 +124,7 @@ const std::vector<Key>& keys() {
          std::uint8_t mask = 0;
          for (const auto& d : *days) {
            const At day{a.reader, d, a.path};
-           try {
-             mask = static_cast<std::uint8_t>(mask | (1u << parse_weekday(day.string())));
-           } catch (const std::invalid_argument& e) {
-             day.fail(e.what());
-           }
+           mask = static_cast<std::uint8_t>(mask | (1u << day.parsed([](const std::string& v) { return parse_weekday(v); })));
          }
          if (mask == 0) a.fail("no day given");
          s.schedule.days = mask;
