@@ -1,7 +1,6 @@
-// Strict, typed reads of a TOML document with one-line errors. Every Kite
-// configuration file (the session loader's, kite-acceptor's tables, the lab's
-// machine, matrix and flavour files) is read through a TomlReader, so each
-// reports a mistake the same way:
+// Strict, typed reads of a TOML document with one-line errors. The session
+// loader's files and the lab's machine, matrix and flavour files are read
+// through a TomlReader, so each reports a mistake the same way:
 //
 //     FILE: PATH: WHAT (line N)
 //
