@@ -5,7 +5,8 @@ C++ table in include/kite/codec/data_pairs.hpp.
 Pairs are matched as Dictionary::data_pairs() matches them: a LENGTH field
 named X + "Len" or X + "Length" governs the DATA or XMLDATA field named X,
 else the one numbered right after it. Usage (from the repository):
-    scripts/gen-data-pairs.py ../shared/dictionaries > include/kite/codec/data_pairs.hpp
+    scripts/gen-data-pairs.py [FOLDER] > include/kite/codec/data_pairs.hpp
+FOLDER defaults to the repository's dictionaries/.
 codec_test's DataPairsTest checks the table against every dictionary.
 """
 import glob
@@ -39,7 +40,8 @@ def pairs_of(path):
 
 
 def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else "../shared/dictionaries"
+    here = os.path.dirname(os.path.abspath(__file__))
+    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "dictionaries")
     pairs, files = {}, []
     for path in sorted(glob.glob(os.path.join(folder, "*.xml"))):
         files.append(os.path.basename(path))

@@ -19,6 +19,7 @@
 #include "kite/codec/codec.hpp"
 #include "kite/codec/dictionary.hpp"
 #include "kite/codec/validator.hpp"
+#include "kite/util/dictionary_dir.hpp"
 #include "quickfix_codec.hpp"
 #include "kite_ops.hpp"
 #include "samples.hpp"
@@ -29,10 +30,7 @@ namespace {
 
 using namespace kite::codec;
 
-std::string dictionary_dir() {
-  const char* d = std::getenv("KITE_DICTIONARY_DIR");
-  return d != nullptr ? d : KITE_DEFAULT_DICTIONARY_DIR;
-}
+using util::dictionary_dir;
 
 // Heap allocations per operation, counted over 1000 untimed runs of the
 // same operation before the timed loop (so the framework's own allocations

@@ -1,6 +1,8 @@
 #include "kite/session/config.hpp"
 
 #include "kite/session/timezone.hpp"
+#include "kite/util/dictionary_dir.hpp"
+#include "kite/util/toml_reader.hpp"
 
 // g++ 12 reports a false -Wrestrict inside std::string concatenation at -O3
 // (GCC bug 105329); error text is built here at set-up only.
@@ -8,240 +10,186 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
-#include <cmath>
-#include <functional>
-#include <sstream>
+#include <filesystem>
 #include <string_view>
 
 namespace kite::session {
 namespace {
 
-[[noreturn]] void fail(const std::string& where, std::string_view key, const std::string& why) {
-  throw ConfigError(where + ": setting " + std::string(key) + ": " + why);
-}
+using util::TomlReader;
 
-std::string type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
+// One setting's value being read: its node and its path in messages
+// ("session 2: setting HeartBtInt").
+struct At {
+  const TomlReader& reader;
+  const toml::node& node;
+  std::string path;
+
+  [[noreturn]] void fail(const std::string& why) const { reader.fail(node, path, why); }
+  std::string string() const { return reader.expect_string(node, path); }
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) const { return reader.expect_integer(node, path, lo, hi); }
+  double number() const { return reader.expect_number(node, path); }
+  // parse(string()), its std::invalid_argument reported at this setting.
+  template <class Parse>
+  auto parsed(Parse parse) const {
+    const std::string v = string();
+    try {
+      return parse(v);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
   }
-}
-
-std::string get_string(const toml::node& n, const std::string& where, std::string_view key) {
-  if (const auto* v = n.as_string()) return v->get();
-  fail(where, key, "expected a string, got " + type_name(n));
-}
-bool get_bool(const toml::node& n, const std::string& where, std::string_view key) {
-  if (const auto* v = n.as_boolean()) return v->get();
-  if (const auto* s = n.as_string()) {  // QuickFIX files say Y/N
-    if (s->get() == "Y") return true;
-    if (s->get() == "N") return false;
+  bool flag() const {
+    if (const auto* v = node.as_boolean()) return v->get();
+    if (const auto* s = node.as_string()) {  // QuickFIX files say Y/N
+      if (s->get() == "Y") return true;
+      if (s->get() == "N") return false;
+    }
+    reader.wrong_type(node, path, "true/false (or \"Y\"/\"N\")");
   }
-  fail(where, key, "expected true/false (or \"Y\"/\"N\"), got " + type_name(n));
-}
-std::int64_t get_int(const toml::node& n, const std::string& where, std::string_view key, std::int64_t lo,
-                     std::int64_t hi) {
-  const auto* v = n.as_integer();
-  if (v == nullptr) fail(where, key, "expected an integer, got " + type_name(n));
-  const std::int64_t x = v->get();
-  if (x < lo || x > hi)
-    fail(where, key, "value " + std::to_string(x) + " out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-  return x;
-}
-double get_double(const toml::node& n, const std::string& where, std::string_view key) {
-  if (const auto* v = n.as_floating_point()) return v->get();
-  if (const auto* v = n.as_integer()) return static_cast<double>(v->get());
-  fail(where, key, "expected a number, got " + type_name(n));
-}
+};
 
-using Setter = std::function<void(SessionSettings&, const toml::node&, const std::string& where, std::string_view key)>;
+using Setter = void (*)(SessionSettings&, const At&);
 
 struct Key {
   const char* name;
   Setter set;
 };
 
-template <class F>
-Key str(const char* name, F f) {
-  return {name, [f](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-            f(s, get_string(n, w, k), w, k);
-          }};
-}
-
 const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
-      str("ConnectionType",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            if (v == "acceptor") s.role = Role::acceptor;
-            else if (v == "initiator") s.role = Role::initiator;
-            else fail(w, k, "\"" + v + "\" is not acceptor or initiator");
-          }),
-      str("BeginString",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            if (v != "FIX.4.2" && v != "FIX.4.4" && v != "FIXT.1.1")
-              fail(w, k, "\"" + v + "\" is not FIX.4.2, FIX.4.4 or FIXT.1.1");
-            s.begin_string = v;
-          }),
-      str("SenderCompID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.sender_comp_id = v; }),
-      str("TargetCompID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.target_comp_id = v; }),
-      str("SenderSubID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.sender_sub_id = v; }),
-      str("TargetSubID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.target_sub_id = v; }),
-      str("SenderLocationID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.sender_location_id = v; }),
-      str("TargetLocationID", [](SessionSettings& s, const std::string& v, auto&, auto) { s.target_location_id = v; }),
-      str("DefaultApplVerID",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            if (v == "FIX.5.0SP2" || v == "9") s.default_appl_ver_id = "9";
-            else if (v == "FIX.5.0SP1" || v == "8") s.default_appl_ver_id = "8";
-            else if (v == "FIX.5.0" || v == "7") s.default_appl_ver_id = "7";
-            else if (v == "FIX.4.4" || v == "6") s.default_appl_ver_id = "6";
-            else if (v == "FIX.4.2" || v == "4") s.default_appl_ver_id = "4";
-            else fail(w, k, "\"" + v + "\" is not an ApplVerID (FIX.5.0SP2, FIX.5.0SP1, FIX.5.0, FIX.4.4, FIX.4.2)");
-          }),
-      {"HeartBtInt", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.heart_bt_int = static_cast<std::int32_t>(get_int(n, w, k, 0, 3600));
+      {"ConnectionType", [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v == "acceptor") s.role = Role::acceptor;
+         else if (v == "initiator") s.role = Role::initiator;
+         else a.fail("\"" + v + "\" is not acceptor or initiator");
        }},
-      {"TestRequestDelayMultiplier", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         const double d = get_double(n, w, k);
-         if (!(d >= 0 && d <= 10)) fail(w, k, "must be between 0 and 10");
+      {"BeginString", [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v != "FIX.4.2" && v != "FIX.4.4" && v != "FIXT.1.1") a.fail("\"" + v + "\" is not FIX.4.2, FIX.4.4 or FIXT.1.1");
+         s.begin_string = v;
+       }},
+      {"SenderCompID", [](SessionSettings& s, const At& a) { s.sender_comp_id = a.string(); }},
+      {"TargetCompID", [](SessionSettings& s, const At& a) { s.target_comp_id = a.string(); }},
+      {"SenderSubID", [](SessionSettings& s, const At& a) { s.sender_sub_id = a.string(); }},
+      {"TargetSubID", [](SessionSettings& s, const At& a) { s.target_sub_id = a.string(); }},
+      {"SenderLocationID", [](SessionSettings& s, const At& a) { s.sender_location_id = a.string(); }},
+      {"TargetLocationID", [](SessionSettings& s, const At& a) { s.target_location_id = a.string(); }},
+      {"DefaultApplVerID", [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v == "FIX.5.0SP2" || v == "9") s.default_appl_ver_id = "9";
+         else if (v == "FIX.5.0SP1" || v == "8") s.default_appl_ver_id = "8";
+         else if (v == "FIX.5.0" || v == "7") s.default_appl_ver_id = "7";
+         else if (v == "FIX.4.4" || v == "6") s.default_appl_ver_id = "6";
+         else if (v == "FIX.4.2" || v == "4") s.default_appl_ver_id = "4";
+         else a.fail("\"" + v + "\" is not an ApplVerID (FIX.5.0SP2, FIX.5.0SP1, FIX.5.0, FIX.4.4, FIX.4.2)");
+       }},
+      {"HeartBtInt", [](SessionSettings& s, const At& a) { s.heart_bt_int = static_cast<std::int32_t>(a.integer(0, 3600)); }},
+      {"TestRequestDelayMultiplier", [](SessionSettings& s, const At& a) {
+         const double d = a.number();
+         if (!(d >= 0 && d <= 10)) a.fail("must be between 0 and 10");
          s.test_request_delay = d;
        }},
-      {"SocketAcceptPort", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.socket_accept_port = static_cast<std::uint16_t>(get_int(n, w, k, 1, 65535));
+      {"SocketAcceptPort", [](SessionSettings& s, const At& a) {
+         s.socket_accept_port = static_cast<std::uint16_t>(a.integer(1, 65535));
        }},
-      str("SocketConnectHost", [](SessionSettings& s, const std::string& v, auto&, auto) { s.socket_connect_host = v; }),
-      {"SocketConnectPort", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.socket_connect_port = static_cast<std::uint16_t>(get_int(n, w, k, 1, 65535));
+      {"SocketConnectHost", [](SessionSettings& s, const At& a) { s.socket_connect_host = a.string(); }},
+      {"SocketConnectPort", [](SessionSettings& s, const At& a) {
+         s.socket_connect_port = static_cast<std::uint16_t>(a.integer(1, 65535));
        }},
-      {"ReconnectInterval", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.reconnect_interval_ms = static_cast<std::int32_t>(get_int(n, w, k, 1, 3600) * 1000);
+      {"ReconnectInterval", [](SessionSettings& s, const At& a) {
+         s.reconnect_interval_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ReconnectIntervalMax", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.reconnect_max_ms = static_cast<std::int32_t>(get_int(n, w, k, 1, 3600) * 1000);
+      {"ReconnectIntervalMax", [](SessionSettings& s, const At& a) {
+         s.reconnect_max_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ResetOnLogon", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.reset_on_logon = get_bool(n, w, k);
+      {"ResetOnLogon", [](SessionSettings& s, const At& a) { s.reset_on_logon = a.flag(); }},
+      {"ResetOnLogout", [](SessionSettings& s, const At& a) { s.reset_on_logout = a.flag(); }},
+      {"ResetOnDisconnect", [](SessionSettings& s, const At& a) { s.reset_on_disconnect = a.flag(); }},
+      {"SendResetSeqNumFlag", [](SessionSettings& s, const At& a) { s.send_reset_seq_num_flag = a.flag(); }},
+      {"StartTime", [](SessionSettings& s, const At& a) {
+         s.schedule.start_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
+         s.schedule.always = false;
        }},
-      {"ResetOnLogout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.reset_on_logout = get_bool(n, w, k);
+      {"EndTime", [](SessionSettings& s, const At& a) {
+         s.schedule.end_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
+         s.schedule.always = false;
        }},
-      {"ResetOnDisconnect", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.reset_on_disconnect = get_bool(n, w, k);
+      {"TimeZone", [](SessionSettings& s, const At& a) {
+         s.schedule.zone = a.parsed([](const std::string& v) { return TimeZone::load(v); });
        }},
-      {"SendResetSeqNumFlag", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.send_reset_seq_num_flag = get_bool(n, w, k);
-       }},
-      str("StartTime",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            try {
-              s.schedule.start_sec = parse_time_of_day(v);
-              s.schedule.always = false;
-            } catch (const std::invalid_argument& e) {
-              fail(w, k, e.what());
-            }
-          }),
-      str("EndTime",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            try {
-              s.schedule.end_sec = parse_time_of_day(v);
-              s.schedule.always = false;
-            } catch (const std::invalid_argument& e) {
-              fail(w, k, e.what());
-            }
-          }),
-      str("TimeZone",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            try {
-              s.schedule.zone = TimeZone::load(v);
-            } catch (const std::invalid_argument& e) {
-              fail(w, k, e.what());
-            }
-          }),
-      {"Days", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         const auto* a = n.as_array();
-         if (a == nullptr) fail(w, k, "expected an array of day names, got " + type_name(n));
+      {"Days", [](SessionSettings& s, const At& a) {
+         const auto* days = a.node.as_array();
+         if (days == nullptr) a.reader.wrong_type(a.node, a.path, "an array of day names");
          std::uint8_t mask = 0;
-         for (const auto& d : *a) {
-           try {
-             mask = static_cast<std::uint8_t>(mask | (1u << parse_weekday(get_string(d, w, k))));
-           } catch (const std::invalid_argument& e) {
-             fail(w, k, e.what());
-           }
+         for (const auto& d : *days) {
+           const At day{a.reader, d, a.path};
+           mask = static_cast<std::uint8_t>(mask | (1u << day.parsed([](const std::string& v) { return parse_weekday(v); })));
          }
-         if (mask == 0) fail(w, k, "no day given");
+         if (mask == 0) a.fail("no day given");
          s.schedule.days = mask;
        }},
-      str("StoreKind",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            if (v == "file") s.store.kind = StoreKind::file;
-            else if (v == "memory") s.store.kind = StoreKind::memory;
-            else if (v == "null") s.store.kind = StoreKind::null;
-            else fail(w, k, "\"" + v + "\" is not file, memory or null");
-          }),
-      str("FileStorePath", [](SessionSettings& s, const std::string& v, auto&, auto) { s.store.path = v; }),
-      str("FlushPolicy",
-          [](SessionSettings& s, const std::string& v, const std::string& w, std::string_view k) {
-            if (v == "none") s.store.flush = FlushPolicy::none;
-            else if (v == "message") s.store.flush = FlushPolicy::every_message;
-            else if (v == "count") s.store.flush = FlushPolicy::every_n;
-            else if (v == "time") s.store.flush = FlushPolicy::every_ms;
-            else fail(w, k, "\"" + v + "\" is not none, message, count or time");
-          }),
-      {"FlushEveryN", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.store.flush_every_n = static_cast<std::uint32_t>(get_int(n, w, k, 1, 1'000'000));
+      {"StoreKind", [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v == "file") s.store.kind = StoreKind::file;
+         else if (v == "memory") s.store.kind = StoreKind::memory;
+         else if (v == "null") s.store.kind = StoreKind::null;
+         else a.fail("\"" + v + "\" is not file, memory or null");
        }},
-      {"FlushEveryMs", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.store.flush_every_ms = static_cast<std::uint32_t>(get_int(n, w, k, 1, 3'600'000));
+      {"FileStorePath", [](SessionSettings& s, const At& a) { s.store.path = a.string(); }},
+      {"FlushPolicy", [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v == "none") s.store.flush = FlushPolicy::none;
+         else if (v == "message") s.store.flush = FlushPolicy::every_message;
+         else if (v == "count") s.store.flush = FlushPolicy::every_n;
+         else if (v == "time") s.store.flush = FlushPolicy::every_ms;
+         else a.fail("\"" + v + "\" is not none, message, count or time");
        }},
-      {"StoreCapacity", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.store.capacity_bytes = static_cast<std::size_t>(get_int(n, w, k, 1 << 16, std::int64_t{1} << 40));
+      {"FlushEveryN", [](SessionSettings& s, const At& a) {
+         s.store.flush_every_n = static_cast<std::uint32_t>(a.integer(1, 1'000'000));
        }},
-      {"UseDataDictionary", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.validate = get_bool(n, w, k);
+      {"FlushEveryMs", [](SessionSettings& s, const At& a) {
+         s.store.flush_every_ms = static_cast<std::uint32_t>(a.integer(1, 3'600'000));
        }},
-      str("DataDictionary", [](SessionSettings& s, const std::string& v, auto&, auto) { s.data_dictionary = v; }),
-      {"MaxMessageSize", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.max_message_size = static_cast<std::uint32_t>(get_int(n, w, k, 64, 64 << 20));
+      {"StoreCapacity", [](SessionSettings& s, const At& a) {
+         s.store.capacity_bytes = static_cast<std::size_t>(a.integer(1 << 16, std::int64_t{1} << 40));
        }},
-      {"LogonTimeout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.logon_timeout_ms = static_cast<std::int32_t>(get_int(n, w, k, 1, 3600) * 1000);
+      {"UseDataDictionary", [](SessionSettings& s, const At& a) { s.validate = a.flag(); }},
+      {"DataDictionary", [](SessionSettings& s, const At& a) { s.data_dictionary = a.string(); }},
+      {"MaxMessageSize", [](SessionSettings& s, const At& a) {
+         s.max_message_size = static_cast<std::uint32_t>(a.integer(64, 64 << 20));
        }},
-      {"LogoutTimeout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.logout_timeout_ms = static_cast<std::int32_t>(get_int(n, w, k, 1, 3600) * 1000);
+      {"LogonTimeout", [](SessionSettings& s, const At& a) {
+         s.logon_timeout_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ResendRequestTimeout", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.resend_timeout_ms = static_cast<std::int32_t>(get_int(n, w, k, 0, 3600) * 1000);
+      {"LogoutTimeout", [](SessionSettings& s, const At& a) {
+         s.logout_timeout_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ResendRequestRetries", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.resend_retries = static_cast<std::uint32_t>(get_int(n, w, k, 0, 1000));
+      {"ResendRequestTimeout", [](SessionSettings& s, const At& a) {
+         s.resend_timeout_ms = static_cast<std::int32_t>(a.integer(0, 3600) * 1000);
        }},
-      {"MaxQueuedWhileGap", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.max_queued = static_cast<std::uint32_t>(get_int(n, w, k, 0, 10'000'000));
+      {"ResendRequestRetries", [](SessionSettings& s, const At& a) {
+         s.resend_retries = static_cast<std::uint32_t>(a.integer(0, 1000));
        }},
-      {"MaxQueuedBytes", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.queue_bytes = static_cast<std::size_t>(get_int(n, w, k, 0, std::int64_t{1} << 34));
+      {"MaxQueuedWhileGap", [](SessionSettings& s, const At& a) {
+         s.max_queued = static_cast<std::uint32_t>(a.integer(0, 10'000'000));
        }},
-      {"SendClaimBytes", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.send_claim_bytes = static_cast<std::size_t>(get_int(n, w, k, 256, 64 << 20));
+      {"MaxQueuedBytes", [](SessionSettings& s, const At& a) {
+         s.queue_bytes = static_cast<std::size_t>(a.integer(0, std::int64_t{1} << 34));
        }},
-      {"OverflowBytes", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.overflow_bytes = static_cast<std::size_t>(get_int(n, w, k, 256, std::int64_t{1} << 32));
+      {"SendClaimBytes", [](SessionSettings& s, const At& a) {
+         s.send_claim_bytes = static_cast<std::size_t>(a.integer(256, 64 << 20));
        }},
-      str("Username", [](SessionSettings& s, const std::string& v, auto&, auto) { s.username = v; }),
-      str("Password", [](SessionSettings& s, const std::string& v, auto&, auto) { s.password = v; }),
-      {"CheckLatency", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.check_latency = get_bool(n, w, k);
+      {"OverflowBytes", [](SessionSettings& s, const At& a) {
+         s.overflow_bytes = static_cast<std::size_t>(a.integer(256, std::int64_t{1} << 32));
        }},
-      {"MaxLatency", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         s.max_latency_s = static_cast<std::int32_t>(get_int(n, w, k, 1, 86400));
-       }},
-      {"TimestampPrecision", [](SessionSettings& s, const toml::node& n, const std::string& w, std::string_view k) {
-         const std::int64_t p = get_int(n, w, k, 0, 9);
-         if (p != 0 && p != 3 && p != 6 && p != 9) fail(w, k, "must be 0, 3, 6 or 9");
+      {"Username", [](SessionSettings& s, const At& a) { s.username = a.string(); }},
+      {"Password", [](SessionSettings& s, const At& a) { s.password = a.string(); }},
+      {"CheckLatency", [](SessionSettings& s, const At& a) { s.check_latency = a.flag(); }},
+      {"MaxLatency", [](SessionSettings& s, const At& a) { s.max_latency_s = static_cast<std::int32_t>(a.integer(1, 86400)); }},
+      {"TimestampPrecision", [](SessionSettings& s, const At& a) {
+         const std::int64_t p = a.integer(0, 9);
+         if (p != 0 && p != 3 && p != 6 && p != 9) a.fail("must be 0, 3, 6 or 9");
          s.timestamp_precision = static_cast<codec::TimePrecision>(p);
        }},
   };
@@ -254,88 +202,76 @@ const Key* find_key(std::string_view name) {
   return nullptr;
 }
 
-void apply(SessionSettings& s, const toml::table& t, const std::string& where) {
+std::string setting(const std::string& where, std::string_view key) { return where + ": setting " + std::string(key); }
+
+void apply(SessionSettings& s, const TomlReader& r, const toml::table& t, const std::string& where) {
   for (const auto& [k, v] : t) {
     const Key* key = find_key(k.str());
-    if (key == nullptr) fail(where, k.str(), "unknown setting");
-    key->set(s, v, where, k.str());
+    if (key == nullptr) r.fail(v, setting(where, k.str()), "unknown setting");
+    key->set(s, At{r, v, setting(where, k.str())});
   }
 }
 
-Config build(toml::table doc, const std::string& name) {
+// `folder` is the configuration file's: a relative DataDictionary is taken
+// from there (empty for text, where it stays relative to the working
+// directory). A session that validates without naming one reads Kite's
+// dictionaries (util::dictionary_dir()).
+Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& folder) {
   Config c;
-  c.path = name;
+  c.path = r.file();
   SessionSettings defaults;
-  const toml::table* defaults_table = nullptr;
-  if (const auto* d = doc.get("defaults")) {
-    defaults_table = d->as_table();
-    if (defaults_table == nullptr) throw ConfigError(name + ": [defaults] must be a table");
-    apply(defaults, *defaults_table, name + ": [defaults]");
-  }
+  const toml::table* defaults_table = r.table(doc, "defaults", "");
+  if (defaults_table != nullptr) apply(defaults, r, *defaults_table, "[defaults]");
   const auto* arr = doc.get("session");
-  if (arr == nullptr) throw ConfigError(name + ": no [[session]] table");
+  if (arr == nullptr) r.fail("", "no [[session]] table");
   const auto* sessions = arr->as_array();
-  if (sessions == nullptr) throw ConfigError(name + ": session must be an array of tables ([[session]])");
+  if (sessions == nullptr) r.fail(*arr, "session", "must be an array of tables ([[session]])");
   std::size_t i = 0;
   for (const auto& node : *sessions) {
     ++i;
-    const auto* t = node.as_table();
-    std::string where = name + ": session " + std::to_string(i);
-    if (t == nullptr) throw ConfigError(where + ": not a table");
+    std::string where = "session " + std::to_string(i);
+    const toml::table& t = r.expect_table(node, where);
     SessionSettings s = defaults;
-    apply(s, *t, where);
+    apply(s, r, t, where);
     where += " (" + s.id() + ")";
     const auto required = [&](const std::string& v, const char* key) {
-      if (v.empty()) fail(where, key, "missing (required)");
+      if (v.empty()) r.fail(setting(where, key), "missing (required)");
     };
     required(s.sender_comp_id, "SenderCompID");
     required(s.target_comp_id, "TargetCompID");
     const auto given = [&](const char* key) {
-      return t->contains(key) || (defaults_table != nullptr && defaults_table->contains(key));
+      return t.contains(key) || (defaults_table != nullptr && defaults_table->contains(key));
     };
     if (given("StartTime") != given("EndTime"))
-      fail(where, given("StartTime") ? "EndTime" : "StartTime", "missing (StartTime and EndTime go together)");
+      r.fail(setting(where, given("StartTime") ? "EndTime" : "StartTime"), "missing (StartTime and EndTime go together)");
+    if (s.validate && s.data_dictionary.empty()) s.data_dictionary = util::dictionary_dir();
+    else if (!s.data_dictionary.empty() && !folder.empty() && std::filesystem::path(s.data_dictionary).is_relative())
+      s.data_dictionary = (folder / s.data_dictionary).lexically_normal().string();
     try {
       s.check();
     } catch (const std::invalid_argument& e) {
       const std::string what = e.what();
       const auto colon = what.find(':');
-      fail(where, what.substr(0, colon), colon == std::string::npos ? what : what.substr(colon + 2));
+      r.fail(setting(where, what.substr(0, colon)), colon == std::string::npos ? what : what.substr(colon + 2));
     }
     for (const SessionSettings& other : c.sessions)
-      if (other.id() == s.id()) throw ConfigError(where + ": session " + s.id() + " configured twice");
+      if (other.id() == s.id()) r.fail(where, "session " + s.id() + " configured twice");
     c.sessions.push_back(std::move(s));
   }
   c.document = std::move(doc);
   return c;
 }
 
-std::string describe(const toml::parse_error& e, const std::string& name) {
-  std::ostringstream os;
-  os << name << ":" << e.source().begin.line << ":" << e.source().begin.column << ": " << e.description();
-  return os.str();
-}
-
 }  // namespace
 
 Config load_config(const std::string& path) {
-  toml::table doc;
-  try {
-    doc = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(describe(e, path));
-  }
-  return build(std::move(doc), path);
+  const TomlReader r(path, TomlReader::Wording::expected_got);
+  return build(r, r.parse_file(), std::filesystem::path(path).parent_path());
 }
 
 Config parse_config(std::string_view text, const std::string& name) {
-  toml::table doc;
-  try {
-    doc = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(describe(e, name));
-  }
-  return build(std::move(doc), name);
+  const TomlReader r(name, TomlReader::Wording::expected_got);
+  return build(r, r.parse(text), {});
 }
 
 }  // namespace kite::session

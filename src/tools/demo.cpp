@@ -11,6 +11,7 @@
 #include "kite/codec/codec.hpp"
 #include "kite/codec/dictionary.hpp"
 #include "kite/codec/validator.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::app {
 namespace {
@@ -182,8 +183,7 @@ int run(const std::string& dictionary_dir, int iterations) {
 
 int main(int argc, char** argv) {
   CLI::App app("kite-demo: decode, validate and encode sample FIX.4.4 messages with Kite's codec");
-  const char* env = std::getenv("KITE_DICTIONARY_DIR");
-  std::string dir = env != nullptr ? env : KITE_DEFAULT_DICTIONARY_DIR;
+  std::string dir = kite::util::dictionary_dir();
   int iterations = 100000;
   app.add_option("--dictionaries", dir, "folder with FIX44.xml")->capture_default_str();
   app.add_option("--iterations", iterations, "timed decode+validate runs at the end (0: none)")->capture_default_str();

@@ -27,10 +27,7 @@
 #include "kite/codec/group.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/codec/validator.hpp"
-
-#ifndef KITE_DEFAULT_DICTIONARY_DIR
-#define KITE_DEFAULT_DICTIONARY_DIR "../shared/dictionaries"
-#endif
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::tools {
 namespace {
@@ -320,14 +317,13 @@ int main(int argc, char** argv) {
       "Fields may be separated by SOH, '|' or \"^A\"; text before 8= on a line is shown as a prefix.\n"
       "Exit status: 0 all messages valid, 1 some invalid (or rejected with --validate), 2 input error."};
   std::vector<std::string> files;
-  const char* env_dir = std::getenv("KITE_DICTIONARY_DIR");
-  std::string dict_dir = env_dir != nullptr ? env_dir : KITE_DEFAULT_DICTIONARY_DIR;
+  std::string dict_dir = kite::util::dictionary_dir();
   bool validate = false;
   bool no_color = false;
   app.add_option("files", files, "Input files (default: stdin; '-' is stdin)");
   app.add_option("--dict-dir", dict_dir,
                  "Folder with FIX42.xml, FIX44.xml, FIXT11.xml, FIX50SP2.xml (default: $KITE_DICTIONARY_DIR, "
-                 "else the configured one)");
+                 "else the installed share/kite/dictionaries, else the build's configured folder)");
   app.add_flag("--validate", validate, "Validate each message against its dictionary and show the first failure");
   app.add_flag("--no-color", no_color, "Plain text (colour is used only on a terminal)");
   CLI11_PARSE(app, argc, argv);

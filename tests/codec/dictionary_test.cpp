@@ -15,14 +15,12 @@
 
 #include "kite/codec/data_pairs.hpp"
 #include "kite/codec/fix.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::codec {
 namespace {
 
-std::string dict_dir() {
-  const char* d = std::getenv("KITE_DICTIONARY_DIR");
-  return d != nullptr ? d : "../shared/dictionaries";
-}
+std::string dict_dir() { return util::dictionary_dir(); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/kite_dict_" + name;

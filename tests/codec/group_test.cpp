@@ -10,6 +10,7 @@
 
 #include "fix_text.hpp"
 #include "kite/codec/framer.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::codec {
 namespace {
@@ -20,8 +21,7 @@ const Dictionary& dict(const char* file) {
   static std::vector<std::pair<std::string, DictionaryLoad>> cache;
   for (auto& [name, d] : cache)
     if (name == file) return *d.dictionary;
-  const char* dir = std::getenv("KITE_DICTIONARY_DIR");
-  DictionaryLoad d = Dictionary::load(std::string(dir != nullptr ? dir : "../shared/dictionaries") + "/" + file);
+  DictionaryLoad d = Dictionary::load(util::dictionary_dir() + "/" + file);
   if (!d) throw std::runtime_error(d.error);
   cache.emplace_back(file, std::move(d));
   return *cache.back().second.dictionary;

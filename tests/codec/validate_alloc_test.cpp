@@ -15,16 +15,14 @@
 #include "kite/codec/group.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/codec/validator.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::codec {
 namespace {
 
 using testing::fix_message;
 
-std::string dict_dir() {
-  const char* d = std::getenv("KITE_DICTIONARY_DIR");
-  return d != nullptr ? d : "../shared/dictionaries";
-}
+std::string dict_dir() { return util::dictionary_dir(); }
 
 const std::string kHdr = "49=CLIENT|56=KITE|34=7|52=20240315-09:30:00.123|";
 

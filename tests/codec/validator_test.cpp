@@ -11,16 +11,14 @@
 #include "fix_text.hpp"
 #include "kite/codec/framer.hpp"
 #include "kite/codec/header.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace kite::codec {
 namespace {
 
 using testing::fix_message;
 
-std::string dict_dir() {
-  const char* d = std::getenv("KITE_DICTIONARY_DIR");
-  return d != nullptr ? d : "../shared/dictionaries";
-}
+std::string dict_dir() { return util::dictionary_dir(); }
 
 const Dictionary& fix42() {
   static const DictionaryLoad d = Dictionary::load(dict_dir() + "/FIX42.xml");

@@ -19,6 +19,7 @@
 #include "kite/codec/group.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/codec/validator.hpp"
+#include "kite/util/dictionary_dir.hpp"
 
 namespace {
 
@@ -71,8 +72,7 @@ void walk(const FieldIndex& ix, const GroupView& g, std::uint32_t lo, std::uint3
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* env = std::getenv("KITE_DICTIONARY_DIR");
-  const std::string dir = env != nullptr ? env : "../shared/dictionaries";
+  const std::string dir = kite::util::dictionary_dir();
   load(g_fix42, Dictionary::load(dir + "/FIX42.xml"));
   load(g_fix44, Dictionary::load(dir + "/FIX44.xml"));
   load(g_fixt, Dictionary::load(dir + "/FIXT11.xml", dir + "/FIX50SP2.xml"));

@@ -16,6 +16,7 @@
 #include "kite/codec/dictionary.hpp"
 #include "kite/codec/group.hpp"
 #include "kite/codec/validator.hpp"
+#include "kite/util/dictionary_dir.hpp"
 #include "quickfix_peer.hpp"
 
 namespace kite::interop {
@@ -24,8 +25,7 @@ namespace {
 using namespace kite::codec;
 
 std::string dictionary_dir() {
-  const char* d = std::getenv("KITE_DICTIONARY_DIR");
-  return d != nullptr ? d : "../shared/dictionaries";
+  return util::dictionary_dir();
 }
 
 std::string printable(std::string s) {

@@ -10,13 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "kite/util/config_error.hpp"
+
 namespace kite::lab {
 
-/// Thrown by every loader; what() reads "FILE: KEY: problem".
-class ConfigError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
+/// Thrown by every loader; what() reads "FILE: KEY: problem" (util/toml_reader.hpp).
+using ConfigError = util::ConfigError;
 
 /// A set of CPU numbers, written "0-3,8" or as a TOML array of integers.
 using CoreSet = std::vector<int>;

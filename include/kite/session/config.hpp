@@ -8,20 +8,17 @@
 // value, missing required setting.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kite/util/toml.hpp"
+#include "kite/util/config_error.hpp"
 
 #include "kite/session/settings.hpp"
 
 namespace kite::session {
 
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using ConfigError = util::ConfigError;
 
 struct Config {
   std::string path;

@@ -1,0 +1,15 @@
+// The error of a configuration file that cannot be used (util/toml_reader.hpp
+// builds its one-line message). kite::session::ConfigError and
+// kite::lab::ConfigError name this type.
+#pragma once
+
+#include <stdexcept>
+
+namespace kite::util {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace kite::util
