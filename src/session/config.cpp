@@ -265,12 +265,12 @@ Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& 
 }  // namespace
 
 Config load_config(const std::string& path) {
-  const TomlReader r(path, TomlReader::Wording::expected_got);
+  const TomlReader r(path);
   return build(r, r.parse_file(), std::filesystem::path(path).parent_path());
 }
 
 Config parse_config(std::string_view text, const std::string& name) {
-  const TomlReader r(name, TomlReader::Wording::expected_got);
+  const TomlReader r(name);
   return build(r, r.parse(text), {});
 }
 

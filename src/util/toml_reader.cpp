@@ -26,7 +26,7 @@ std::string type_name(const toml::node& n) {
   }
 }
 
-TomlReader::TomlReader(std::string file, Wording wording) : file_(std::move(file)), wording_(wording) {}
+TomlReader::TomlReader(std::string file) : file_(std::move(file)) {}
 
 toml::table TomlReader::parse(std::string_view text) const {
   try {
@@ -58,8 +58,7 @@ void TomlReader::fail(const toml::node& at, const std::string& path, const std::
 }
 
 void TomlReader::wrong_type(const toml::node& n, const std::string& path, const std::string& wanted) const {
-  if (wording_ == Wording::expected_got) fail(n, path, "expected " + wanted + ", got " + type_name(n));
-  fail(n, path, "must be " + wanted + ", found " + type_name(n));
+  fail(n, path, "expected " + wanted + ", got " + type_name(n));
 }
 
 std::string TomlReader::expect_string(const toml::node& n, const std::string& path) const {
@@ -101,8 +100,7 @@ std::vector<std::string> TomlReader::expect_strings(const toml::node& n, const s
       continue;
     }
     const std::string element = "an element that is " + type_name(e);
-    if (wording_ == Wording::expected_got) fail(e, path, "expected an array of strings, got " + element);
-    fail(e, path, "must be an array of strings, found " + element);
+    fail(e, path, "expected an array of strings, got " + element);
   }
   return out;
 }

@@ -104,7 +104,7 @@ TEST(MachineFile, rejectsWrongTypesUnknownTransportsAndBadNetworks) {
     EXPECT_THAT(error_of([&] { parse_machine(head + "[transports]\navailable=['kernel','dpdk']\n", "m"); }),
                 HasSubstr("unknown transport 'dpdk'"));
     EXPECT_THAT(error_of([&] { parse_machine(head + "[transports.kernel]\nbusy_poll_usecs='50'\n", "m"); }),
-                HasSubstr("transports.kernel.busy_poll_usecs: must be an integer, found a string"));
+                HasSubstr("transports.kernel.busy_poll_usecs: expected an integer, got a string"));
     EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='netns'\nserver_addr='192.168.1.1'\n", "m"); }),
                 HasSubstr("10.77.0.0/16"));
     EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='nic'\n", "m"); }), HasSubstr("network.nic"));
@@ -118,8 +118,8 @@ TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
     EXPECT_NO_THROW(parse_matrix(ok, "q.toml"));
     EXPECT_THAT(error_of([&] { parse_matrix(ok + "run=3\n", "q.toml"); }), HasSubstr("q.toml: run: unknown key"));
     EXPECT_THAT(error_of([&] { parse_matrix(ok + "runs='3'\n", "q.toml"); }),
-                HasSubstr("runs: must be an integer, found a string"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "[open]\nrate=1.5\n", "q.toml"); }), HasSubstr("open.rate: must be an integer"));
+                HasSubstr("runs: expected an integer, got a string"));
+    EXPECT_THAT(error_of([&] { parse_matrix(ok + "[open]\nrate=1.5\n", "q.toml"); }), HasSubstr("open.rate: expected an integer"));
     EXPECT_THAT(error_of([] { parse_matrix("flavours=['cpp']\ntransports=['kernel']\nmodels=['pool','ring']\nloops=['open']\n", "q"); }),
                 HasSubstr("models: unknown model 'ring'"));
     EXPECT_THAT(error_of([] { parse_matrix("flavours=['cpp']\ntransports=['tcp']\nmodels=['pool']\nloops=['open']\n", "q"); }),

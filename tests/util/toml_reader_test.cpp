@@ -27,8 +27,8 @@ TEST(TomlReader, wrongTypeNamesFileKeyTypeAndLine) {
   const TomlReader r("a.toml");
   const toml::table t = r.parse("x = 1\n[cores]\nserver = \"two\"\n");
   EXPECT_EQ(error_of([&] { r.integer(*r.table(t, "cores", ""), "server", "cores."); }),
-            "a.toml: cores.server: must be an integer, found a string (line 3)");
-  const TomlReader q("b.toml", TomlReader::Wording::expected_got);
+            "a.toml: cores.server: expected an integer, got a string (line 3)");
+  const TomlReader q("b.toml");
   EXPECT_EQ(error_of([&] { q.expect_string(*t.get("x"), "session 1: setting X"); }),
             "b.toml: session 1: setting X: expected a string, got an integer (line 1)");
 }
@@ -45,7 +45,7 @@ TEST(TomlReader, readsTypedValuesAndLeavesAbsentKeysEmpty) {
   EXPECT_EQ(error_of([&] { r.expect_integer(*t.get("n"), "n", 4, 9); }), "a.toml: n: value 3 out of range 4..9 (line 1)");
   const toml::table mixed = r.parse("l = [\"x\", 1]\n");
   EXPECT_EQ(error_of([&] { r.strings(mixed, "l", ""); }),
-            "a.toml: l: must be an array of strings, found an element that is an integer (line 1)");
+            "a.toml: l: expected an array of strings, got an element that is an integer (line 1)");
 }
 
 TEST(TomlReader, unknownKeyListsTheKnownOnes) {

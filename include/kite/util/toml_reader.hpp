@@ -28,13 +28,9 @@ std::string type_name(const toml::node& n);
 
 class TomlReader {
  public:
-  // How a value of the wrong type is reported: session files keep the
-  // "expected an integer, got a string" of docs/config.md, the lab's files
-  // "must be an integer, found a string" (docs/lab.md).
-  enum class Wording { expected_got, must_be_found };
-
-  // `file` is the path or the name that starts every message.
-  explicit TomlReader(std::string file, Wording wording = Wording::must_be_found);
+  // `file` is the path or the name that starts every message. A value of
+  // the wrong type reads "PATH: expected an integer, got a string (line N)".
+  explicit TomlReader(std::string file);
 
   const std::string& file() const noexcept { return file_; }
 
@@ -76,7 +72,6 @@ class TomlReader {
 
  private:
   std::string file_;
-  Wording wording_;
 };
 
 }  // namespace kite::util
