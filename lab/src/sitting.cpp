@@ -773,6 +773,27 @@ std::optional<CellOutcome> done_before(const Context& c, const Cell& cell) {
     }
 }
 
+// The result of a cell that was not measured: its state, its marker when marked, and why.
+json unmeasured_result(const Cell& cell, CellState state, const std::string& marker, const std::string& why) {
+    json j = cell_base(cell);
+    if (!marker.empty()) j["marker"] = marker;
+    j["verdict"] = nullptr;
+    j["lab"] = {{"state", to_string(state)}, {"reason", why}};
+    return j;
+}
+
+// Writes the result of a cell that was never run; returns its outcome.
+CellOutcome record_unrun(const Context& c, const Cell& cell, CellState state, const std::string& marker,
+                         const std::string& why) {
+    write_cell(c, cell, unmeasured_result(cell, state, marker, why));
+    CellOutcome o;
+    o.cell = cell;
+    o.state = state;
+    o.marker = marker;
+    o.reason = why;
+    return o;
+}
+
 // Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour).
 std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell) {
     std::string marker = marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour));
@@ -781,17 +802,7 @@ std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell
                       : marker == "noshard"      ? cell.transport + " cannot run the shard model"
                       : marker == "unmeasurable" ? "this host lacks " + cell.transport
                                                  : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
-    json j = cell_base(cell);
-    j["marker"] = marker;
-    j["verdict"] = nullptr;
-    j["lab"] = {{"state", to_string(CellState::marked)}, {"reason", why}};
-    write_cell(c, cell, j);
-    CellOutcome o;
-    o.cell = cell;
-    o.state = CellState::marked;
-    o.marker = marker;
-    o.reason = why;
-    return o;
+    return record_unrun(c, cell, CellState::marked, marker, why);
 }
 
 // Records a cell whose server or client binary is not built.
@@ -806,14 +817,7 @@ std::optional<CellOutcome> unbuilt_if_missing(Context& c, const Cell& cell, std:
         why = "client binary " + rel(c.client_path, opt.source_dir) + " is not built";
     else
         return std::nullopt;
-    json j = cell_base(cell);
-    j["verdict"] = nullptr;
-    j["lab"] = {{"state", to_string(CellState::unbuilt)}, {"reason", why}};
-    write_cell(c, cell, j);
-    CellOutcome o;
-    o.cell = cell;
-    o.state = CellState::unbuilt;
-    o.reason = why;
+    CellOutcome o = record_unrun(c, cell, CellState::unbuilt, "", why);
     c.progress.show(cell_prefix(index, c.progress.total) + cell.id() + ": unbuilt: " + why, true);
     return o;
 }
@@ -879,19 +883,17 @@ json measured_result(const Context& c, const Attempts& t, json& stamp) {
 // Writes the cell's result file from its attempts; returns its outcome.
 CellOutcome record_cell(const Context& c, const Cell& cell, const Attempts& t, json& stamp) {
     const Attempt& a = t.last;
-    json j = cell_base(cell);
+    json j;
     CellOutcome o;
     o.cell = cell;
     if (a.end == AttemptEnd::unsupported) {
-        j["marker"] = "unsupported";
-        j["verdict"] = nullptr;
-        j["lab"] = {{"state", to_string(CellState::marked)}, {"reason", "the server says: " + a.reason}};
+        j = unmeasured_result(cell, CellState::marked, "unsupported", "the server says: " + a.reason);
         o.state = CellState::marked;
         o.marker = "unsupported";
         o.reason = a.reason;
     } else if (a.end == AttemptEnd::error) {
-        j["verdict"] = nullptr;
-        j["lab"] = {{"state", to_string(CellState::error)}, {"reason", a.reason}, {"attempts", t.failures}};
+        j = unmeasured_result(cell, CellState::error, "", a.reason);
+        j["lab"]["attempts"] = t.failures;
         j["stamp"] = {{"sitting", c.sitting_stamp}, {"effective", a.effective}};
         o.state = CellState::error;
         o.reason = a.reason;
