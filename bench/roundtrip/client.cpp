@@ -39,8 +39,10 @@ struct Client::Scratch {
   std::vector<epoll_event> events;
 };
 
-struct Client::Session {
-  Session(unsigned comp_index, unsigned cap)
+// One TCP connection to the server, carrying one FIX initiator session: its
+// buffers, its orders awaiting replies and (open loop) its held-back slots.
+struct Client::Connection {
+  Connection(unsigned comp_index, unsigned cap)
       : header(codec::HeaderFields{"FIX.4.4", client_comp_id(comp_index), std::string(kServerCompID), {}, {}, {}, {}}),
         writer(header),
         rx(new char[kRxSize]),
@@ -48,7 +50,7 @@ struct Client::Session {
         ring(new InFlight[cap]),
         ring_cap(cap),
         backlog(new std::int64_t[kBacklog]) {}
-  ~Session() {
+  ~Connection() {
     if (fd >= 0) ::close(fd);
   }
   codec::HeaderTemplate header;
@@ -74,7 +76,7 @@ struct Client::Session {
 Client::Client(const ClientOptions& o, const Clock& clock) : o_(o), clock_(clock), scratch_(new Scratch) {}
 
 Client::~Client() {
-  sessions_.clear();
+  connections_.clear();
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
@@ -130,19 +132,19 @@ bool Client::connect(std::string& error) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   const std::int64_t deadline = Clock::monotonic_ns() + static_cast<std::int64_t>(o_.connect_timeout_s * 1e9);
   for (unsigned k = 0; k < o_.sessions; ++k) {
-    auto s = std::make_unique<Session>(o_.first_session + k, cap);
-    s->fd = connect_one(o_, deadline, error);
-    if (s->fd < 0) return false;
+    auto c = std::make_unique<Connection>(o_.first_session + k, cap);
+    c->fd = connect_one(o_, deadline, error);
+    if (c->fd < 0) return false;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = k;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->fd, &ev);
-    s->tx_tail = write_logon(s->writer, s->tx.get(), kTxSize, s->seq++, codec::utc_now_ns());
-    sessions_.push_back(std::move(s));
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+    c->tx_tail = write_logon(c->writer, c->tx.get(), kTxSize, c->seq++, codec::utc_now_ns());
+    connections_.push_back(std::move(c));
   }
   // Logon every session, then wait for every Logon answer.
   unsigned pending = o_.sessions;
-  for (auto& s : sessions_) flush(*s);
+  for (auto& c : connections_) flush(*c);
   while (pending > 0) {
     const std::int64_t now = Clock::monotonic_ns();
     if (now > deadline) {
@@ -152,62 +154,62 @@ bool Client::connect(std::string& error) {
     }
     const int n = ::epoll_wait(epoll_fd_, scratch_->events.data(), static_cast<int>(o_.sessions), 50);
     for (int i = 0; i < n; ++i) {
-      Session& s = *sessions_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
-      const bool was = s.logged_on;
-      if (!read(s, clock_.now_ns(), error)) return false;
-      if (!was && s.logged_on) --pending;
+      Connection& c = *connections_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
+      const bool was = c.logged_on;
+      if (!read(c, clock_.now_ns(), error)) return false;
+      if (!was && c.logged_on) --pending;
     }
-    for (auto& s : sessions_) flush(*s);
+    for (auto& c : connections_) flush(*c);
   }
   return true;
 }
 
-bool Client::flush(Session& s) noexcept {
-  while (s.tx_head < s.tx_tail) {
-    const ssize_t n = ::send(s.fd, s.tx.get() + s.tx_head, s.tx_tail - s.tx_head, MSG_NOSIGNAL);
+bool Client::flush(Connection& c) noexcept {
+  while (c.tx_head < c.tx_tail) {
+    const ssize_t n = ::send(c.fd, c.tx.get() + c.tx_head, c.tx_tail - c.tx_head, MSG_NOSIGNAL);
     if (n > 0) {
-      s.tx_head += static_cast<std::size_t>(n);
+      c.tx_head += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    s.closed = true;
+    c.closed = true;
     return false;
   }
-  if (s.tx_head == s.tx_tail) s.tx_head = s.tx_tail = 0;
+  if (c.tx_head == c.tx_tail) c.tx_head = c.tx_tail = 0;
   return true;
 }
 
-bool Client::send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) noexcept {
-  if (s.tx_tail + kMaxMessage > kTxSize) {
+bool Client::send_order(Connection& c, std::int64_t slot_ns, std::uint32_t phase) noexcept {
+  if (c.tx_tail + kMaxMessage > kTxSize) {
     // The socket has not taken earlier bytes: compact, and if still full the
     // order cannot be sent now (counted like a cap hit).
-    std::memmove(s.tx.get(), s.tx.get() + s.tx_head, s.tx_tail - s.tx_head);
-    s.tx_tail -= s.tx_head;
-    s.tx_head = 0;
-    if (s.tx_tail + kMaxMessage > kTxSize) return false;
+    std::memmove(c.tx.get(), c.tx.get() + c.tx_head, c.tx_tail - c.tx_head);
+    c.tx_tail -= c.tx_head;
+    c.tx_head = 0;
+    if (c.tx_tail + kMaxMessage > kTxSize) return false;
   }
   const std::size_t n =
-      write_order(s.writer, s.tx.get() + s.tx_tail, kMaxMessage, s.seq, codec::utc_now_ns(), s.next_clordid);
+      write_order(c.writer, c.tx.get() + c.tx_tail, kMaxMessage, c.seq, codec::utc_now_ns(), c.next_clordid);
   if (n == 0) return false;
-  ++s.seq;
-  ++s.next_clordid;
-  s.tx_tail += n;
+  ++c.seq;
+  ++c.next_clordid;
+  c.tx_tail += n;
   const std::int64_t send_ns = clock_.now_ns();
-  InFlight& f = s.ring[(s.ring_head + s.ring_size) % s.ring_cap];
+  InFlight& f = c.ring[(c.ring_head + c.ring_size) % c.ring_cap];
   f = {slot_ns, send_ns, phase};
-  ++s.ring_size;
+  ++c.ring_size;
   ++in_flight_;
   ++phases_[phase].sent;
   ++sent_total_;
-  s.last_send_ns = send_ns;
-  flush(s);
+  c.last_send_ns = send_ns;
+  flush(c);
   return true;
 }
 
 bool Client::backlog_left() const noexcept {
-  for (const auto& s : sessions_)
-    if (s->bl_size > 0) return true;
+  for (const auto& c : connections_)
+    if (c->bl_size > 0) return true;
   return false;
 }
 
@@ -220,10 +222,10 @@ std::uint32_t Client::phase_of(std::int64_t t) const noexcept {
 bool Client::run_complete(std::uint32_t run, std::int64_t now) const noexcept {
   if (now < warm_end_ns_ + run_ns_ * static_cast<std::int64_t>(run)) return false;
   // Rings and backlogs are oldest first: only their heads can still belong to the run.
-  for (const auto& sp : sessions_) {
-    const Session& s = *sp;
-    if (s.ring_size > 0 && s.ring[s.ring_head].phase <= run) return false;
-    if (s.bl_size > 0 && phase_of(s.backlog[s.bl_head]) <= run) return false;
+  for (const auto& cp : connections_) {
+    const Connection& c = *cp;
+    if (c.ring_size > 0 && c.ring[c.ring_head].phase <= run) return false;
+    if (c.bl_size > 0 && phase_of(c.backlog[c.bl_head]) <= run) return false;
   }
   return true;
 }
@@ -233,43 +235,43 @@ void Client::note_in_flight(std::int64_t now) noexcept {
   if (in_flight_ > p.max_in_flight) p.max_in_flight = in_flight_;
 }
 
-bool Client::read(Session& s, std::int64_t now, std::string& error) noexcept {
+bool Client::read(Connection& c, std::int64_t now, std::string& error) noexcept {
   while (true) {
-    const ssize_t n = ::recv(s.fd, s.rx.get() + s.rx_len, kRxSize - s.rx_len, 0);
+    const ssize_t n = ::recv(c.fd, c.rx.get() + c.rx_len, kRxSize - c.rx_len, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
       error = std::string("recv: ") + std::strerror(errno);
-      s.closed = true;
+      c.closed = true;
       return false;
     }
     if (n == 0) {
-      s.closed = true;
-      if (s.logged_out) return true;
+      c.closed = true;
+      if (c.logged_out) return true;
       error = "the server closed a session";
       return false;
     }
     // Replies arrived: one timestamp for all the bytes of this recv.
     if (measuring_) now = clock_.now_ns();
     ++reads_with_data_;
-    s.rx_len += static_cast<std::size_t>(n);
+    c.rx_len += static_cast<std::size_t>(n);
     std::size_t at = 0;
-    while (at < s.rx_len) {
-      const codec::FrameResult fr = codec::frame(s.rx.get() + at, s.rx_len - at);
+    while (at < c.rx_len) {
+      const codec::FrameResult fr = codec::frame(c.rx.get() + at, c.rx_len - at);
       if (fr.status == codec::FrameStatus::incomplete) break;
       if (fr.status == codec::FrameStatus::invalid) {
         ++phases_[phase_of(now)].errors;
         at += fr.size;
         continue;
       }
-      if (!on_message(s, s.rx.get() + at, fr, now, error)) return false;
+      if (!on_message(c, c.rx.get() + at, fr, now, error)) return false;
       at += fr.size;
     }
     if (at > 0) {
-      std::memmove(s.rx.get(), s.rx.get() + at, s.rx_len - at);
-      s.rx_len -= at;
+      std::memmove(c.rx.get(), c.rx.get() + at, c.rx_len - at);
+      c.rx_len -= at;
     }
-    if (s.rx_len == kRxSize) {
+    if (c.rx_len == kRxSize) {
       error = "receive buffer full without a complete frame";
       return false;
     }
@@ -277,14 +279,14 @@ bool Client::read(Session& s, std::int64_t now, std::string& error) noexcept {
   }
 }
 
-void Client::on_execution_report(Session& s, bool accepted, std::int64_t now) noexcept {
-  if (s.ring_size == 0) {
+void Client::on_execution_report(Connection& c, bool accepted, std::int64_t now) noexcept {
+  if (c.ring_size == 0) {
     ++phases_[phase_of(now)].errors;
     return;
   }
-  const InFlight f = s.ring[s.ring_head];
-  s.ring_head = (s.ring_head + 1) % s.ring_cap;
-  --s.ring_size;
+  const InFlight f = c.ring[c.ring_head];
+  c.ring_head = (c.ring_head + 1) % c.ring_cap;
+  --c.ring_size;
   --in_flight_;
   Phase& p = phases_[f.phase];
   if (!accepted) {
@@ -294,11 +296,11 @@ void Client::on_execution_report(Session& s, bool accepted, std::int64_t now) no
     if (o_.open_loop) p.response.record(now - f.slot_ns);
   }
   if (!o_.open_loop) {
-    s.next_send_ns = o_.think_us > 0 ? now + static_cast<std::int64_t>(o_.think_us * 1000) : now;
+    c.next_send_ns = o_.think_us > 0 ? now + static_cast<std::int64_t>(o_.think_us * 1000) : now;
   }
 }
 
-bool Client::on_message(Session& s, const char* frame, const codec::FrameResult& fr, std::int64_t now,
+bool Client::on_message(Connection& c, const char* frame, const codec::FrameResult& fr, std::int64_t now,
                         std::string& error) noexcept {
   // The hot path: the frame is checked (BodyLength, CheckSum); an
   // ExecutionReport needs only its MsgType, the body's first field, and its
@@ -311,7 +313,7 @@ bool Client::on_message(Session& s, const char* frame, const codec::FrameResult&
     const std::string_view rest(body + kExecReport.size() - 1, body_len - kExecReport.size() + 1);
     const std::size_t at = rest.find(kExecType);
     const std::size_t v = at == std::string_view::npos ? rest.size() : at + kExecType.size();
-    on_execution_report(s, v + 1 < rest.size() && rest[v] == '0' && rest[v + 1] == codec::kSoh, now);
+    on_execution_report(c, v + 1 < rest.size() && rest[v] == '0' && rest[v + 1] == codec::kSoh, now);
     return true;
   }
   codec::FieldIndex& ix = scratch_->index;
@@ -324,30 +326,30 @@ bool Client::on_message(Session& s, const char* frame, const codec::FrameResult&
     switch (type[0]) {
       case '8': {  // not reached for a well-formed body (MsgType first): kept for the odd one
         std::string_view exec_type;
-        on_execution_report(s, ix.get(codec::tag::ExecType, exec_type) == codec::Get::ok && exec_type == "0", now);
+        on_execution_report(c, ix.get(codec::tag::ExecType, exec_type) == codec::Get::ok && exec_type == "0", now);
         return true;
       }
       case 'A':
-        s.logged_on = true;
+        c.logged_on = true;
         return true;
       case '0':
         return true;
       case '1': {  // TestRequest: answer with a Heartbeat carrying its TestReqID
         std::string_view id;
         ix.get(codec::tag::TestReqID, id);
-        if (s.tx_tail + kMaxMessage <= kTxSize) {
-          s.tx_tail += write_heartbeat(s.writer, s.tx.get() + s.tx_tail, kMaxMessage, s.seq++, codec::utc_now_ns(), id);
-          s.last_send_ns = now;
+        if (c.tx_tail + kMaxMessage <= kTxSize) {
+          c.tx_tail += write_heartbeat(c.writer, c.tx.get() + c.tx_tail, kMaxMessage, c.seq++, codec::utc_now_ns(), id);
+          c.last_send_ns = now;
         }
         return true;
       }
       case '5':
-        s.logged_out = true;
+        c.logged_out = true;
         if (measuring_) {
           error = "server logged out a session during the measurement";
           return false;
         }
-        if (!s.logged_on) {
+        if (!c.logged_on) {
           std::string_view text;
           ix.get(codec::tag::Text, text);
           error = "logon refused: " + std::string(text);
@@ -357,13 +359,13 @@ bool Client::on_message(Session& s, const char* frame, const codec::FrameResult&
       case '3':
       case 'j':
         // A reject of an order still counts as its (failed) answer.
-        if (s.ring_size > 0 && s.logged_on) {
-          const InFlight f = s.ring[s.ring_head];
-          s.ring_head = (s.ring_head + 1) % s.ring_cap;
-          --s.ring_size;
+        if (c.ring_size > 0 && c.logged_on) {
+          const InFlight f = c.ring[c.ring_head];
+          c.ring_head = (c.ring_head + 1) % c.ring_cap;
+          --c.ring_size;
           --in_flight_;
           ++phases_[f.phase].errors;
-          if (!o_.open_loop) s.next_send_ns = now;
+          if (!o_.open_loop) c.next_send_ns = now;
         }
         return true;
       default:
@@ -374,186 +376,244 @@ bool Client::on_message(Session& s, const char* frame, const codec::FrameResult&
   return true;
 }
 
+// The state of one measure(): the open-loop schedule, the end and the drain,
+// and the pass being timed for the client's own load.
+struct Client::Measurement {
+  std::int64_t end_ns = 0;       // no order is due at or after it
+  double interval_ns = 0;        // open loop: between two slots
+  std::uint64_t slot = 0;        // open loop: the next slot's number
+  std::int64_t next_slot_ns = 0;  // open loop: when it is due
+  bool stopping = false;         // past end_ns: only replies are awaited
+  std::int64_t drain_deadline = 0;
+  std::int64_t next_heartbeat_check = 0;
+  std::uint32_t reported = 0;  // runs handed to run_done_
+  // Each pass's time goes to the phase it started in, as busy when the pass
+  // sent or received something, else as idle.
+  std::int64_t pass_start = 0;
+  std::uint32_t pass_phase = 0;
+  bool pass_counted = false, pass_busy = false;
+};
+
+// The measure() steps below are inlined into its loop: the loop stays one
+// function, with no call per pass that it did not make before.
+
+[[gnu::always_inline]] inline void Client::end_pass(Measurement& m, std::int64_t now) noexcept {
+  if (!m.pass_counted) return;
+  ClientLoad& load = phases_[m.pass_phase].load;
+  (m.pass_busy ? load.busy_s : load.idle_s) += static_cast<double>(now - m.pass_start) * 1e-9;
+}
+
+[[gnu::always_inline]] inline void Client::begin_pass(Measurement& m, std::int64_t now) noexcept {
+  m.pass_start = now;
+  m.pass_phase = phase_of(now);
+  m.pass_counted = !m.stopping;
+  m.pass_busy = false;
+}
+
+// Every due slot is queued on its connection and sent at once unless the
+// in-flight cap holds it back; a held order keeps its slot, so its response
+// time includes the wait (no coordinated omission).
+[[gnu::always_inline]] inline void Client::queue_due_slots(Measurement& m, std::int64_t now) noexcept {
+  const std::size_t n = connections_.size();
+  while (m.next_slot_ns <= now && m.next_slot_ns < m.end_ns) {
+    Connection& c = *connections_[m.slot % n];
+    if (c.bl_size == kBacklog) {
+      ++phases_[phase_of(m.next_slot_ns)].errors;
+    } else {
+      c.backlog[(c.bl_head + c.bl_size) % kBacklog] = m.next_slot_ns;
+      ++c.bl_size;
+      if (c.ring_size + c.bl_size > c.ring_cap) ++phases_[phase_of(m.next_slot_ns)].cap_hits;
+    }
+    ++m.slot;
+    m.next_slot_ns = start_ns_ + static_cast<std::int64_t>(static_cast<double>(m.slot) * m.interval_ns);
+  }
+}
+
+// Open loop: sends the queued orders the in-flight cap lets through, oldest first.
+[[gnu::always_inline]] inline void Client::send_backlog() noexcept {
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    while (c.bl_size > 0 && c.ring_size < c.ring_cap) {
+      const std::int64_t due = c.backlog[c.bl_head];
+      if (!send_order(c, due, phase_of(due))) break;  // send buffer full: retry next cycle
+      c.bl_head = (c.bl_head + 1) % kBacklog;
+      --c.bl_size;
+    }
+  }
+}
+
+// Closed loop: each connection whose reply came (and think time passed) sends its next order.
+[[gnu::always_inline]] inline void Client::send_closed_loop_orders(std::int64_t now) noexcept {
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    if (c.ring_size == 0 && c.next_send_ns <= now) {
+      send_order(c, now, phase_of(now));
+      c.next_send_ns = INT64_MAX;
+    }
+  }
+}
+
+// Spinning polls with a zero timeout; blocking sleeps in the kernel until a
+// reply or the next due event (an order, a think time's end, the end of the
+// measurement), at most 10 ms so time checks stay fresh.
+[[gnu::always_inline]] inline long Client::poll_timeout_ns(const Measurement& m, std::int64_t now) const noexcept {
+  if (o_.spin) return 0;
+  std::int64_t wake = m.stopping ? m.drain_deadline : m.end_ns;
+  if (o_.open_loop && !m.stopping) wake = std::min(wake, m.next_slot_ns);
+  if (!o_.open_loop && !m.stopping)
+    for (auto& cp : connections_)
+      if (cp->ring_size == 0) wake = std::min(wake, cp->next_send_ns);
+  return static_cast<long>(std::clamp<std::int64_t>(wake - now, 0, 10'000'000));
+}
+
+// Reads the replies that arrived; `direct` (one connection, spinning) reads its
+// socket without epoll. False with a message when a connection failed.
+[[gnu::always_inline]] inline bool Client::read_replies(const Measurement& m, std::int64_t now, bool direct,
+                                                        bool& got_some, std::string& error) noexcept {
+  if (direct) {
+    const std::uint64_t reads_before = reads_with_data_;
+    const bool ok = read(*connections_[0], now, error);
+    got_some = reads_with_data_ != reads_before;
+    return ok;
+  }
+  const timespec timeout{0, poll_timeout_ns(m, now)};
+  const int n = ::epoll_pwait2(epoll_fd_, scratch_->events.data(), static_cast<int>(connections_.size()), &timeout,
+                               nullptr);
+  got_some = n > 0;
+  for (int i = 0; i < n; ++i)
+    if (!read(*connections_[scratch_->events[static_cast<std::size_t>(i)].data.u32], now, error)) return false;
+  return true;
+}
+
+[[gnu::always_inline]] inline void Client::count_poll(Measurement& m, bool got_some) noexcept {
+  if (m.pass_counted) {
+    ClientLoad& load = phases_[m.pass_phase].load;
+    ++load.polls;
+    if (!got_some) ++load.empty_polls;
+  }
+  m.pass_busy = m.pass_busy || got_some;
+}
+
+// Sends what the sockets did not take earlier. False with a message when a connection is lost.
+[[gnu::always_inline]] inline bool Client::flush_all(std::string& error) noexcept {
+  bool ok = true;
+  for (auto& cp : connections_)
+    if (cp->tx_head < cp->tx_tail && !flush(*cp)) {
+      error = "send failed: connection lost";
+      ok = false;
+    }
+  return ok;
+}
+
+[[gnu::always_inline]] inline void Client::report_complete_runs(Measurement& m, std::int64_t now) noexcept {
+  while (run_done_ && m.reported < o_.runs && run_complete(m.reported + 1, now)) {
+    ++m.reported;
+    run_done_(run_done_ctx_, m.reported, o_.runs, phases_[m.reported]);
+  }
+}
+
+// Once a second: a Heartbeat on each connection that sent nothing for HeartBtInt.
+[[gnu::always_inline]] inline void Client::send_heartbeats(Measurement& m, std::int64_t now) noexcept {
+  if (now < m.next_heartbeat_check) return;
+  m.next_heartbeat_check = now + kSecond;
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    if (now - c.last_send_ns > static_cast<std::int64_t>(kHeartBtInt) * kSecond && c.tx_tail + kMaxMessage <= kTxSize) {
+      c.tx_tail += write_heartbeat(c.writer, c.tx.get() + c.tx_tail, kMaxMessage, c.seq++, codec::utc_now_ns(), {});
+      c.last_send_ns = now;
+      flush(c);
+    }
+  }
+}
+
+// After the measurement: orders never answered, or due and never sent, are errors of their phase.
+void Client::count_unanswered() noexcept {
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    for (; c.bl_size > 0; --c.bl_size, c.bl_head = (c.bl_head + 1) % kBacklog)
+      ++phases_[phase_of(c.backlog[c.bl_head])].errors;
+    while (c.ring_size > 0) {
+      ++phases_[c.ring[c.ring_head].phase].errors;
+      c.ring_head = (c.ring_head + 1) % c.ring_cap;
+      --c.ring_size;
+    }
+  }
+  in_flight_ = 0;
+}
+
 bool Client::measure(std::string& error) {
-  const std::size_t n_sessions = sessions_.size();
   std::int64_t now = clock_.now_ns();
   start_ns_ = now;
   warm_end_ns_ = now + static_cast<std::int64_t>(o_.warmup_s * 1e9);
   run_ns_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(o_.duration_s * 1e9));
-  const std::int64_t end_ns = warm_end_ns_ + run_ns_ * o_.runs;
-  const double interval = o_.open_loop ? 1e9 / o_.rate : 0;
-  std::uint64_t slot = 0;
-  std::int64_t next_slot = start_ns_;
-  for (auto& s : sessions_) s->next_send_ns = start_ns_;
+  Measurement m;
+  m.end_ns = warm_end_ns_ + run_ns_ * o_.runs;
+  m.interval_ns = o_.open_loop ? 1e9 / o_.rate : 0;
+  m.next_slot_ns = start_ns_;
+  m.next_heartbeat_check = now + kSecond;
+  for (auto& c : connections_) c->next_send_ns = start_ns_;
+  const bool direct = connections_.size() == 1 && o_.spin;
   measuring_ = true;
-  bool stopping = false;
-  std::int64_t drain_deadline = 0;
-  std::int64_t next_heartbeat_check = now + kSecond;
-  const bool direct = n_sessions == 1 && o_.spin;
   bool ok = true;
-  std::uint32_t reported = 0;  // runs handed to run_done_
-  // The client's own load: each pass's time goes to the phase it started in,
-  // as busy when the pass sent or received something, else as idle.
-  std::int64_t pass_start = 0;
-  std::uint32_t pass_phase = 0;
-  bool pass_counted = false, pass_busy = false;
-
   while (ok) {
     now = clock_.now_ns();
-    if (pass_counted) {
-      ClientLoad& load = phases_[pass_phase].load;
-      (pass_busy ? load.busy_s : load.idle_s) += static_cast<double>(now - pass_start) * 1e-9;
+    end_pass(m, now);
+    if (!m.stopping && now >= m.end_ns) {
+      m.stopping = true;
+      m.drain_deadline = now + static_cast<std::int64_t>(o_.drain_timeout_s * 1e9);
     }
-    if (!stopping && now >= end_ns) {
-      stopping = true;
-      drain_deadline = now + static_cast<std::int64_t>(o_.drain_timeout_s * 1e9);
-    }
-    if (stopping && ((in_flight_ == 0 && !backlog_left()) || now >= drain_deadline)) break;
-    pass_start = now;
-    pass_phase = phase_of(now);
-    pass_counted = !stopping;
-    pass_busy = false;
+    if (m.stopping && ((in_flight_ == 0 && !backlog_left()) || now >= m.drain_deadline)) break;
+    begin_pass(m, now);
+
     const std::uint64_t sent_before = sent_total_;
-
-    if (!stopping) {
-      if (o_.open_loop) {
-        // Every due slot is queued on its session and sent at once unless
-        // the in-flight cap holds it back; a held order keeps its slot, so
-        // its response time includes the wait (no coordinated omission).
-        while (next_slot <= now && next_slot < end_ns) {
-          Session& s = *sessions_[slot % n_sessions];
-          if (s.bl_size == kBacklog) {
-            ++phases_[phase_of(next_slot)].errors;
-          } else {
-            s.backlog[(s.bl_head + s.bl_size) % kBacklog] = next_slot;
-            ++s.bl_size;
-            if (s.ring_size + s.bl_size > s.ring_cap) ++phases_[phase_of(next_slot)].cap_hits;
-          }
-          ++slot;
-          next_slot = start_ns_ + static_cast<std::int64_t>(static_cast<double>(slot) * interval);
-        }
-      } else {
-        for (auto& sp : sessions_) {
-          Session& s = *sp;
-          if (s.ring_size == 0 && s.next_send_ns <= now) {
-            send_order(s, now, phase_of(now));
-            s.next_send_ns = INT64_MAX;
-          }
-        }
-        note_in_flight(now);
-      }
+    if (o_.open_loop) {
+      if (!m.stopping) queue_due_slots(m, now);
+      send_backlog();
+      note_in_flight(now);
+    } else if (!m.stopping) {
+      send_closed_loop_orders(now);
+      note_in_flight(now);
     }
+    m.pass_busy = sent_total_ != sent_before;
 
-    if (o_.open_loop)
-      for (auto& sp : sessions_) {
-        Session& s = *sp;
-        while (s.bl_size > 0 && s.ring_size < s.ring_cap) {
-          const std::int64_t due = s.backlog[s.bl_head];
-          if (!send_order(s, due, phase_of(due))) break;  // send buffer full: retry next cycle
-          s.bl_head = (s.bl_head + 1) % kBacklog;
-          --s.bl_size;
-        }
-      }
-    if (o_.open_loop) note_in_flight(now);
-    pass_busy = sent_total_ != sent_before;
-    bool polled_something = false;
-
-    if (direct) {
-      const std::uint64_t reads_before = reads_with_data_;
-      if (!read(*sessions_[0], now, error)) ok = false;
-      polled_something = reads_with_data_ != reads_before;
-    } else {
-      // Spinning polls with a zero timeout; blocking sleeps in the kernel
-      // until a reply or the next due event (an order, a think time's end,
-      // the end of the measurement), at most 10 ms so time checks stay fresh.
-      timespec timeout{0, 0};
-      if (!o_.spin) {
-        std::int64_t wake = stopping ? drain_deadline : end_ns;
-        if (o_.open_loop && !stopping) wake = std::min(wake, next_slot);
-        if (!o_.open_loop && !stopping)
-          for (auto& sp : sessions_)
-            if (sp->ring_size == 0) wake = std::min(wake, sp->next_send_ns);
-        timeout.tv_nsec = static_cast<long>(std::clamp<std::int64_t>(wake - now, 0, 10'000'000));
-      }
-      const int n = ::epoll_pwait2(epoll_fd_, scratch_->events.data(), static_cast<int>(n_sessions), &timeout, nullptr);
-      polled_something = n > 0;
-      for (int i = 0; i < n && ok; ++i) {
-        Session& s = *sessions_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
-        if (!read(s, now, error)) ok = false;
-      }
-    }
-    if (pass_counted) {
-      ClientLoad& load = phases_[pass_phase].load;
-      ++load.polls;
-      if (!polled_something) ++load.empty_polls;
-    }
-    pass_busy = pass_busy || polled_something;
-    for (auto& sp : sessions_)
-      if (sp->tx_head < sp->tx_tail && !flush(*sp)) {
-        error = "send failed: connection lost";
-        ok = false;
-      }
-
-    while (run_done_ && reported < o_.runs && run_complete(reported + 1, now)) {
-      ++reported;
-      run_done_(run_done_ctx_, reported, o_.runs, phases_[reported]);
-    }
-
-    if (now >= next_heartbeat_check) {
-      next_heartbeat_check = now + kSecond;
-      for (auto& sp : sessions_) {
-        Session& s = *sp;
-        if (now - s.last_send_ns > static_cast<std::int64_t>(kHeartBtInt) * kSecond &&
-            s.tx_tail + kMaxMessage <= kTxSize) {
-          s.tx_tail += write_heartbeat(s.writer, s.tx.get() + s.tx_tail, kMaxMessage, s.seq++, codec::utc_now_ns(), {});
-          s.last_send_ns = now;
-          flush(s);
-        }
-      }
-    }
+    bool got_some = false;
+    if (!read_replies(m, now, direct, got_some, error)) ok = false;
+    count_poll(m, got_some);
+    if (!flush_all(error)) ok = false;
+    report_complete_runs(m, now);
+    send_heartbeats(m, now);
   }
   measuring_ = false;
-  // Orders never answered, or due and never sent, are errors of their phase.
-  for (auto& sp : sessions_) {
-    Session& s = *sp;
-    for (; s.bl_size > 0; --s.bl_size, s.bl_head = (s.bl_head + 1) % kBacklog)
-      ++phases_[phase_of(s.backlog[s.bl_head])].errors;
-    while (s.ring_size > 0) {
-      ++phases_[s.ring[s.ring_head].phase].errors;
-      s.ring_head = (s.ring_head + 1) % s.ring_cap;
-      --s.ring_size;
-    }
-  }
-  in_flight_ = 0;
+  count_unanswered();
   if (ok && run_done_)
-    for (++reported; reported <= o_.runs; ++reported) run_done_(run_done_ctx_, reported, o_.runs, phases_[reported]);
+    for (++m.reported; m.reported <= o_.runs; ++m.reported) run_done_(run_done_ctx_, m.reported, o_.runs, phases_[m.reported]);
   return ok;
 }
 
 void Client::logout() noexcept {
-  for (auto& sp : sessions_) {
-    Session& s = *sp;
-    if (s.closed || s.fd < 0) continue;
-    if (s.tx_tail + kMaxMessage <= kTxSize)
-      s.tx_tail += write_logout(s.writer, s.tx.get() + s.tx_tail, kMaxMessage, s.seq++, codec::utc_now_ns());
-    flush(s);
+  for (auto& cp : connections_) {
+    Connection& c = *cp;
+    if (c.closed || c.fd < 0) continue;
+    if (c.tx_tail + kMaxMessage <= kTxSize)
+      c.tx_tail += write_logout(c.writer, c.tx.get() + c.tx_tail, kMaxMessage, c.seq++, codec::utc_now_ns());
+    flush(c);
   }
   const std::int64_t deadline = Clock::monotonic_ns() + kSecond;
   std::string ignored;
   while (Clock::monotonic_ns() < deadline) {
     bool all = true;
-    for (auto& sp : sessions_) all = all && (sp->logged_out || sp->closed);
+    for (auto& cp : connections_) all = all && (cp->logged_out || cp->closed);
     if (all) break;
-    const int n = ::epoll_wait(epoll_fd_, scratch_->events.data(), static_cast<int>(sessions_.size()), 20);
+    const int n = ::epoll_wait(epoll_fd_, scratch_->events.data(), static_cast<int>(connections_.size()), 20);
     for (int i = 0; i < n; ++i) {
-      Session& s = *sessions_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
-      if (!s.closed) read(s, 0, ignored);
-      if (s.closed) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, s.fd, nullptr);
+      Connection& c = *connections_[scratch_->events[static_cast<std::size_t>(i)].data.u32];
+      if (!c.closed) read(c, 0, ignored);
+      if (c.closed) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
     }
   }
-  for (auto& sp : sessions_) {
-    if (sp->fd >= 0) ::close(sp->fd);
-    sp->fd = -1;
+  for (auto& cp : connections_) {
+    if (cp->fd >= 0) ::close(cp->fd);
+    cp->fd = -1;
   }
 }
 

@@ -88,21 +88,36 @@ class Client {
   const ClientOptions& options() const noexcept { return o_; }
 
  private:
-  struct Session;
-  bool send_order(Session& s, std::int64_t slot_ns, std::uint32_t phase) noexcept;
-  bool flush(Session& s) noexcept;
-  bool read(Session& s, std::int64_t now, std::string& error) noexcept;
-  bool on_message(Session& s, const char* frame, const codec::FrameResult& fr, std::int64_t now,
+  struct Connection;
+  bool send_order(Connection& c, std::int64_t slot_ns, std::uint32_t phase) noexcept;
+  bool flush(Connection& c) noexcept;
+  bool read(Connection& c, std::int64_t now, std::string& error) noexcept;
+  bool on_message(Connection& c, const char* frame, const codec::FrameResult& fr, std::int64_t now,
                   std::string& error) noexcept;
-  void on_execution_report(Session& s, bool accepted, std::int64_t now) noexcept;
+  void on_execution_report(Connection& c, bool accepted, std::int64_t now) noexcept;
   std::uint32_t phase_of(std::int64_t t) const noexcept;
   bool backlog_left() const noexcept;
   void note_in_flight(std::int64_t now) noexcept;
   bool run_complete(std::uint32_t run, std::int64_t now) const noexcept;
 
+  // measure()'s steps, inlined into its loop (client.cpp).
+  struct Measurement;
+  void end_pass(Measurement& m, std::int64_t now) noexcept;
+  void begin_pass(Measurement& m, std::int64_t now) noexcept;
+  void queue_due_slots(Measurement& m, std::int64_t now) noexcept;
+  void send_backlog() noexcept;
+  void send_closed_loop_orders(std::int64_t now) noexcept;
+  long poll_timeout_ns(const Measurement& m, std::int64_t now) const noexcept;
+  bool read_replies(const Measurement& m, std::int64_t now, bool direct, bool& got_some, std::string& error) noexcept;
+  void count_poll(Measurement& m, bool got_some) noexcept;
+  bool flush_all(std::string& error) noexcept;
+  void report_complete_runs(Measurement& m, std::int64_t now) noexcept;
+  void send_heartbeats(Measurement& m, std::int64_t now) noexcept;
+  void count_unanswered() noexcept;
+
   ClientOptions o_;
   const Clock& clock_;
-  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<Phase> phases_;
   int epoll_fd_ = -1;
   std::int64_t start_ns_ = 0, warm_end_ns_ = 0, run_ns_ = 0;

@@ -13,12 +13,6 @@
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/util.hpp"
 
-#ifndef KITE_LAB_BUILD_FLAGS
-#define KITE_LAB_BUILD_FLAGS "unknown"
-#endif
-#ifndef KITE_LAB_COMPILER
-#define KITE_LAB_COMPILER "unknown"
-#endif
 #ifndef KITE_LAB_GIT
 #define KITE_LAB_GIT ""
 #endif
@@ -98,7 +92,7 @@ int main(int argc, char** argv) {
     try {
         if (version) {
             std::printf("bench-run git=%s compiler=\"%s\" build_flags=\"%s\"\n", *KITE_LAB_GIT ? KITE_LAB_GIT : "unknown",
-                        KITE_LAB_COMPILER, KITE_LAB_BUILD_FLAGS);
+                        lab_compiler().c_str(), lab_build_flags().c_str());
             return 0;
         }
         if (source_dir.empty()) source_dir = find_source_dir();

@@ -38,9 +38,9 @@ std::string fixed(double v, int digits) {
 }
 
 std::string cell_text(const CellOutcome& o) {
-    if (o.state == "marked") return o.marker;
-    if (o.state == "measured") return (o.p50 >= 0 ? fixed(o.p50, 2) + " " : "") + o.verdict;
-    return o.state;  // refused (no figures published), unbuilt, error
+    if (o.state == CellState::marked) return o.marker;
+    if (o.state == CellState::measured) return (o.p50 >= 0 ? fixed(o.p50, 2) + " " : "") + o.verdict;
+    return to_string(o.state);  // refused (no figures published), unbuilt, error
 }
 
 struct Grid {
@@ -142,8 +142,8 @@ CompareResult compare_sittings(const std::string& a, const std::string& b, const
     };
     auto text = [](const CellOutcome* c, int digits) -> std::string {
         if (!c) return "-";
-        if (c->state == "marked") return c->marker;
-        if (c->state != "measured" || c->service_p50 < 0) return c->state;
+        if (c->state == CellState::marked) return c->marker;
+        if (c->state != CellState::measured || c->service_p50 < 0) return to_string(c->state);
         return fixed(c->service_p50, digits);
     };
     std::vector<std::string> tcanon;
@@ -173,9 +173,9 @@ CompareResult compare_sittings(const std::string& a, const std::string& b, const
     std::vector<std::string> changes;
     auto verdict_of = [](const CellOutcome* c) -> std::string {
         if (!c) return "absent";
-        if (c->state == "marked") return c->marker;
-        if (c->state == "measured") return c->verdict;
-        return c->state;
+        if (c->state == CellState::marked) return c->marker;
+        if (c->state == CellState::measured) return c->verdict;
+        return to_string(c->state);
     };
     std::size_t only_b = 0, only_a = 0;
     for (const auto& c : cb) {
@@ -230,7 +230,9 @@ std::string build_site(const std::string& results_dir) {
         json st;
         try {
             st = json::parse(read_text((latest / "sitting.json").string()));
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "bench-run: %s: unreadable, so the page shows no stamp for it: %s\n",
+                         (latest / "sitting.json").c_str(), e.what());
         }
         h << "<h2>" << html_escape(hname) << ": sitting " << html_escape(sname) << "</h2>\n<p>"
           << html_escape(st.value("cpu_model", "")) << ", kernel " << html_escape(st.value("kernel", "")) << ", git "
@@ -251,9 +253,9 @@ std::string build_site(const std::string& results_dir) {
                     continue;
                 }
                 const CellOutcome& o = *it->second;
-                std::string cls = o.state == "marked" || o.state == "unbuilt" ? "marker"
-                                  : o.state == "measured"                     ? o.verdict
-                                                                              : o.state;
+                std::string cls = o.state == CellState::marked || o.state == CellState::unbuilt ? "marker"
+                                  : o.state == CellState::measured                              ? o.verdict
+                                                                                                : to_string(o.state);
                 h << "<td class=\"" << html_escape(cls) << "\" title=\"" << html_escape(o.reason) << "\"><a href=\""
                   << base << html_escape(o.cell.file_name()) << "\">" << html_escape(cell_text(o)) << "</a></td>";
             }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -18,13 +19,6 @@
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/util.hpp"
-
-#ifndef KITE_LAB_BUILD_FLAGS
-#define KITE_LAB_BUILD_FLAGS "unknown"
-#endif
-#ifndef KITE_LAB_COMPILER
-#define KITE_LAB_COMPILER "unknown"
-#endif
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -80,7 +74,7 @@ std::string tail(const std::string& s, std::size_t n) {
     return t.size() <= n ? t : "..." + t.substr(t.size() - n);
 }
 
-bool done_state(const std::string& s) { return s == "measured" || s == "refused" || s == "marked"; }
+bool done_state(CellState s) { return s == CellState::measured || s == CellState::refused || s == CellState::marked; }
 
 // The binaries a sitting uses, hashed at start and before every cell.
 struct Binary {
@@ -144,11 +138,22 @@ struct Context {
     std::vector<std::size_t> to_run_after;  ///< cells left to run (not marked, not done) after cell i
 };
 
+// How an attempt at a cell ended: measured or refused (a result to record), or why there is none.
+enum class AttemptEnd { measured, refused, error, unsupported, interrupted };
+
 struct Attempt {
-    std::string state;  // measured, refused, error, unsupported, interrupted
+    AttemptEnd end = AttemptEnd::error;
     std::string reason;
-    json result;
+    json result;     ///< measured, refused: the client's result with the audit's
+    json effective;  ///< what ran (the "effective" part of the cell's stamp)
 };
+
+// Ends an attempt in error; false, for the step that failed to return.
+bool fail(Attempt& a, std::string reason) {
+    a.end = AttemptEnd::error;
+    a.reason = std::move(reason);
+    return false;
+}
 
 std::string flavour_binary(const Context& c, const Flavour& f) {
     return find_executable(f.binary, c.opt.build_dir);
@@ -179,58 +184,72 @@ void apply_preload(const Context& c, const std::string& transport, std::vector<s
     }
 }
 
-Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt_no) {
-    const Machine& m = c.opt.machine;
-    const Matrix& mx = c.opt.matrix;
-    const Flavour& fl = c.flavours.at(cell.flavour);
-    Attempt a;
-    std::string work = c.dir + "/.work/" + cell.flavour + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
-    fs::create_directories(work + "/store");
-    std::string ready = work + "/ready", client_json = work + "/client.json";
-    fs::remove(ready);
-    fs::remove(client_json);
-
-    int sessions = mx.sessions.at(cell.model);
-    int port = pick_free_port();
+// Where the server listens and the client connects, and the namespaces they run in.
+struct Endpoints {
     std::string bind = "127.0.0.1", host = "127.0.0.1";
     std::string server_ns, client_ns;
+};
+
+Endpoints endpoints_for(const Context& c, const std::string& transport) {
+    Endpoints e;
     if (c.network == "netns" && c.netns) {
-        bind = host = c.netns->server_addr();
-        server_ns = c.netns->server_ns();
-        client_ns = c.netns->client_ns();
+        e.bind = e.host = c.netns->server_addr();
+        e.server_ns = c.netns->server_ns();
+        e.client_ns = c.netns->client_ns();
     } else if (c.network == "nic") {
-        for (const auto& p : m.nics)
+        for (const auto& p : c.opt.machine.nics)
             if (p.transports.empty() ||
-                std::find(p.transports.begin(), p.transports.end(), cell.transport) != p.transports.end()) {
-                bind = host = p.server_addr;
+                std::find(p.transports.begin(), p.transports.end(), transport) != p.transports.end()) {
+                e.bind = e.host = p.server_addr;
                 break;
             }
     }
-    int coordinator = m.coordinator ? *m.coordinator : m.server.front();
+    return e;
+}
+
+// The cores the audit lets the server use: the first server core for the
+// one-thread models, else every server core (and the pool's coordinator).
+CoreSet allowed_server_cores(const Machine& m, const std::string& model, int coordinator) {
+    if (model == "single" || model == "mono") return {m.server.front()};
+    CoreSet allowed = m.server;
+    if (model == "pool") allowed.push_back(coordinator);
+    std::sort(allowed.begin(), allowed.end());
+    allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+    return allowed;
+}
+
+// One attempt at a cell as planned before anything starts: its files, both processes and the stamp of what runs.
+struct AttemptPlan {
+    std::string work;         ///< the cell's scratch folder
+    std::string ready;        ///< the server writes its port here once it listens
+    std::string client_json;  ///< the client's result
+    int port = 0;
+    int sessions = 0;
+    int coordinator = 0;
+    int busy_poll = 0;  ///< the kernel transport's; 0 for the others
+    Endpoints net;
     CoreSet allowed_server;
-    if (cell.model == "single" || cell.model == "mono") {
-        allowed_server = {m.server.front()};
-    } else {
-        allowed_server = m.server;
-        if (cell.model == "pool") allowed_server.push_back(coordinator);
-        std::sort(allowed_server.begin(), allowed_server.end());
-        allowed_server.erase(std::unique(allowed_server.begin(), allowed_server.end()), allowed_server.end());
-    }
-    int busy = cell.transport == "kernel" ? c.busy_poll : 0;
+    SpawnSpec server, client;
+    json effective;
+};
+
+SpawnSpec server_spec(const Context& c, const Cell& cell, const AttemptPlan& p) {
+    const Matrix& mx = c.opt.matrix;
+    const Flavour& fl = c.flavours.at(cell.flavour);
     std::map<std::string, std::string> vars = {
         {"model", cell.model},
         {"transport", cell.transport},
-        {"port", std::to_string(port)},
-        {"bind", bind},
-        {"cores", comma_list(m.server)},
-        {"coordinator_core", std::to_string(coordinator)},
-        {"sessions", std::to_string(sessions)},
+        {"port", std::to_string(p.port)},
+        {"bind", p.net.bind},
+        {"cores", comma_list(c.opt.machine.server)},
+        {"coordinator_core", std::to_string(p.coordinator)},
+        {"sessions", std::to_string(p.sessions)},
         {"workers", std::to_string(mx.workers)},
-        {"busy_poll_usecs", std::to_string(busy)},
+        {"busy_poll_usecs", std::to_string(p.busy_poll)},
         {"idle", c.idle},
-        {"ready_file", ready},
+        {"ready_file", p.ready},
         {"store", mx.store},
-        {"store_dir", work + "/store"},
+        {"store_dir", p.work + "/store"},
         {"flavour", cell.flavour},
         {"build_dir", c.opt.build_dir},
         {"source_dir", c.opt.source_dir},
@@ -240,215 +259,292 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
     for (const auto& t : fl.args) ss.argv.push_back(expand(t, vars, fl.source_name + ": args"));
     ss.env = fl.env;
     apply_preload(c, cell.transport, ss.argv, ss.env);
-    ss.netns = server_ns;
-    ss.stdout_path = work + "/server.out";
-    ss.stderr_path = work + "/server.err";
+    ss.netns = p.net.server_ns;
+    ss.stdout_path = p.work + "/server.out";
+    ss.stderr_path = p.work + "/server.err";
+    return ss;
+}
 
-    std::vector<std::string> cargv = {c.client_path, "client", "--host", host, "--port", std::to_string(port),
-                                      "--loop", cell.loop, "--sessions", std::to_string(sessions)};
-    if (cell.loop == "open") {
-        cargv.insert(cargv.end(), {"--rate", std::to_string(mx.rate), "--max-in-flight", std::to_string(mx.max_in_flight)});
-    } else {
-        cargv.insert(cargv.end(), {"--think-us", std::to_string(mx.think_us)});
-    }
-    cargv.insert(cargv.end(), {"--warmup", num(mx.warmup_s), "--duration", num(mx.duration_s), "--runs",
-                               std::to_string(mx.runs), "--cores", comma_list(m.client), "--idle", c.idle,
-                               "--busy-poll-usecs", std::to_string(busy), "--json", client_json, "--cell", cell.id(),
-                               "--cv-p50-limit", num(mx.thresholds.cv_p50), "--cv-p99-limit",
-                               num(mx.thresholds.cv_p99)});
+SpawnSpec client_spec(const Context& c, const Cell& cell, const AttemptPlan& p) {
+    const Matrix& mx = c.opt.matrix;
     SpawnSpec cs;
-    cs.argv = cargv;
+    cs.argv = {c.client_path, "client", "--host", p.net.host, "--port", std::to_string(p.port),
+               "--loop", cell.loop, "--sessions", std::to_string(p.sessions)};
+    if (cell.loop == "open") {
+        cs.argv.insert(cs.argv.end(), {"--rate", std::to_string(mx.rate), "--max-in-flight", std::to_string(mx.max_in_flight)});
+    } else {
+        cs.argv.insert(cs.argv.end(), {"--think-us", std::to_string(mx.think_us)});
+    }
+    cs.argv.insert(cs.argv.end(), {"--warmup", num(mx.warmup_s), "--duration", num(mx.duration_s), "--runs",
+                                   std::to_string(mx.runs), "--cores", comma_list(c.opt.machine.client), "--idle", c.idle,
+                                   "--busy-poll-usecs", std::to_string(p.busy_poll), "--json", p.client_json, "--cell",
+                                   cell.id(), "--cv-p50-limit", num(mx.thresholds.cv_p50), "--cv-p99-limit",
+                                   num(mx.thresholds.cv_p99)});
     apply_preload(c, cell.transport, cs.argv, cs.env);
-    cs.netns = client_ns;
-    cs.stdout_path = work + "/client.out";
+    cs.netns = p.net.client_ns;
+    cs.stdout_path = p.work + "/client.out";
     cs.pipe_stderr = true;
+    return cs;
+}
 
-    json effective = {
-        {"server_argv", ss.argv},
-        {"server_env", ss.env},
-        {"client_argv", cs.argv},
-        {"client_env", cs.env},
+json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, int attempt_no) {
+    const Machine& m = c.opt.machine;
+    return {
+        {"server_argv", p.server.argv},
+        {"server_env", p.server.env},
+        {"client_argv", p.client.argv},
+        {"client_env", p.client.env},
         {"network", c.network},
-        {"bind", bind},
-        {"server_netns", server_ns},
-        {"client_netns", client_ns},
+        {"bind", p.net.bind},
+        {"server_netns", p.net.server_ns},
+        {"client_netns", p.net.client_ns},
         {"offloads", c.netns ? c.netns->offloads() : ""},
         {"cores", {{"server", format_core_list(m.server)},
-                   {"server_allowed", format_core_list(allowed_server)},
-                   {"coordinator", coordinator},
+                   {"server_allowed", format_core_list(p.allowed_server)},
+                   {"coordinator", p.coordinator},
                    {"coordinator_shared", !m.coordinator.has_value()},
                    {"client", format_core_list(m.client)}}},
         {"transport", effective_transport(c, cell.transport)},
-        {"busy_poll_usecs", busy},
+        {"busy_poll_usecs", p.busy_poll},
         {"idle", c.idle},
-        {"sessions", sessions},
-        {"workers", mx.workers},
+        {"sessions", p.sessions},
+        {"workers", c.opt.matrix.workers},
         {"attempt", attempt_no},
     };
-    a.result["stamp_effective"] = effective;
+}
 
-    auto cell_line = [&](const std::string& what) {
-        double el = since(c.progress.start);
+// Builds the cell's specs; clears the files the last attempt left.
+AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
+    const Machine& m = c.opt.machine;
+    AttemptPlan p;
+    p.work = c.dir + "/.work/" + cell.flavour + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
+    fs::create_directories(p.work + "/store");
+    p.ready = p.work + "/ready";
+    p.client_json = p.work + "/client.json";
+    fs::remove(p.ready);
+    fs::remove(p.client_json);
+    p.sessions = c.opt.matrix.sessions.at(cell.model);
+    p.port = pick_free_port();
+    p.net = endpoints_for(c, cell.transport);
+    p.coordinator = m.coordinator ? *m.coordinator : m.server.front();
+    p.allowed_server = allowed_server_cores(m, cell.model, p.coordinator);
+    p.busy_poll = cell.transport == "kernel" ? c.busy_poll : 0;
+    p.server = server_spec(c, cell, p);
+    p.client = client_spec(c, cell, p);
+    p.effective = effective_stamp(c, cell, p, attempt_no);
+    return p;
+}
+
+std::string cell_prefix(std::size_t index, std::size_t total) {
+    return "[cell " + std::to_string(index + 1) + "/" + std::to_string(total) + "] ";
+}
+
+// The running cell's progress line: what it does, the time spent, and the
+// time left at the mean cell time so far (the planned time before any).
+struct CellProgress {
+    Context& c;
+    const Cell& cell;
+    std::size_t index;
+    int attempt_no;
+
+    void show(const std::string& what) const {
+        const Matrix& mx = c.opt.matrix;
         std::size_t left_cells = 1 + (index < c.to_run_after.size() ? c.to_run_after[index] : 0);
-        double per = c.cell_times.empty() ? mx.warmup_s + mx.runs * mx.duration_s + 2.0
-                                          : [&] {
-                                                double s = 0;
-                                                for (double t : c.cell_times) s += t;
-                                                return s / static_cast<double>(c.cell_times.size());
-                                            }();
-        return "[cell " + std::to_string(index + 1) + "/" + std::to_string(c.progress.total) + "] " + cell.id() +
-               (attempt_no > 1 ? " (attempt " + std::to_string(attempt_no) + ")" : "") + "  " + what +
-               "  elapsed " + hms(el) + "  left ~" + hms(per * static_cast<double>(left_cells)) ;
-    };
-
-    Child server;
-    try {
-        server = Child::spawn(ss);
-    } catch (const std::exception& e) {
-        a.state = "error";
-        a.reason = std::string("server did not start: ") + e.what();
-        return a;
+        double per = mx.warmup_s + mx.runs * mx.duration_s + 2.0;
+        if (!c.cell_times.empty()) {
+            double s = 0;
+            for (double t : c.cell_times) s += t;
+            per = s / static_cast<double>(c.cell_times.size());
+        }
+        c.progress.show(cell_prefix(index, c.progress.total) + cell.id() +
+                            (attempt_no > 1 ? " (attempt " + std::to_string(attempt_no) + ")" : "") + "  " + what +
+                            "  elapsed " + hms(since(c.progress.start)) + "  left ~" +
+                            hms(per * static_cast<double>(left_cells)),
+                        false);
     }
-    c.progress.show(cell_line("starting server"), false);
+};
+
+bool start_process(const SpawnSpec& spec, const char* what, Child& child, Attempt& a) {
+    try {
+        child = Child::spawn(spec);
+        return true;
+    } catch (const std::exception& e) {
+        return fail(a, std::string(what) + " did not start: " + e.what());
+    }
+}
+
+// Waits for the server's ready file, which holds the port it listens on.
+// False when the server exited, the wait timed out, or the sitting was interrupted.
+bool wait_for_server(const Context& c, AttemptPlan& p, Child& server, Attempt& a) {
+    const double timeout_s = c.opt.matrix.ready_timeout_s;
     auto t0 = Clock::now();
     while (true) {
-        std::string r = read_text_or_empty(ready);
+        std::string r = read_text_or_empty(p.ready);
         if (!r.empty() && r.find('\n') != std::string::npos) {
-            int p = std::atoi(r.c_str());
-            if (p > 0) port = p;
-            break;
+            int port = std::atoi(r.c_str());
+            if (port > 0) p.port = port;
+            return true;
         }
         if (auto code = server.exit_code()) {
-            std::string err = read_text_or_empty(work + "/server.err");
+            std::string err = read_text_or_empty(p.work + "/server.err");
             auto pos = err.find("unsupported:");
             if (*code == 3 && pos != std::string::npos) {
-                a.state = "unsupported";
+                a.end = AttemptEnd::unsupported;
                 a.reason = trim(err.substr(pos, err.find('\n', pos) - pos));
-            } else {
-                a.state = "error";
-                a.reason = "server exited with code " + std::to_string(*code) + " before it was ready: " +
-                           tail(err, 300);
+                return false;
             }
-            return a;
+            return fail(a, "server exited with code " + std::to_string(*code) + " before it was ready: " + tail(err, 300));
         }
         if (stop_requested()) {
             server.stop(3.0);
-            a.state = "interrupted";
-            return a;
+            a.end = AttemptEnd::interrupted;
+            return false;
         }
-        if (since(t0) > mx.ready_timeout_s) {
+        if (since(t0) > timeout_s) {
             server.stop(3.0);
-            a.state = "error";
-            a.reason = "server not ready after " + num(mx.ready_timeout_s) + " s (no ready file): " +
-                       tail(read_text_or_empty(work + "/server.err"), 300);
-            return a;
+            return fail(a, "server not ready after " + num(timeout_s) + " s (no ready file): " +
+                               tail(read_text_or_empty(p.work + "/server.err"), 300));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    // The client argv was built with the chosen port; the ready file is authoritative.
-    for (std::size_t i = 0; i + 1 < cs.argv.size(); ++i)
-        if (cs.argv[i] == "--port") cs.argv[i + 1] = std::to_string(port);
-    a.result["stamp_effective"]["client_argv"] = cs.argv;
+}
 
-    Child client;
-    try {
-        client = Child::spawn(cs);
-    } catch (const std::exception& e) {
-        server.stop(5.0);
-        a.state = "error";
-        a.reason = std::string("client did not start: ") + e.what();
-        return a;
-    }
-    AuditOptions ao;
-    ao.measured = m.measured_cores();
-    ao.interval_s = mx.audit_interval_s;
-    ao.burn_fraction = mx.audit_burn_fraction;
-    ao.ignore = {getpid()};
-    Audit audit({{"server", server.pid(), {}, allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
-    bool audit_started = false;
-    // Threads pin themselves before their hot loops; judge them once they have.
-    double audit_delay = std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0));
-    double deadline = mx.warmup_s + mx.runs * mx.duration_s * 1.5 + 30.0 + sessions * 0.05;
-    std::string client_err, partial;
-    std::string run_text = "run 0/" + std::to_string(mx.runs);
-    auto started = Clock::now();
-    bool interrupted = false, timed_out = false;
-    auto drain = [&] {
+// The client argv was built with the chosen port; the ready file is authoritative.
+void point_client_at_ready_port(AttemptPlan& p, Attempt& a) {
+    for (std::size_t i = 0; i + 1 < p.client.argv.size(); ++i)
+        if (p.client.argv[i] == "--port") p.client.argv[i + 1] = std::to_string(p.port);
+    a.effective["client_argv"] = p.client.argv;
+}
+
+// The client's stderr as it comes: kept (bounded) for the cell's error, its
+// last "run J/R done" line for the progress line.
+struct ClientStderr {
+    std::string text, partial, run_text;
+
+    void drain(int fd) {
         char buf[4096];
         while (true) {
-            ssize_t n = read(client.stderr_fd(), buf, sizeof buf);
+            ssize_t n = read(fd, buf, sizeof buf);
             if (n <= 0) break;
             partial.append(buf, static_cast<std::size_t>(n));
             std::size_t nl;
             while ((nl = partial.find('\n')) != std::string::npos) {
                 std::string line = partial.substr(0, nl);
                 partial.erase(0, nl + 1);
-                if (client_err.size() < 65536) client_err += line + "\n";
+                if (text.size() < 65536) text += line + "\n";
                 if (std::string r = parse_run_line(line); !r.empty()) run_text = r;
             }
         }
-    };
+    }
+};
+
+// What supervising the client saw; both processes have ended.
+struct ClientRun {
+    int client_code = 0, server_code = 0;
+    bool interrupted = false, timed_out = false;
+    double deadline_s = 0;
+    std::string err;  ///< the client's stderr
+    AuditReport audit;
+};
+
+// Audits both processes while the client measures, until it exits, the sitting
+// is interrupted or its deadline passes; then stops both.
+ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, Child& server, Child& client) {
+    const Context& c = progress.c;
+    const Machine& m = c.opt.machine;
+    const Matrix& mx = c.opt.matrix;
+    AuditOptions ao;
+    ao.measured = m.measured_cores();
+    ao.interval_s = mx.audit_interval_s;
+    ao.burn_fraction = mx.audit_burn_fraction;
+    ao.ignore = {getpid()};
+    Audit audit({{"server", server.pid(), {}, p.allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
+    bool audit_started = false;
+    // Threads pin themselves before their hot loops; judge them once they have.
+    double audit_delay = std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0));
+    ClientRun run;
+    run.deadline_s = mx.warmup_s + mx.runs * mx.duration_s * 1.5 + 30.0 + p.sessions * 0.05;
+    ClientStderr err;
+    err.run_text = "run 0/" + std::to_string(mx.runs);
+    auto started = Clock::now();
     while (true) {
-        pollfd p{client.stderr_fd(), POLLIN, 0};
-        poll(&p, 1, 100);
-        drain();
+        pollfd pfd{client.stderr_fd(), POLLIN, 0};
+        poll(&pfd, 1, 100);
+        err.drain(client.stderr_fd());
         if (c.opt.audit && !audit_started && since(started) >= audit_delay) {
             audit.start();
             audit_started = true;
         }
         if (client.exit_code()) break;
         if (stop_requested()) {
-            interrupted = true;
+            run.interrupted = true;
             break;
         }
-        if (since(started) > deadline) {
-            timed_out = true;
+        if (since(started) > run.deadline_s) {
+            run.timed_out = true;
             break;
         }
-        c.progress.show(cell_line(run_text), false);
+        progress.show(err.run_text);
     }
-    AuditReport ar;
-    if (audit_started) ar = audit.stop();
-    ar.enabled = c.opt.audit;
-    int client_code = client.exit_code() ? *client.exit_code() : client.stop(3.0);
-    drain();
-    if (!partial.empty()) client_err += partial;
-    int server_code = server.stop(5.0);
-    write_text_atomic(work + "/client.err", client_err);
-    if (interrupted) {
-        a.state = "interrupted";
-        return a;
+    if (audit_started) run.audit = audit.stop();
+    run.audit.enabled = c.opt.audit;
+    run.client_code = client.exit_code() ? *client.exit_code() : client.stop(3.0);
+    err.drain(client.stderr_fd());
+    run.err = err.text + err.partial;
+    run.server_code = server.stop(5.0);
+    write_text_atomic(p.work + "/client.err", run.err);
+    return run;
+}
+
+// The attempt's end from how the client ended and what it wrote, judged by the audit.
+void judge_client_run(const Context& c, const AttemptPlan& p, const ClientRun& run, Attempt& a) {
+    if (run.interrupted) {
+        a.end = AttemptEnd::interrupted;
+        return;
     }
-    if (timed_out) {
-        a.state = "error";
-        a.reason = "client still running after " + num(deadline) + " s; stopped: " + tail(client_err, 300);
-        return a;
+    if (run.timed_out) {
+        fail(a, "client still running after " + num(run.deadline_s) + " s; stopped: " + tail(run.err, 300));
+        return;
     }
-    if (client_code != 0) {
-        a.state = "error";
-        a.reason = "client exited with code " + std::to_string(client_code) + ": " + tail(client_err, 300);
-        return a;
+    if (run.client_code != 0) {
+        fail(a, "client exited with code " + std::to_string(run.client_code) + ": " + tail(run.err, 300));
+        return;
     }
     json r;
     try {
-        r = json::parse(read_text(client_json));
+        r = json::parse(read_text(p.client_json));
     } catch (const std::exception& e) {
-        a.state = "error";
-        a.reason = std::string("client result unreadable: ") + e.what();
-        return a;
+        fail(a, std::string("client result unreadable: ") + e.what());
+        return;
     }
     if (!r.is_object() || !r.contains("summary") || !r.contains("runs")) {
-        a.state = "error";
-        a.reason = "client result lacks summary or runs";
+        fail(a, "client result lacks summary or runs");
+        return;
+    }
+    a.result = std::move(r);
+    a.result["audit"] = run.audit.to_json();
+    a.result["server_exit_code"] = run.server_code;
+    a.end = (c.opt.audit && !run.audit.passed()) ? AttemptEnd::refused : AttemptEnd::measured;
+    a.reason = c.opt.audit ? run.audit.reason() : "audit disabled";
+}
+
+Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt_no) {
+    AttemptPlan plan = plan_attempt(c, cell, attempt_no);
+    const CellProgress progress{c, cell, index, attempt_no};
+    Attempt a;
+    a.effective = plan.effective;
+    Child server;
+    if (!start_process(plan.server, "server", server, a)) return a;
+    progress.show("starting server");
+    if (!wait_for_server(c, plan, server, a)) return a;
+    point_client_at_ready_port(plan, a);
+    Child client;
+    if (!start_process(plan.client, "client", client, a)) {
+        server.stop(5.0);
         return a;
     }
-    json effective2 = a.result["stamp_effective"];
-    a.result = r;
-    a.result["stamp_effective"] = effective2;
-    a.result["audit"] = ar.to_json();
-    a.result["server_exit_code"] = server_code;
-    a.state = (c.opt.audit && !ar.passed()) ? "refused" : "measured";
-    a.reason = c.opt.audit ? ar.reason() : "audit disabled";
+    ClientRun run = supervise_client(progress, plan, server, client);
+    judge_client_run(c, plan, run, a);
     return a;
 }
 
@@ -498,14 +594,429 @@ json git_stamp(const std::string& src) {
     return {{"revision", rev.code == 0 ? trim(rev.output) : "unknown"}, {"dirty", st.code == 0 && !trim(st.output).empty()}};
 }
 
+void fill_defaults(SittingOptions& opt) {
+    if (opt.results_dir.empty()) opt.results_dir = opt.source_dir + "/results";
+    if (opt.flavours_dir.empty()) opt.flavours_dir = opt.source_dir + "/lab/flavours";
+    if (opt.client_binary.empty()) opt.client_binary = opt.build_dir + "/bench_roundtrip";
+}
+
+// The sitting's folder: the one to resume (given, or found under the sitting's name), else a new one.
+std::string sitting_dir(SittingOptions& opt) {
+    if (opt.resume_dir.empty() && !opt.sitting_name.empty()) {
+        std::string candidate = opt.results_dir + "/" + opt.machine.name + "/" + opt.sitting_name;
+        if (fs::exists(candidate + "/sitting.json")) opt.resume_dir = candidate;
+    }
+    if (!opt.resume_dir.empty()) return opt.resume_dir;
+    std::string name = opt.sitting_name.empty() ? utc_now_compact() : opt.sitting_name;
+    return opt.results_dir + "/" + opt.machine.name + "/" + name;
+}
+
+// The stamp of the sitting to resume. A resumed sitting runs with the files
+// and overrides it started with: they replace those of the options.
+json resume_stamp(SittingOptions& opt, const std::string& dir) {
+    json previous;
+    try {
+        previous = json::parse(read_text(dir + "/sitting.json"));
+    } catch (const std::exception& e) {
+        throw ConfigError(dir + ": cannot resume: sitting.json unreadable: " + e.what());
+    }
+    opt.machine = parse_machine(previous.at("machine_file").get<std::string>(),
+                                previous.at("machine_source").get<std::string>() + " (recorded)");
+    opt.matrix = parse_matrix(previous.at("matrix_file").get<std::string>(),
+                              previous.at("matrix_source").get<std::string>() + " (recorded)");
+    const json& ov = previous.value("overrides", json::object());
+    if (ov.contains("busy_poll_usecs")) opt.busy_poll_usecs = ov["busy_poll_usecs"].get<int>();
+    if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
+    if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
+    if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
+    return previous;
+}
+
+// The nic path runs between interfaces of this host's machine file.
+void check_nics(const Machine& m) {
+    if (m.nics.empty())
+        throw ConfigError(m.source_name + ": network.nic: the nic path needs [[network.nic]] pairs");
+    for (const auto& p : m.nics)
+        for (const auto& i : {p.server_if, p.client_if})
+            if (!fs::exists("/sys/class/net/" + i))
+                throw ConfigError(m.source_name + ": network.nic." + p.name + ": interface '" + i +
+                                  "' does not exist on this host; this machine file describes another host "
+                                  "(use --machine local or --network loopback|netns here)");
+}
+
+// The settings every cell shares, checked; throws ConfigError for a wrong one.
+void set_up_context(Context& c, const std::string& dir) {
+    const SittingOptions& opt = c.opt;
+    c.dir = dir;
+    c.host = opt.machine.name;
+    c.sitting = fs::path(dir).filename().string();
+    c.progress.enabled = opt.progress;
+    c.flavours = load_flavours(opt.flavours_dir, opt.matrix.flavours);
+    c.busy_poll = opt.busy_poll_usecs ? *opt.busy_poll_usecs : opt.machine.kernel_busy_poll_usecs;
+    c.idle = opt.idle ? *opt.idle : opt.matrix.idle;
+    c.network = opt.network ? *opt.network : opt.machine.network;
+    if (c.idle != "spin" && c.idle != "block") throw ConfigError("--idle: must be spin or block, not '" + c.idle + "'");
+    if (c.network != "loopback" && c.network != "netns" && c.network != "nic")
+        throw ConfigError("--network: must be loopback, netns or nic, not '" + c.network + "'");
+    if (c.network == "nic") check_nics(opt.machine);
+    if (c.network == "netns" && geteuid() != 0)
+        throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
+    c.client_path = find_executable(opt.client_binary, "");
+    if (c.client_path.empty()) c.client_path = opt.client_binary;
+}
+
+// For the progress line's time left: how many cells after each one will run (not marked, not done before).
+void count_cells_to_run(Context& c, const std::vector<Cell>& cells) {
+    c.progress.total = cells.size();
+    c.to_run_after.assign(cells.size(), 0);
+    for (std::size_t i = cells.size(); i-- > 1;) {
+        bool runs = marker_for(cells[i], c.opt.machine, c.flavours.at(cells[i].flavour)).empty() &&
+                    !fs::exists(c.dir + "/" + cells[i].file_name());
+        c.to_run_after[i - 1] = c.to_run_after[i] + (runs ? 1 : 0);
+    }
+}
+
+// Why a sitting cannot be resumed with the binaries there are now ("" when it can).
+std::string resume_refusal(const Context& c, const json& previous) {
+    const json& was = previous.value("binaries", json::object());
+    for (const auto& [p, b] : c.binaries) {
+        std::string key = rel(p, c.opt.source_dir);
+        std::string then = was.contains(key) ? was[key].value("sha256", "") : "";
+        if (!then.empty() && then != b.sha256)
+            return "cannot resume " + c.dir + ": " + key + " is not the binary the sitting started with (sha256 " +
+                   then.substr(0, 12) + " then, " + b.sha256.substr(0, 12) + " now); start a new sitting";
+    }
+    return "";
+}
+
+json overrides_json(const SittingOptions& opt) {
+    json overrides = json::object();
+    if (opt.busy_poll_usecs) overrides["busy_poll_usecs"] = *opt.busy_poll_usecs;
+    if (opt.idle) overrides["idle"] = *opt.idle;
+    if (opt.network) overrides["network"] = *opt.network;
+    if (!opt.audit) overrides["audit"] = false;
+    return overrides;
+}
+
+// sitting.json as the sitting starts (or resumes): the host, the binaries, the inputs, the settings.
+json start_stamp(const Context& c, const json& previous) {
+    const SittingOptions& opt = c.opt;
+    json stamp = previous.is_null() ? json::object() : previous;
+    stamp["schema"] = 1;
+    stamp["sitting"] = c.sitting;
+    stamp["host"] = host_name();
+    stamp["machine"] = opt.machine.name;
+    stamp["kernel"] = host_kernel();
+    stamp["cpu_model"] = opt.machine.cpu_model;
+    stamp["epoch"] = opt.machine.epoch;
+    stamp["binaries"] = binaries_json(c);
+    stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
+    stamp["git"] = git_stamp(opt.source_dir);
+    stamp["sysctls"] = host_latency_sysctls();
+    stamp["online_cores"] = format_core_list(host_online_cores());
+    stamp["machine_notes"] = opt.machine.notes;
+    if (!opt.machine.coordinator)
+        stamp["machine_notes"].push_back("no coordinator core: the pool's front door shares the first server core");
+    if (previous.is_null()) stamp["start"] = utc_now_iso();
+    stamp["resumed"] = previous.is_null() ? json::array() : previous.value("resumed", json::array());
+    if (!previous.is_null()) stamp["resumed"].push_back(utc_now_iso());
+    stamp["end"] = nullptr;
+    stamp["machine_source"] = opt.machine.source_name;
+    stamp["machine_file"] = opt.machine.source_text;
+    stamp["matrix_source"] = opt.matrix.source_name;
+    stamp["matrix_file"] = opt.matrix.source_text;
+    stamp["overrides"] = overrides_json(opt);
+    stamp["effective"] = {{"busy_poll_usecs", c.busy_poll}, {"idle", c.idle}, {"network", c.network}, {"audit", opt.audit}};
+    stamp["command_line"] = opt.command_line;
+    json flv = json::object();
+    for (const auto& [n, f] : c.flavours) flv[n] = read_text_or_empty(f.source_name);
+    stamp["flavour_files"] = flv;
+    return stamp;
+}
+
+// The part of sitting.json every cell's stamp repeats.
+json cell_sitting_stamp(const Context& c, const json& stamp) {
+    return {{"sitting", c.sitting}, {"machine", c.opt.machine.name}, {"epoch", c.opt.machine.epoch},
+            {"git", stamp["git"]},  {"binaries", stamp["binaries"]},  {"host", stamp["host"]},
+            {"kernel", stamp["kernel"]}};
+}
+
+// Removes what crashed sittings left, then brings up this sitting's namespaces when it runs in them.
+void set_up_network(Context& c, json& stamp) {
+    // Leftovers of a crashed sitting (what 'bench-run cleanup' removes), only those whose lab is gone.
+    if (auto removed = remove_orphaned_namespaces(); !removed.empty()) {
+        std::fprintf(stderr, "bench-run: removed %zu network namespace(s)/link(s) left by a crashed sitting: %s\n",
+                     removed.size(), join(removed).c_str());
+    }
+    if (c.network != "netns") return;
+    // The tag keeps names short (interface names have 15 characters) and unique per lab process.
+    std::string tag = std::to_string(getpid() % 1000000);
+    const Machine& m = c.opt.machine;
+    c.netns = std::make_unique<NetnsPair>(tag, m.netns_server_addr, m.netns_client_addr, m.netns_prefix);
+    c.netns->up();
+    stamp["netns"] = {{"server", c.netns->server_ns()}, {"client", c.netns->client_ns()}, {"offloads", c.netns->offloads()}};
+    write_text_atomic(c.dir + "/sitting.json", stamp.dump(1));
+}
+
+// The outcome of a cell an earlier run of this sitting finished, if one did.
+std::optional<CellOutcome> done_before(const Context& c, const Cell& cell) {
+    std::string path = c.dir + "/" + cell.file_name();
+    if (!fs::exists(path)) return std::nullopt;
+    try {
+        CellOutcome o = outcome_from_json(json::parse(read_text(path)));
+        if (!done_state(o.state)) return std::nullopt;
+        o.reused = true;
+        return o;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench-run: %s: unreadable, so the cell runs again: %s\n", path.c_str(), e.what());
+        return std::nullopt;
+    }
+}
+
+// The result of a cell that was not measured: its state, its marker when marked, and why.
+json unmeasured_result(const Cell& cell, CellState state, const std::string& marker, const std::string& why) {
+    json j = cell_base(cell);
+    if (!marker.empty()) j["marker"] = marker;
+    j["verdict"] = nullptr;
+    j["lab"] = {{"state", to_string(state)}, {"reason", why}};
+    return j;
+}
+
+// Writes the result of a cell that was never run; returns its outcome.
+CellOutcome record_unrun(const Context& c, const Cell& cell, CellState state, const std::string& marker,
+                         const std::string& why) {
+    write_cell(c, cell, unmeasured_result(cell, state, marker, why));
+    CellOutcome o;
+    o.cell = cell;
+    o.state = state;
+    o.marker = marker;
+    o.reason = why;
+    return o;
+}
+
+// Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour).
+std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell) {
+    std::string marker = marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour));
+    if (marker.empty()) return std::nullopt;
+    std::string why = marker == "nopool"         ? cell.transport + " cannot run the pool model"
+                      : marker == "noshard"      ? cell.transport + " cannot run the shard model"
+                      : marker == "unmeasurable" ? "this host lacks " + cell.transport
+                                                 : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
+    return record_unrun(c, cell, CellState::marked, marker, why);
+}
+
+// Records a cell whose server or client binary is not built.
+std::optional<CellOutcome> unbuilt_if_missing(Context& c, const Cell& cell, std::size_t index) {
+    const Flavour& fl = c.flavours.at(cell.flavour);
+    const SittingOptions& opt = c.opt;
+    std::string why;
+    if (flavour_binary(c, fl).empty())
+        why = "server binary '" + fl.binary + "' of flavour " + fl.name + " is not built (looked in " +
+              rel(opt.build_dir, opt.source_dir) + " and PATH)";
+    else if (find_executable(c.client_path, "").empty())
+        why = "client binary " + rel(c.client_path, opt.source_dir) + " is not built";
+    else
+        return std::nullopt;
+    CellOutcome o = record_unrun(c, cell, CellState::unbuilt, "", why);
+    c.progress.show(cell_prefix(index, c.progress.total) + cell.id() + ": unbuilt: " + why, true);
+    return o;
+}
+
+// A cell's attempts: an attempt that fails in error is made again, up to the matrix's count.
+struct Attempts {
+    Attempt last;
+    std::vector<std::string> failures;  ///< why each failed attempt failed
+    int made = 0;
+    bool interrupted = false;
+};
+
+Attempts run_attempts(Context& c, const Cell& cell, std::size_t index) {
+    const int most = c.opt.matrix.attempts;
+    auto cell_start = Clock::now();
+    Attempts t;
+    int attempt = 1;
+    for (; attempt <= most; ++attempt) {
+        t.last = run_attempt(c, cell, index, attempt);
+        if (t.last.end != AttemptEnd::error) break;
+        t.failures.push_back("attempt " + std::to_string(attempt) + ": " + t.last.reason);
+        if (stop_requested()) break;
+    }
+    t.made = std::min(attempt, most);
+    t.interrupted = t.last.end == AttemptEnd::interrupted || (t.last.end == AttemptEnd::error && stop_requested());
+    if (!t.interrupted) c.cell_times.push_back(since(cell_start));
+    return t;
+}
+
+// A measured or refused cell's result: the client's, stamped, with the verdict
+// the audit and the failed attempts leave it. Notes in the sitting's stamp how
+// the client says it was built.
+json measured_result(const Context& c, const Attempts& t, json& stamp) {
+    const Attempt& a = t.last;
+    json j = a.result;
+    json client_stamp = j.value("stamp", json::object());
+    // A binary that cannot answer --version still says how it was built in its results.
+    std::string ckey = rel(fs::absolute(c.client_path).lexically_normal().string(), c.opt.source_dir);
+    if (stamp["binaries"].contains(ckey) && !stamp["binaries"][ckey].contains("reported_in_results"))
+        stamp["binaries"][ckey]["reported_in_results"] = client_stamp;
+    j["stamp"] = {{"client", client_stamp}, {"sitting", c.sitting_stamp}, {"effective", a.effective}};
+    json reasons = j.value("verdict_reasons", json::array());
+    std::string verdict = j.value("verdict", "");
+    const CellState state = a.end == AttemptEnd::refused ? CellState::refused : CellState::measured;
+    if (state == CellState::refused) {
+        j["withheld"] = {{"runs", j["runs"]}, {"summary", j["summary"]}, {"cdf", j.value("cdf", json::array())},
+                         {"client_verdict", verdict}};
+        j.erase("runs");
+        j.erase("summary");
+        j.erase("cdf");
+        verdict = "refused";
+        reasons = json::array({"audit: " + a.reason});
+    } else if (!t.failures.empty()) {
+        if (verdict == "ok") verdict = "partial";
+        reasons.push_back("repeated: " + join(t.failures, "; "));
+    }
+    j["verdict"] = verdict;
+    j["verdict_reasons"] = reasons;
+    j["lab"] = {{"state", to_string(state)}, {"reason", a.reason}, {"attempts", t.made}, {"failed_attempts", t.failures}};
+    return j;
+}
+
+// Writes the cell's result file from its attempts; returns its outcome.
+CellOutcome record_cell(const Context& c, const Cell& cell, const Attempts& t, json& stamp) {
+    const Attempt& a = t.last;
+    json j;
+    CellOutcome o;
+    o.cell = cell;
+    if (a.end == AttemptEnd::unsupported) {
+        j = unmeasured_result(cell, CellState::marked, "unsupported", "the server says: " + a.reason);
+        o.state = CellState::marked;
+        o.marker = "unsupported";
+        o.reason = a.reason;
+    } else if (a.end == AttemptEnd::error) {
+        j = unmeasured_result(cell, CellState::error, "", a.reason);
+        j["lab"]["attempts"] = t.failures;
+        j["stamp"] = {{"sitting", c.sitting_stamp}, {"effective", a.effective}};
+        o.state = CellState::error;
+        o.reason = a.reason;
+    } else {
+        j = measured_result(c, t, stamp);
+        o = outcome_from_json(j);
+    }
+    write_cell(c, cell, j);
+    return o;
+}
+
+void show_outcome(Context& c, std::size_t index, const CellOutcome& o) {
+    const std::string state = to_string(o.state);
+    char p50[32] = "";
+    if (o.p50 >= 0) std::snprintf(p50, sizeof p50, " p50=%.2f us", o.p50);
+    c.progress.show(cell_prefix(index, c.progress.total) + o.cell.id() + ": " +
+                        (o.state == CellState::marked ? o.marker : state) +
+                        (o.verdict.empty() || o.verdict == state ? "" : " " + o.verdict) + p50 +
+                        (o.state == CellState::measured
+                             ? ""
+                             : " (" + (o.reason.size() > 200 ? o.reason.substr(0, 200) + "..." : o.reason) + ")"),
+                    true);
+}
+
+// Why the cells stopped before the last: an interruption, or a binary that changed.
+struct Stop {
+    bool interrupted = false;
+    std::string reason;  ///< the binary that changed
+};
+
+// Runs every cell in order, keeping those an earlier run finished; the network
+// set up for them is taken down however they end.
+Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingResult& res) {
+    Stop stop;
+    try {
+        set_up_network(c, stamp);
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+            const Cell& cell = cells[i];
+            if (stop_requested()) {
+                stop.interrupted = true;
+                break;
+            }
+            std::optional<CellOutcome> settled = done_before(c, cell);
+            if (!settled) settled = mark_if_impossible(c, cell);
+            if (!settled) settled = unbuilt_if_missing(c, cell, i);
+            if (settled) {
+                res.cells.push_back(*settled);
+                continue;
+            }
+            stop.reason = changed_binary(c, hash_binaries(c));
+            if (!stop.reason.empty()) break;
+            Attempts t = run_attempts(c, cell, i);
+            if (t.interrupted) {
+                stop.interrupted = true;
+                break;
+            }
+            res.cells.push_back(record_cell(c, cell, t, stamp));
+            show_outcome(c, i, res.cells.back());
+        }
+    } catch (...) {
+        if (c.netns) c.netns->down();
+        throw;
+    }
+    if (c.netns) c.netns->down();
+    if (stop_requested()) stop.interrupted = true;
+    return stop;
+}
+
+// sitting.json as the sitting ends: when, how, and how many cells ended in each state (measured ones by verdict).
+void end_stamp(json& stamp, const Stop& stop, const SittingResult& res) {
+    stamp["end"] = utc_now_iso();
+    stamp["interrupted"] = stop.interrupted;
+    stamp["stopped"] = stop.reason;
+    std::map<std::string, int> counts;
+    for (const auto& o : res.cells) counts[o.state == CellState::measured ? o.verdict : to_string(o.state)]++;
+    stamp["outcome"] = counts;
+}
+
+void set_exit(SittingResult& res, const Stop& stop, const SittingOptions& opt) {
+    if (!stop.reason.empty()) {
+        res.exit_code = 3;
+        res.message = "sitting stopped: " + stop.reason;
+    } else if (stop.interrupted) {
+        res.exit_code = 130;
+        res.message = "sitting interrupted; resume with: bench-run --resume " + rel(res.dir, opt.source_dir);
+    } else {
+        bool errors = std::any_of(res.cells.begin(), res.cells.end(),
+                                  [](const CellOutcome& o) { return o.state == CellState::error; });
+        res.exit_code = errors ? 2 : 0;
+        res.message = errors ? "sitting complete with cells in error (see their results)" : "sitting complete";
+    }
+}
+
 }  // namespace
+
+std::string to_string(CellState s) {
+    switch (s) {
+        case CellState::measured: return "measured";
+        case CellState::refused: return "refused";
+        case CellState::marked: return "marked";
+        case CellState::unbuilt: return "unbuilt";
+        case CellState::error: return "error";
+    }
+    return "error";
+}
+
+std::optional<CellState> cell_state_from_string(std::string_view text) {
+    for (CellState s : {CellState::measured, CellState::refused, CellState::marked, CellState::unbuilt, CellState::error})
+        if (to_string(s) == text) return s;
+    return std::nullopt;
+}
+
+std::ostream& operator<<(std::ostream& out, CellState s) { return out << to_string(s); }
 
 CellOutcome outcome_from_json(const json& j) {
     CellOutcome o;
     const json& c = j.at("cell");
     o.cell = {c.value("flavour", ""), c.value("transport", ""), c.value("model", ""), c.value("loop", "")};
     const json lab = j.value("lab", json::object());
-    o.state = lab.value("state", j.contains("summary") ? "measured" : "error");
+    const std::string state = lab.value("state", j.contains("summary") ? "measured" : "error");
+    std::optional<CellState> s = cell_state_from_string(state);
+    if (!s) throw std::runtime_error("lab.state '" + state + "' is no cell state");
+    o.state = *s;
     o.marker = j.value("marker", "");
     if (j.contains("verdict") && j["verdict"].is_string()) o.verdict = j["verdict"].get<std::string>();
     o.reason = lab.value("reason", "");
@@ -531,300 +1042,43 @@ std::vector<CellOutcome> load_sitting_cells(const std::string& dir) {
     for (const auto& f : files) {
         try {
             out.push_back(outcome_from_json(json::parse(read_text(f.string()))));
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "bench-run: %s: not a cell result, left out: %s\n", f.c_str(), e.what());
         }
     }
     return out;
 }
 
 SittingResult run_sitting(SittingOptions opt) {
-    SittingResult res;
-    if (opt.results_dir.empty()) opt.results_dir = opt.source_dir + "/results";
-    if (opt.flavours_dir.empty()) opt.flavours_dir = opt.source_dir + "/lab/flavours";
-    if (opt.client_binary.empty()) opt.client_binary = opt.build_dir + "/bench_roundtrip";
-
-    json previous;
-    std::string dir;
-    if (opt.resume_dir.empty() && !opt.sitting_name.empty()) {
-        std::string candidate = opt.results_dir + "/" + opt.machine.name + "/" + opt.sitting_name;
-        if (fs::exists(candidate + "/sitting.json")) opt.resume_dir = candidate;
-    }
-    if (!opt.resume_dir.empty()) {
-        dir = opt.resume_dir;
-        try {
-            previous = json::parse(read_text(dir + "/sitting.json"));
-        } catch (const std::exception& e) {
-            throw ConfigError(dir + ": cannot resume: sitting.json unreadable: " + e.what());
-        }
-        // A resumed sitting runs with the files it started with.
-        opt.machine = parse_machine(previous.at("machine_file").get<std::string>(),
-                                    previous.at("machine_source").get<std::string>() + " (recorded)");
-        opt.matrix = parse_matrix(previous.at("matrix_file").get<std::string>(),
-                                  previous.at("matrix_source").get<std::string>() + " (recorded)");
-        const json& ov = previous.value("overrides", json::object());
-        if (ov.contains("busy_poll_usecs")) opt.busy_poll_usecs = ov["busy_poll_usecs"].get<int>();
-        if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
-        if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
-        if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
-    } else {
-        std::string name = opt.sitting_name.empty() ? utc_now_compact() : opt.sitting_name;
-        dir = opt.results_dir + "/" + opt.machine.name + "/" + name;
-    }
+    fill_defaults(opt);
+    const std::string dir = sitting_dir(opt);
+    const json previous = opt.resume_dir.empty() ? json() : resume_stamp(opt, dir);
     Context c(opt);
-    c.dir = dir;
-    c.host = opt.machine.name;
-    c.sitting = fs::path(dir).filename().string();
-    c.progress.enabled = opt.progress;
-    c.flavours = load_flavours(opt.flavours_dir, opt.matrix.flavours);
-    c.busy_poll = opt.busy_poll_usecs ? *opt.busy_poll_usecs : opt.machine.kernel_busy_poll_usecs;
-    c.idle = opt.idle ? *opt.idle : opt.matrix.idle;
-    c.network = opt.network ? *opt.network : opt.machine.network;
-    if (c.idle != "spin" && c.idle != "block") throw ConfigError("--idle: must be spin or block, not '" + c.idle + "'");
-    if (c.network != "loopback" && c.network != "netns" && c.network != "nic")
-        throw ConfigError("--network: must be loopback, netns or nic, not '" + c.network + "'");
-    if (c.network == "nic") {
-        if (opt.machine.nics.empty())
-            throw ConfigError(opt.machine.source_name + ": network.nic: the nic path needs [[network.nic]] pairs");
-        for (const auto& p : opt.machine.nics)
-            for (const auto& i : {p.server_if, p.client_if})
-                if (!fs::exists("/sys/class/net/" + i))
-                    throw ConfigError(opt.machine.source_name + ": network.nic." + p.name + ": interface '" + i +
-                                      "' does not exist on this host; this machine file describes another host "
-                                      "(use --machine local or --network loopback|netns here)");
-    }
-    if (c.network == "netns" && geteuid() != 0)
-        throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
-    c.client_path = find_executable(opt.client_binary, "");
-    if (c.client_path.empty()) c.client_path = opt.client_binary;
-
-    std::vector<Cell> cells = plan_cells(opt.matrix);
-    c.progress.total = cells.size();
-    c.to_run_after.assign(cells.size(), 0);
-    for (std::size_t i = cells.size(); i-- > 1;) {
-        bool runs = marker_for(cells[i], opt.machine, c.flavours.at(cells[i].flavour)).empty() &&
-                    !fs::exists(dir + "/" + cells[i].file_name());
-        c.to_run_after[i - 1] = c.to_run_after[i] + (runs ? 1 : 0);
-    }
+    set_up_context(c, dir);
+    const std::vector<Cell> cells = plan_cells(opt.matrix);
+    count_cells_to_run(c, cells);
     c.binaries = hash_binaries(c);
+    SittingResult res;
     if (!previous.is_null()) {
-        const json& was = previous.value("binaries", json::object());
-        for (const auto& [p, b] : c.binaries) {
-            std::string key = rel(p, opt.source_dir);
-            if (was.contains(key) && was[key].value("sha256", "") != b.sha256 && !was[key].value("sha256", "").empty()) {
-                res.exit_code = 3;
-                res.dir = dir;
-                res.message = "cannot resume " + dir + ": " + key + " is not the binary the sitting started with (sha256 " +
-                              was[key].value("sha256", "").substr(0, 12) + " then, " + b.sha256.substr(0, 12) +
-                              " now); start a new sitting";
-                return res;
-            }
+        if (std::string refusal = resume_refusal(c, previous); !refusal.empty()) {
+            res.exit_code = 3;
+            res.dir = dir;
+            res.message = refusal;
+            return res;
         }
     }
     for (auto& [p, b] : c.binaries)
         if (!b.sha256.empty()) b.version = ask_version(p);
 
     fs::create_directories(dir);
-    json stamp = previous.is_null() ? json::object() : previous;
-    stamp["schema"] = 1;
-    stamp["sitting"] = c.sitting;
-    stamp["host"] = host_name();
-    stamp["machine"] = opt.machine.name;
-    stamp["kernel"] = host_kernel();
-    stamp["cpu_model"] = opt.machine.cpu_model;
-    stamp["epoch"] = opt.machine.epoch;
-    stamp["binaries"] = binaries_json(c);
-    stamp["lab_build"] = {{"compiler", KITE_LAB_COMPILER}, {"flags", KITE_LAB_BUILD_FLAGS}};
-    stamp["git"] = git_stamp(opt.source_dir);
-    stamp["sysctls"] = host_latency_sysctls();
-    stamp["online_cores"] = format_core_list(host_online_cores());
-    stamp["machine_notes"] = opt.machine.notes;
-    if (!opt.machine.coordinator)
-        stamp["machine_notes"].push_back("no coordinator core: the pool's front door shares the first server core");
-    if (previous.is_null()) stamp["start"] = utc_now_iso();
-    stamp["resumed"] = previous.is_null() ? json::array() : previous.value("resumed", json::array());
-    if (!previous.is_null()) stamp["resumed"].push_back(utc_now_iso());
-    stamp["end"] = nullptr;
-    stamp["machine_source"] = opt.machine.source_name;
-    stamp["machine_file"] = opt.machine.source_text;
-    stamp["matrix_source"] = opt.matrix.source_name;
-    stamp["matrix_file"] = opt.matrix.source_text;
-    json overrides = json::object();
-    if (opt.busy_poll_usecs) overrides["busy_poll_usecs"] = *opt.busy_poll_usecs;
-    if (opt.idle) overrides["idle"] = *opt.idle;
-    if (opt.network) overrides["network"] = *opt.network;
-    if (!opt.audit) overrides["audit"] = false;
-    stamp["overrides"] = overrides;
-    stamp["effective"] = {{"busy_poll_usecs", c.busy_poll}, {"idle", c.idle}, {"network", c.network}, {"audit", opt.audit}};
-    stamp["command_line"] = opt.command_line;
-    json flv = json::object();
-    for (const auto& [n, f] : c.flavours) flv[n] = read_text_or_empty(f.source_name);
-    stamp["flavour_files"] = flv;
+    json stamp = start_stamp(c, previous);
     write_text_atomic(dir + "/sitting.json", stamp.dump(1));
-    c.sitting_stamp = {{"sitting", c.sitting}, {"machine", opt.machine.name}, {"epoch", opt.machine.epoch},
-                       {"git", stamp["git"]}, {"binaries", stamp["binaries"]}, {"host", stamp["host"]},
-                       {"kernel", stamp["kernel"]}};
+    c.sitting_stamp = cell_sitting_stamp(c, stamp);
 
     install_stop_handlers();
     res.dir = dir;
-    bool interrupted = false;
-    std::string stop_reason;
-    try {
-        // Leftovers of a crashed sitting (what 'bench-run cleanup' removes), only those whose lab is gone.
-        if (auto removed = remove_orphaned_namespaces(); !removed.empty()) {
-            std::string names;
-            for (const auto& n : removed) names += (names.empty() ? "" : " ") + n;
-            std::fprintf(stderr, "bench-run: removed %zu network namespace(s)/link(s) left by a crashed sitting: %s\n",
-                         removed.size(), names.c_str());
-        }
-        if (c.network == "netns") {
-            // The tag keeps names short (interface names have 15 characters) and unique per lab process.
-            std::string tag = std::to_string(getpid() % 1000000);
-            c.netns = std::make_unique<NetnsPair>(tag, opt.machine.netns_server_addr, opt.machine.netns_client_addr,
-                                                  opt.machine.netns_prefix);
-            c.netns->up();
-            stamp["netns"] = {{"server", c.netns->server_ns()}, {"client", c.netns->client_ns()},
-                              {"offloads", c.netns->offloads()}};
-            write_text_atomic(dir + "/sitting.json", stamp.dump(1));
-        }
-        for (std::size_t i = 0; i < cells.size(); ++i) {
-            const Cell& cell = cells[i];
-            if (stop_requested()) {
-                interrupted = true;
-                break;
-            }
-            std::string path = dir + "/" + cell.file_name();
-            if (fs::exists(path)) {
-                try {
-                    CellOutcome o = outcome_from_json(json::parse(read_text(path)));
-                    if (done_state(o.state)) {
-                        o.reused = true;
-                        res.cells.push_back(o);
-                        continue;
-                    }
-                } catch (const std::exception&) {
-                }
-            }
-            const Flavour& fl = c.flavours.at(cell.flavour);
-            json j = cell_base(cell);
-            std::string marker = marker_for(cell, opt.machine, fl);
-            CellOutcome o;
-            o.cell = cell;
-            if (!marker.empty()) {
-                std::string why = marker == "nopool"         ? cell.transport + " cannot run the pool model"
-                                  : marker == "noshard"      ? cell.transport + " cannot run the shard model"
-                                  : marker == "unmeasurable" ? "this host lacks " + cell.transport
-                                                             : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
-                j["marker"] = marker;
-                j["verdict"] = nullptr;
-                j["lab"] = {{"state", "marked"}, {"reason", why}};
-                write_cell(c, cell, j);
-                o.state = "marked";
-                o.marker = marker;
-                o.reason = why;
-                res.cells.push_back(o);
-                continue;
-            }
-            if (flavour_binary(c, fl).empty() || find_executable(c.client_path, "").empty()) {
-                std::string why = flavour_binary(c, fl).empty()
-                                      ? "server binary '" + fl.binary + "' of flavour " + fl.name + " is not built (looked in " +
-                                            rel(opt.build_dir, opt.source_dir) + " and PATH)"
-                                      : "client binary " + rel(c.client_path, opt.source_dir) + " is not built";
-                j["verdict"] = nullptr;
-                j["lab"] = {{"state", "unbuilt"}, {"reason", why}};
-                write_cell(c, cell, j);
-                o.state = "unbuilt";
-                o.reason = why;
-                c.progress.show("[cell " + std::to_string(i + 1) + "/" + std::to_string(cells.size()) + "] " +
-                                    cell.id() + ": unbuilt: " + why, true);
-                res.cells.push_back(o);
-                continue;
-            }
-            std::string changed = changed_binary(c, hash_binaries(c));
-            if (!changed.empty()) {
-                stop_reason = changed;
-                break;
-            }
-            auto cell_start = Clock::now();
-            Attempt a;
-            std::vector<std::string> failures;
-            int attempt = 1;
-            for (; attempt <= opt.matrix.attempts; ++attempt) {
-                a = run_attempt(c, cell, i, attempt);
-                if (a.state != "error") break;
-                failures.push_back("attempt " + std::to_string(attempt) + ": " + a.reason);
-                if (stop_requested()) break;
-            }
-            if (attempt > opt.matrix.attempts) attempt = opt.matrix.attempts;
-            if (a.state == "interrupted" || (a.state == "error" && stop_requested())) {
-                interrupted = true;
-                break;
-            }
-            c.cell_times.push_back(since(cell_start));
-            json eff = a.result.value("stamp_effective", json::object());
-            a.result.erase("stamp_effective");
-            if (a.state == "unsupported") {
-                j["marker"] = "unsupported";
-                j["verdict"] = nullptr;
-                j["lab"] = {{"state", "marked"}, {"reason", "the server says: " + a.reason}};
-                o.state = "marked";
-                o.marker = "unsupported";
-                o.reason = a.reason;
-            } else if (a.state == "error") {
-                j["verdict"] = nullptr;
-                j["lab"] = {{"state", "error"}, {"reason", a.reason}, {"attempts", failures}};
-                j["stamp"] = {{"sitting", c.sitting_stamp}, {"effective", eff}};
-                o.state = "error";
-                o.reason = a.reason;
-            } else {
-                j = a.result;
-                json client_stamp = j.value("stamp", json::object());
-                // A binary that cannot answer --version still says how it was built in its results.
-                std::string ckey = rel(fs::absolute(c.client_path).lexically_normal().string(), opt.source_dir);
-                if (stamp["binaries"].contains(ckey) && !stamp["binaries"][ckey].contains("reported_in_results"))
-                    stamp["binaries"][ckey]["reported_in_results"] = client_stamp;
-                j["stamp"] = {{"client", client_stamp}, {"sitting", c.sitting_stamp}, {"effective", eff}};
-                json reasons = j.value("verdict_reasons", json::array());
-                std::string verdict = j.value("verdict", "");
-                if (a.state == "refused") {
-                    j["withheld"] = {{"runs", j["runs"]}, {"summary", j["summary"]}, {"cdf", j.value("cdf", json::array())},
-                                     {"client_verdict", verdict}};
-                    j.erase("runs");
-                    j.erase("summary");
-                    j.erase("cdf");
-                    verdict = "refused";
-                    reasons = json::array({"audit: " + a.reason});
-                } else if (!failures.empty()) {
-                    if (verdict == "ok") verdict = "partial";
-                    reasons.push_back("repeated: " + join(failures, "; "));
-                }
-                j["verdict"] = verdict;
-                j["verdict_reasons"] = reasons;
-                j["lab"] = {{"state", a.state}, {"reason", a.reason}, {"attempts", attempt}, {"failed_attempts", failures}};
-                o = outcome_from_json(j);
-            }
-            write_cell(c, cell, j);
-            res.cells.push_back(o);
-            char p50[32] = "";
-            if (o.p50 >= 0) std::snprintf(p50, sizeof p50, " p50=%.2f us", o.p50);
-            c.progress.show("[cell " + std::to_string(i + 1) + "/" + std::to_string(cells.size()) + "] " + cell.id() +
-                                ": " + (o.state == "marked" ? o.marker : o.state) +
-                                (o.verdict.empty() || o.verdict == o.state ? "" : " " + o.verdict) + p50 +
-                                (o.state == "measured" ? "" : " (" + (o.reason.size() > 200 ? o.reason.substr(0, 200) + "..." : o.reason) + ")"),
-                            true);
-        }
-    } catch (...) {
-        if (c.netns) c.netns->down();
-        throw;
-    }
-    if (c.netns) c.netns->down();
-    if (stop_requested()) interrupted = true;
-
-    stamp["end"] = utc_now_iso();
-    stamp["interrupted"] = interrupted;
-    stamp["stopped"] = stop_reason;
-    std::map<std::string, int> counts;
-    for (const auto& o : res.cells) counts[o.state == "measured" ? o.verdict : o.state]++;
-    stamp["outcome"] = counts;
+    const Stop stop = run_cells(c, cells, stamp, res);
+    end_stamp(stamp, stop, res);
     write_text_atomic(dir + "/sitting.json", stamp.dump(1));
     if (opt.build_site) {
         try {
@@ -833,17 +1087,7 @@ SittingResult run_sitting(SittingOptions opt) {
             std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
         }
     }
-    if (!stop_reason.empty()) {
-        res.exit_code = 3;
-        res.message = "sitting stopped: " + stop_reason;
-    } else if (interrupted) {
-        res.exit_code = 130;
-        res.message = "sitting interrupted; resume with: bench-run --resume " + rel(dir, opt.source_dir);
-    } else {
-        bool errors = std::any_of(res.cells.begin(), res.cells.end(), [](const CellOutcome& o) { return o.state == "error"; });
-        res.exit_code = errors ? 2 : 0;
-        res.message = errors ? "sitting complete with cells in error (see their results)" : "sitting complete";
-    }
+    set_exit(res, stop, opt);
     return res;
 }
 

@@ -15,6 +15,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#ifndef KITE_LAB_BUILD_FLAGS
+#define KITE_LAB_BUILD_FLAGS "unknown"
+#endif
+#ifndef KITE_LAB_COMPILER
+#define KITE_LAB_COMPILER "unknown"
+#endif
+
 namespace kite::lab {
 
 namespace {
@@ -238,6 +245,9 @@ static std::string fmt_time(const char* f) {
 
 std::string utc_now_iso() { return fmt_time("%Y-%m-%dT%H:%M:%SZ"); }
 std::string utc_now_compact() { return fmt_time("%Y%m%d-%H%M%S"); }
+
+std::string lab_compiler() { return KITE_LAB_COMPILER; }
+std::string lab_build_flags() { return KITE_LAB_BUILD_FLAGS; }
 
 std::string find_executable(const std::string& name, const std::string& base) {
     if (name.empty()) return "";

@@ -83,7 +83,7 @@ TEST_F(Netns, aSittingMeasuresThroughTheVethPairAndRemovesTheNamespaces) {
     SittingResult r = run_sitting(o);
     ASSERT_EQ(r.exit_code, 0) << r.message;
     ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, "measured") << r.cells[0].reason;
+    EXPECT_EQ(r.cells[0].state, CellState::measured) << r.cells[0].reason;
     auto j = nlohmann::json::parse(read_text((root_ / "results" / "nsbox" / "ns" / "cpp_kernel_single_closed.json").string()));
     const auto& eff = j["stamp"]["effective"];
     EXPECT_EQ(eff["network"], "netns");

@@ -93,6 +93,21 @@ const CellOutcome* find(const SittingResult& r, const std::string& id) {
 
 }  // namespace
 
+// The texts are the result files' lab.state: they must not change.
+TEST(CellStateTest, eachStateIsWrittenAsItsResultFileTextAndReadBack) {
+    const std::pair<CellState, const char*> states[] = {{CellState::measured, "measured"},
+                                                        {CellState::refused, "refused"},
+                                                        {CellState::marked, "marked"},
+                                                        {CellState::unbuilt, "unbuilt"},
+                                                        {CellState::error, "error"}};
+    for (const auto& [state, text] : states) {
+        EXPECT_EQ(to_string(state), text);
+        EXPECT_EQ(cell_state_from_string(text), state) << text;
+    }
+    EXPECT_EQ(cell_state_from_string("unsupported"), std::nullopt);
+    EXPECT_EQ(cell_state_from_string(""), std::nullopt);
+}
+
 TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
     setenv("FAKE_BR_UNSUPPORTED", "quickfix", 1);
     SittingResult r = run_sitting(options(
@@ -102,7 +117,7 @@ TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
     ASSERT_EQ(r.cells.size(), 24u);
     const CellOutcome* cpp = find(r, "cpp/kernel/single/closed");
     ASSERT_NE(cpp, nullptr);
-    EXPECT_EQ(cpp->state, "measured") << cpp->reason;
+    EXPECT_EQ(cpp->state, CellState::measured) << cpp->reason;
     EXPECT_EQ(cpp->verdict, "ok");
     EXPECT_NEAR(cpp->p50, 20.0, 1.0);
     EXPECT_EQ(find(r, "quickfix/kernel/single/closed")->marker, "unsupported");
@@ -145,7 +160,7 @@ TEST_F(Sitting, anUnbuiltFlavourIsReportedAndTheSittingStillSucceeds) {
     SittingResult r = run_sitting(o);
     EXPECT_EQ(r.exit_code, 0) << r.message;
     ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, "unbuilt");
+    EXPECT_EQ(r.cells[0].state, CellState::unbuilt);
     EXPECT_THAT(r.cells[0].reason, HasSubstr("ghost_server_not_built"));
 }
 
@@ -156,7 +171,7 @@ TEST_F(Sitting, aServerThatNeverGetsReadyIsACellErrorAndExitCodeTwo) {
     SittingResult r = run_sitting(o);
     EXPECT_EQ(r.exit_code, 2);
     ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, "error");
+    EXPECT_EQ(r.cells[0].state, CellState::error);
     EXPECT_THAT(r.cells[0].reason, HasSubstr("not ready"));
     json j = cell_json("s1", "cpp_kernel_single_closed.json");
     EXPECT_EQ(j["lab"]["attempts"].size(), 2u);
@@ -168,7 +183,7 @@ TEST_F(Sitting, aCellThatNeededASecondAttemptIsPartial) {
         options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
     EXPECT_EQ(r.exit_code, 0) << r.message;
     ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, "measured");
+    EXPECT_EQ(r.cells[0].state, CellState::measured);
     EXPECT_EQ(r.cells[0].verdict, "partial");
     json j = cell_json("s1", "cpp_kernel_single_closed.json");
     EXPECT_THAT(j["verdict_reasons"].dump(), HasSubstr("repeated"));
@@ -206,7 +221,7 @@ TEST_F(Sitting, resumesAnInterruptedSittingRunningOnlyTheCellsNotDone) {
     ASSERT_EQ(second.cells.size(), 4u);
     EXPECT_TRUE(find(second, "cpp/kernel/single/closed")->reused);
     EXPECT_FALSE(find(second, "raw/kernel/single/closed")->reused);
-    for (const auto& c : second.cells) EXPECT_EQ(c.state, "measured") << c.cell.id();
+    for (const auto& c : second.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
     json st = json::parse(read_text((dir / "sitting.json").string()));
     EXPECT_EQ(st["resumed"].size(), 1u);
 }

@@ -14,8 +14,10 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,9 +45,26 @@ struct SittingOptions {
     std::string command_line;
 };
 
+/// How a cell of a sitting ended. Its text (to_string) is the `lab.state` of
+/// the cell's result file.
+enum class CellState {
+    measured,  ///< the client measured it, and the audit passed or was off
+    refused,   ///< measured, but the audit refused the set-up: no figures published
+    marked,    ///< never run: nopool, noshard, unmeasurable or unsupported (the marker says)
+    unbuilt,   ///< never run: its server binary or the client is not built
+    error,     ///< every attempt failed (the reason says how)
+};
+
+/// "measured", "refused", "marked", "unbuilt" or "error".
+std::string to_string(CellState s);
+/// The state a result file's text names; nullopt for any other text.
+std::optional<CellState> cell_state_from_string(std::string_view text);
+/// Writes to_string(s) (for messages and test failures).
+std::ostream& operator<<(std::ostream& out, CellState s);
+
 struct CellOutcome {
     Cell cell;
-    std::string state;    ///< measured, refused, marked, unbuilt, error
+    CellState state = CellState::error;
     std::string marker;   ///< for marked cells
     std::string verdict;  ///< ok, partial, saturated, refused ("" otherwise)
     double p50 = -1;      ///< default view: response in open loop, service in closed
@@ -65,6 +84,7 @@ struct SittingResult {
 SittingResult run_sitting(SittingOptions opt);
 
 /// Reads a cell's result file into an outcome (for the matrix, resume, compare).
+/// Throws when it has no cell or names no cell state.
 CellOutcome outcome_from_json(const nlohmann::json& j);
 
 /// Loads every cell file of a sitting folder.

@@ -36,6 +36,10 @@ std::string utc_now_iso();
 /// UTC time as 20261130-040506 (a default sitting name).
 std::string utc_now_compact();
 
+/// How the lab itself was built, for its stamps: "unknown" when the build did not say.
+std::string lab_compiler();
+std::string lab_build_flags();
+
 /// Finds an executable: absolute path, path relative to `base`, or a name on PATH. "" if none.
 std::string find_executable(const std::string& name, const std::string& base);
 
