@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per order of the mono server thread, under callgrind.
-#   src/engine/tools/measure_cost.sh [BUILD_DIR] [ORDERS_LOW] [ORDERS_HIGH]
+#   bench/engine/measure_cost.sh [BUILD_DIR] [ORDERS_LOW] [ORDERS_HIGH]
 # BUILD_DIR must be a build WITHOUT -march=native (the release preset is).
 # For each protocol (fix: session layer over the engine; echo: the engine
 # alone) it runs the server under callgrind twice, with 32 sessions sending
@@ -20,7 +20,7 @@ set -euo pipefail
 build=${1:-build/release}
 low=${2:-100}
 high=${3:-300}
-bin="$build/src/engine/engine_cost"
+bin="$build/bench/engine/engine_cost"
 [[ -x "$bin" ]] || { echo "no $bin: build the engine_cost target first" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 work=$(mktemp -d)
