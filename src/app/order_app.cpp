@@ -162,6 +162,13 @@ bool read_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix,
   return true;
 }
 
+// The report of a NewOrderSingle as it came; its ExecID is its OrderID.
+Report order_report(std::uint64_t id, const OrderFields& o) noexcept {
+  Report r(id, id, o.cl_ord_id, o.symbol, o.side);
+  r.qty = o.qty;
+  return r;
+}
+
 // The report of one fill to the order `o` (its state after the fill) of `who`.
 Report fill_report(std::uint64_t exec_id, const Exchange::Live& who, const BookOrder& o, const Fill& f,
                    bool old) noexcept {
@@ -228,9 +235,7 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
     ++stats_.rejects;
     return;
   }
-  const std::uint64_t id = ids_.next();
-  Report r(id, id, o.cl_ord_id, o.symbol, o.side);
-  r.qty = o.qty;
+  Report r = order_report(ids_.next(), o);
   r.leaves = o.qty;
   r.has_price = o.has_price;
   r.price = o.price;
@@ -243,18 +248,19 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
 void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
   if (replace) ++stats_.replaces;
   else ++stats_.cancels;
-  if (mode_ == Mode::match) {
-    match_cancel(s, h, ix, replace);
-    return;
-  }
-  // ack: stateless, every cancel and replace is accepted as asked.
-  std::string_view cl, orig, symbol;
-  char side = '1';
+  std::string_view cl, orig;
   if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
       reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
     ++stats_.rejects;
     return;
   }
+  if (mode_ == Mode::match) {
+    match_cancel(s, ix, cl, orig, replace);
+    return;
+  }
+  // ack: stateless, every cancel and replace is accepted as asked.
+  std::string_view symbol;
+  char side = '1';
   ix.get(tag::Symbol, symbol);
   ix.get(tag::Side, side);
   const std::uint64_t id = ids_.next();
@@ -305,9 +311,7 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
     ++stats_.rejects;
     return;
   }
-  const std::uint64_t order_id = ids_.next();
-  Report rej(order_id, order_id, o.cl_ord_id, o.symbol, o.side);
-  rej.qty = o.qty;
+  Report rej = order_report(ids_.next(), o);
   rej.exec_type = '8';
   rej.ord_status = '8';
   const auto reject = [&](std::string_view why) {
@@ -328,7 +332,7 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
   } else {
     return reject("Unsupported OrdType");
   }
-  b.order_id = order_id;
+  b.order_id = rej.order_id;
   b.leaves = b.qty;
 
   std::lock_guard<std::mutex> lock(exchange_->mu);
@@ -364,17 +368,8 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
   }
 }
 
-void OrderApplication::match_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
-  std::string_view cl, orig, symbol;
-  char side = '1';
-  if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
-      reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
-    ++stats_.rejects;
-    return;
-  }
-  ix.get(tag::Symbol, symbol);
-  ix.get(tag::Side, side);
-
+void OrderApplication::match_cancel(Session& s, const codec::FieldIndex& ix, std::string_view cl, std::string_view orig,
+                                    bool replace) noexcept {
   std::lock_guard<std::mutex> lock(exchange_->mu);
   const auto cancel_reject = [&](std::string_view why, char status) {
     ++stats_.cancel_rejects;

@@ -195,7 +195,9 @@ class OrderApplication final : public session::Application {
   void on_new_order(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_cancel(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept;
   void match_new(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
-  void match_cancel(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept;
+  // The order named by `orig` (OrigClOrdID) canceled, or replaced under `cl`.
+  void match_cancel(session::Session& s, const codec::FieldIndex& ix, std::string_view cl, std::string_view orig,
+                    bool replace) noexcept;
   void echo(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void unsupported(session::Session& s, const codec::Header& h) noexcept;
   // ExecutionReports for each fill of fills_: to the resting orders' sessions
