@@ -44,8 +44,38 @@ bool pre_fix43(const Session& s) noexcept {
   return b.compare(0, 6, "FIX.4.") == 0 && b.size() > 6 && b[6] < '3';
 }
 
-// What one ExecutionReport says.
+Decimal ticks(std::int64_t t) noexcept { return Decimal{t, kPriceExponent}.normalized(); }
+Decimal units(std::int64_t q) noexcept { return Decimal{q, 0}; }
+// Average price in ticks, rounded half up (integer arithmetic only).
+Decimal avg_px(const BookOrder& o) noexcept {
+  if (o.cum == 0) return {0, 0};
+  return ticks((o.notional * 2 + o.cum) / (o.cum * 2));
+}
+
+// The order's status from its quantities.
+char status_of(const BookOrder& o) noexcept {
+  if (o.leaves == 0 && o.cum > 0) return '2';
+  if (o.cum > 0) return '1';
+  return '0';
+}
+
+// What one ExecutionReport says. The constructor fills what every report
+// names; the rest defaults to a new order with nothing filled.
 struct Report {
+  Report(std::uint64_t order_id, std::uint64_t exec_id, std::string_view cl_ord_id, std::string_view symbol,
+         char side) noexcept
+      : order_id(order_id), exec_id(exec_id), cl_ord_id(cl_ord_id), symbol(symbol), side(side) {}
+
+  // Quantities and price from the book's view of the order.
+  void state_of(const BookOrder& o) noexcept {
+    qty = units(o.qty);
+    has_price = !o.market;
+    price = ticks(o.price);
+    leaves = units(o.leaves);
+    cum = units(o.cum);
+    avg_px = kite::app::avg_px(o);
+  }
+
   std::uint64_t order_id = 0;
   std::uint64_t exec_id = 0;
   std::string_view cl_ord_id;
@@ -98,21 +128,6 @@ SendResult send_report(Session& s, const Report& r) noexcept {
   return s.send_or_store("8", [&](codec::MessageWriter& w) { write_report(w, old, r, now); });
 }
 
-Decimal ticks(std::int64_t t) noexcept { return Decimal{t, kPriceExponent}.normalized(); }
-Decimal units(std::int64_t q) noexcept { return Decimal{q, 0}; }
-// Average price in ticks, rounded half up (integer arithmetic only).
-Decimal avg_px(const BookOrder& o) noexcept {
-  if (o.cum == 0) return {0, 0};
-  return ticks((o.notional * 2 + o.cum) / (o.cum * 2));
-}
-
-// The order's status from its quantities.
-char status_of(const BookOrder& o) noexcept {
-  if (o.leaves == 0 && o.cum > 0) return '2';
-  if (o.cum > 0) return '1';
-  return '0';
-}
-
 // Reads the fields a NewOrderSingle must carry; answers a session Reject
 // naming the first that is missing or malformed.
 struct OrderFields {
@@ -145,6 +160,26 @@ bool read_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix,
   if (p == Get::bad_format && reject_field(s, h, p, tag::Price)) return false;
   o.has_price = p == Get::ok;
   return true;
+}
+
+// The report of a NewOrderSingle as it came; its ExecID is its OrderID.
+Report order_report(std::uint64_t id, const OrderFields& o) noexcept {
+  Report r(id, id, o.cl_ord_id, o.symbol, o.side);
+  r.qty = o.qty;
+  return r;
+}
+
+// The report of one fill to the order `o` (its state after the fill) of `who`.
+Report fill_report(std::uint64_t exec_id, const Exchange::Live& who, const BookOrder& o, const Fill& f,
+                   bool old) noexcept {
+  Report r(o.order_id, exec_id, who.cl_ord_id, who.symbol, who.side);
+  r.state_of(o);
+  r.ord_status = status_of(o);
+  r.exec_type = old ? r.ord_status : 'F';
+  r.fill = true;
+  r.last_px = ticks(f.price);
+  r.last_qty = units(f.qty);
+  return r;
 }
 
 }  // namespace
@@ -200,13 +235,7 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
     ++stats_.rejects;
     return;
   }
-  Report r;
-  r.order_id = ids_.next();
-  r.exec_id = r.order_id;
-  r.cl_ord_id = o.cl_ord_id;
-  r.symbol = o.symbol;
-  r.side = o.side;
-  r.qty = o.qty;
+  Report r = order_report(ids_.next(), o);
   r.leaves = o.qty;
   r.has_price = o.has_price;
   r.price = o.price;
@@ -219,23 +248,26 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
 void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
   if (replace) ++stats_.replaces;
   else ++stats_.cancels;
-  if (mode_ == Mode::match) {
-    match_cancel(s, h, ix, replace);
-    return;
-  }
-  // ack: stateless, every cancel and replace is accepted as asked.
-  Report r;
-  if (reject_field(s, h, ix.get(tag::ClOrdID, r.cl_ord_id), tag::ClOrdID) ||
-      reject_field(s, h, ix.get(tag::OrigClOrdID, r.orig_cl_ord_id), tag::OrigClOrdID)) {
+  std::string_view cl, orig;
+  if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
+      reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
     ++stats_.rejects;
     return;
   }
-  ix.get(tag::Symbol, r.symbol);
-  ix.get(tag::Side, r.side);
+  if (mode_ == Mode::match) {
+    match_cancel(s, ix, cl, orig, replace);
+    return;
+  }
+  // ack: stateless, every cancel and replace is accepted as asked.
+  std::string_view symbol;
+  char side = '1';
+  ix.get(tag::Symbol, symbol);
+  ix.get(tag::Side, side);
+  const std::uint64_t id = ids_.next();
+  Report r(id, id, cl, symbol, side);
+  r.orig_cl_ord_id = orig;
   ix.get(tag::OrderQty, r.qty);
   r.has_price = ix.get(tag::Price, r.price) == Get::ok;
-  r.order_id = ids_.next();
-  r.exec_id = r.order_id;
   if (replace) {
     r.exec_type = '5';
     r.ord_status = '0';
@@ -257,25 +289,8 @@ void OrderApplication::report_fills(Session& s, const Exchange::Live& in_who, Bo
     auto it = exchange_->live.find(f.resting_id);
     if (it != exchange_->live.end()) {
       const Exchange::Live& who = it->second;
-      Report r;
-      r.order_id = f.resting_id;
-      r.exec_id = ids_.next();
-      r.cl_ord_id = who.cl_ord_id;
-      r.symbol = who.symbol;
-      r.side = who.side;
-      r.ord_status = status_of(f.resting);
-      r.exec_type = pre_fix43(*who.session) ? r.ord_status : 'F';
-      r.qty = units(f.resting.qty);
-      r.has_price = true;
-      r.price = ticks(f.resting.price);
-      r.leaves = units(f.resting.leaves);
-      r.cum = units(f.resting.cum);
-      r.avg_px = avg_px(f.resting);
-      r.fill = true;
-      r.last_px = ticks(f.price);
-      r.last_qty = units(f.qty);
       ++who.app->stats_.reports;
-      who.app->count(send_report(*who.session, r));
+      who.app->count(send_report(*who.session, fill_report(ids_.next(), who, f.resting, f, pre_fix43(*who.session))));
       if (f.resting.leaves == 0) {
         who.app->open_orders_.erase(who.cl_ord_id);
         exchange_->live.erase(it);
@@ -285,25 +300,8 @@ void OrderApplication::report_fills(Session& s, const Exchange::Live& in_who, Bo
     in.leaves -= f.qty;
     in.cum += f.qty;
     in.notional += f.qty * f.price;
-    Report r;
-    r.order_id = in.order_id;
-    r.exec_id = ids_.next();
-    r.cl_ord_id = in_who.cl_ord_id;
-    r.symbol = in_who.symbol;
-    r.side = in_who.side;
-    r.ord_status = status_of(in);
-    r.exec_type = old ? r.ord_status : 'F';
-    r.qty = units(in.qty);
-    r.has_price = !in.market;
-    r.price = ticks(in.price);
-    r.leaves = units(in.leaves);
-    r.cum = units(in.cum);
-    r.avg_px = avg_px(in);
-    r.fill = true;
-    r.last_px = ticks(f.price);
-    r.last_qty = units(f.qty);
     ++stats_.reports;
-    count(send_report(s, r));
+    count(send_report(s, fill_report(ids_.next(), in_who, in, f, old)));
   }
 }
 
@@ -313,13 +311,7 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
     ++stats_.rejects;
     return;
   }
-  Report rej;
-  rej.order_id = ids_.next();
-  rej.exec_id = rej.order_id;
-  rej.cl_ord_id = o.cl_ord_id;
-  rej.symbol = o.symbol;
-  rej.side = o.side;
-  rej.qty = o.qty;
+  Report rej = order_report(ids_.next(), o);
   rej.exec_type = '8';
   rej.ord_status = '8';
   const auto reject = [&](std::string_view why) {
@@ -346,18 +338,10 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
   std::lock_guard<std::mutex> lock(exchange_->mu);
   if (open_orders_.count(std::string(o.cl_ord_id)) != 0) return reject("Duplicate ClOrdID");
   OrderBook& book = exchange_->books.try_emplace(std::string(o.symbol)).first->second;
-  Exchange::Live who{this, &s, std::string(o.cl_ord_id), std::string(o.symbol), o.side, o.ord_type};
+  Exchange::Live who{this, &s, std::string(o.cl_ord_id), std::string(o.symbol), o.side};
 
-  Report r;
-  r.order_id = b.order_id;
-  r.exec_id = ids_.next();
-  r.cl_ord_id = o.cl_ord_id;
-  r.symbol = o.symbol;
-  r.side = o.side;
-  r.qty = units(b.qty);
-  r.has_price = !b.market;
-  r.price = ticks(b.price);
-  r.leaves = r.qty;
+  Report r(b.order_id, ids_.next(), o.cl_ord_id, o.symbol, o.side);
+  r.state_of(b);
   r.exec_type = '0';
   r.ord_status = '0';
   ++stats_.reports;
@@ -384,17 +368,8 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
   }
 }
 
-void OrderApplication::match_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
-  std::string_view cl, orig, symbol;
-  char side = '1';
-  if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
-      reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
-    ++stats_.rejects;
-    return;
-  }
-  ix.get(tag::Symbol, symbol);
-  ix.get(tag::Side, side);
-
+void OrderApplication::match_cancel(Session& s, const codec::FieldIndex& ix, std::string_view cl, std::string_view orig,
+                                    bool replace) noexcept {
   std::lock_guard<std::mutex> lock(exchange_->mu);
   const auto cancel_reject = [&](std::string_view why, char status) {
     ++stats_.cancel_rejects;
@@ -418,25 +393,16 @@ void OrderApplication::match_cancel(Session& s, const codec::Header& h, const co
   const BookOrder* cur = book.find(id);
   if (cur == nullptr) return cancel_reject("Unknown order", '8');
 
-  Report r;
-  r.order_id = id;
-  r.exec_id = ids_.next();
-  r.cl_ord_id = cl;
+  Report r(id, ids_.next(), cl, who.symbol, who.side);
   r.orig_cl_ord_id = orig;
-  r.symbol = who.symbol;
-  r.side = who.side;
-  r.has_price = true;
 
   if (!replace) {
     BookOrder gone;
     book.cancel(id, &gone);
+    gone.leaves = 0;  // as reported: nothing left open
+    r.state_of(gone);
     r.exec_type = '4';
     r.ord_status = '4';
-    r.qty = units(gone.qty);
-    r.price = ticks(gone.price);
-    r.leaves = units(0);
-    r.cum = units(gone.cum);
-    r.avg_px = avg_px(gone);
     ++stats_.reports;
     count(send_report(s, r));
     open_orders_.erase(mine);
@@ -463,13 +429,9 @@ void OrderApplication::match_cancel(Session& s, const codec::Header& h, const co
   reported.qty = qty;
   reported.price = px;
   reported.leaves = qty - before.cum;
+  r.state_of(reported);
   r.exec_type = '5';
   r.ord_status = status_of(reported);
-  r.qty = units(qty);
-  r.price = ticks(px);
-  r.leaves = units(reported.leaves);
-  r.cum = units(reported.cum);
-  r.avg_px = avg_px(reported);
   ++stats_.reports;
   count(send_report(s, r));
   const Exchange::Live in_who = who;  // report_fills may erase resting entries, not this one

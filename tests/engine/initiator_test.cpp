@@ -8,64 +8,6 @@
 namespace kite::engine::test {
 namespace {
 
-// Sends numbered records one at a time, each after the previous reply, then
-// closes. Checks every reply is the record it sent.
-class Pinger final : public Protocol {
- public:
-  explicit Pinger(int id, int count) : id_(id), count_(count) {}
-  void on_connected(Outbound& out, std::int64_t) noexcept override {
-    out_ = &out;
-    send_next();
-  }
-  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
-    std::size_t used = 0;
-    while (const void* nl = std::memchr(d + used, '\n', n - used)) {
-      const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
-      if (std::string_view(d + used, len) == expected_) ++answered; else ++wrong;
-      used += len;
-      if (answered + wrong == count_) out_->close("done", true);
-      else send_next();
-    }
-    return used;
-  }
-  int on_timer(std::int64_t) noexcept override {
-    ++timer_turns;
-    return 0;
-  }
-  void on_disconnected(const char* why, std::int64_t) noexcept override { reason = why; }
-
-  int answered = 0, wrong = 0;
-  std::uint64_t timer_turns = 0;
-  std::string reason;
-
- private:
-  void send_next() {
-    expected_ = cat("s", id_, "-", answered + wrong, "\n");
-    char* p = out_->claim(expected_.size());
-    if (p == nullptr) return;
-    std::memcpy(p, expected_.data(), expected_.size());
-    out_->commit(expected_.size());
-  }
-  int id_, count_;
-  Outbound* out_ = nullptr;
-  std::string expected_;
-};
-
-class PingerFactory final : public ProtocolFactory {
- public:
-  explicit PingerFactory(int count) : count_(count) {}
-  Protocol* open(int id) noexcept override {
-    all.push_back(std::make_unique<Pinger>(id, count_));
-    return all.back().get();
-  }
-  void release(Protocol*) noexcept override { ++released; }
-  std::vector<std::unique_ptr<Pinger>> all;  // kept for the checks
-  int released = 0;
-
- private:
-  int count_;
-};
-
 struct Case {
   transport::Kind kind;
   int threads;

@@ -85,7 +85,6 @@ struct BookOrder {
   std::int64_t leaves = 0;  // still open
   std::int64_t cum = 0;     // filled so far
   std::int64_t notional = 0;  // sum of fill price (ticks) x fill qty, for AvgPx
-  void* owner = nullptr;    // who to tell about fills (opaque to the book)
 };
 
 // A match between an incoming order and a resting one, at the resting price.
@@ -158,7 +157,6 @@ class Exchange {
     std::string cl_ord_id;
     std::string symbol;
     char side = '1';
-    char ord_type = '2';
   };
   std::mutex mu;
   std::map<std::string, OrderBook, std::less<>> books;
@@ -197,7 +195,9 @@ class OrderApplication final : public session::Application {
   void on_new_order(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_cancel(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept;
   void match_new(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
-  void match_cancel(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept;
+  // The order named by `orig` (OrigClOrdID) canceled, or replaced under `cl`.
+  void match_cancel(session::Session& s, const codec::FieldIndex& ix, std::string_view cl, std::string_view orig,
+                    bool replace) noexcept;
   void echo(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void unsupported(session::Session& s, const codec::Header& h) noexcept;
   // ExecutionReports for each fill of fills_: to the resting orders' sessions

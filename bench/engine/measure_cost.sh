@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per order of the mono server thread, under callgrind.
-#   src/engine/tools/measure_cost.sh [BUILD_DIR] [ORDERS_LOW] [ORDERS_HIGH]
+#   bench/engine/measure_cost.sh [BUILD_DIR] [ORDERS_LOW] [ORDERS_HIGH]
 # BUILD_DIR must be a build WITHOUT -march=native (the release preset is).
 # For each protocol (fix: session layer over the engine; echo: the engine
 # alone) it runs the server under callgrind twice, with 32 sessions sending
@@ -20,7 +20,7 @@ set -euo pipefail
 build=${1:-build/release}
 low=${2:-100}
 high=${3:-300}
-bin="$build/src/engine/engine_cost"
+bin="$build/bench/engine/engine_cost"
 [[ -x "$bin" ]] || { echo "no $bin: build the engine_cost target first" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 work=$(mktemp -d)
@@ -59,20 +59,18 @@ run_bench() {  # flavour orders -> "orders Ir"
   echo "$((32 * orders)) $ir"
 }
 
-printf '%-15s %10s %14s %10s %14s %10s %10s\n' protocol orders_low Ir_low orders_high Ir_high avg/order marginal
-for proto in echo fix; do
-  read -r o1 i1 < <(run "$proto" "$low")
-  read -r o2 i2 < <(run "$proto" "$high")
-  awk -v p="$proto" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
+row() {  # name runner arg: the runner at ORDERS_LOW and ORDERS_HIGH, one line
+  local o1 i1 o2 i2
+  read -r o1 i1 < <("$2" "$3" "$low")
+  read -r o2 i2 < <("$2" "$3" "$high")
+  awk -v p="$1" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
     'BEGIN { printf "%-15s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
-done
+}
+
+printf '%-15s %10s %14s %10s %14s %10s %10s\n' protocol orders_low Ir_low orders_high Ir_high avg/order marginal
+for proto in echo fix; do row "$proto" run "$proto"; done
 
 bench="$build/bench_roundtrip"
 if [[ -x "$bench" ]]; then
-  for flavour in cpp quickfix; do
-    read -r o1 i1 < <(run_bench "$flavour" "$low")
-    read -r o2 i2 < <(run_bench "$flavour" "$high")
-    awk -v p="bench-$flavour" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
-      'BEGIN { printf "%-15s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
-  done
+  for flavour in cpp quickfix; do row "bench-$flavour" run_bench "$flavour"; done
 fi

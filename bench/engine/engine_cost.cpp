@@ -1,6 +1,8 @@
 // engine_cost: the server's cost per order in the `mono` model, for
 // callgrind. One process serves (run it under valgrind), another drives it
-// (run it natively): 32 initiator sessions on one thread, closed loop.
+// (run it natively): 32 initiator sessions on one thread, closed loop. The
+// fix server answers with the acceptor's OrderApplication in ack mode; the
+// echo server and its pingers are the engine tests' (tests/engine/support.hpp).
 //
 //   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F
 //   engine_cost client --protocol fix|echo --sessions 32 --orders 200 --port P
@@ -16,13 +18,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "kite/app/order_app.hpp"
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
 #include "kite/session/clock.hpp"
@@ -31,129 +34,17 @@
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
+#include "support.hpp"
 
 namespace kite::engine::tools {
 namespace {
 
 namespace tag = codec::tag;
 
-std::string cat(const char* a, int i) { return std::string(a).append(std::to_string(i)); }
+using test::cat;
 
-// ---- echo: the engine alone (framing on '\n', one copy of the reply) ------
-std::atomic<std::uint64_t> g_echoed{0};
-
-class Echo final : public Protocol {
- public:
-  void on_connected(Outbound& out, std::int64_t) noexcept override { out_ = &out; }
-  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
-    std::size_t used = 0;
-    while (const void* nl = std::memchr(d + used, '\n', n - used)) {
-      const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
-      char* p = out_->claim(len);
-      if (p == nullptr) break;
-      std::memcpy(p, d + used, len);
-      out_->commit(len);
-      used += len;
-      ++count_;
-    }
-    return used;
-  }
-  int on_timer(std::int64_t) noexcept override { return 0; }
-  void on_disconnected(const char*, std::int64_t) noexcept override {
-    g_echoed.fetch_add(count_);
-    count_ = 0;
-  }
-
- private:
-  Outbound* out_ = nullptr;
-  std::uint64_t count_ = 0;
-};
-
-class EchoFactory final : public ProtocolFactory {
- public:
-  Protocol* open(int) noexcept override { return new Echo(); }
-  void release(Protocol* p) noexcept override { delete p; }
-};
-
-// A NewOrderSingle-sized record (about 150 bytes).
-std::string echo_record(int session, int n) {
-  std::string s = "8=FIX.4.4|9=128|35=D|34=";
-  s.append(std::to_string(n)).append("|49=CLI").append(std::to_string(session));
-  s.append("|56=SRV|52=20261130-04:00:00.000000|11=C").append(std::to_string(n));
-  s.append("|55=KITE|54=1|60=20261130-04:00:00.000000|38=100|40=2|44=101.25|10=000|\n");
-  return s;
-}
-
-class EchoPinger final : public Protocol {
- public:
-  EchoPinger(int id, int orders, std::atomic<int>& done) : id_(id), orders_(orders), done_(done) {}
-  void on_connected(Outbound& out, std::int64_t) noexcept override {
-    out_ = &out;
-    send();
-  }
-  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
-    std::size_t used = 0;
-    while (const void* nl = std::memchr(d + used, '\n', n - used)) {
-      used += static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
-      if (++answered_ == orders_) {
-        done_.fetch_add(1);
-        out_->close("done", true);
-      } else {
-        send();
-      }
-    }
-    return used;
-  }
-  int on_timer(std::int64_t) noexcept override { return 0; }
-  void on_disconnected(const char*, std::int64_t) noexcept override {}
-
- private:
-  void send() {
-    const std::string r = echo_record(id_, answered_ + 1);
-    if (char* p = out_->claim(r.size())) {
-      std::memcpy(p, r.data(), r.size());
-      out_->commit(r.size());
-    }
-  }
-  int id_, orders_, answered_ = 0;
-  std::atomic<int>& done_;
-  Outbound* out_ = nullptr;
-};
-
-class EchoClients final : public ProtocolFactory {
- public:
-  EchoClients(int orders, std::atomic<int>& done) : orders_(orders), done_(done) {}
-  Protocol* open(int id) noexcept override { return new EchoPinger(id, orders_, done_); }
-  void release(Protocol* p) noexcept override { delete p; }
-
- private:
-  int orders_;
-  std::atomic<int>& done_;
-};
-
-// ---- fix: the session layer over the engine --------------------------------
-class OrderServer final : public session::Application {
- public:
-  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
-    if (h.msg_type != "D") return;
-    std::string_view clordid;
-    if (ix.get(tag::ClOrdID, clordid) != codec::Get::ok) return;
-    const std::uint64_t n = ++orders;
-    s.send("8", [&](codec::MessageWriter& w) {
-      w.add_uint(tag::OrderID, n);
-      w.add_uint(tag::ExecID, n);
-      w.add_string(tag::ClOrdID, clordid);
-      w.add_char(tag::ExecType, '0');
-      w.add_char(tag::OrdStatus, '0');
-      w.add_string(tag::Symbol, "KITE");
-      w.add_char(tag::Side, '1');
-      w.add_uint(tag::LeavesQty, 100);
-      w.add_uint(tag::CumQty, 0);
-      w.add_uint(tag::AvgPx, 0);
-    });
-  }
-  std::uint64_t orders = 0;  // server thread only
-};
+// The echo pingers' records: the size of a NewOrderSingle.
+constexpr std::size_t kEchoRecordBytes = 150;
 
 // --peer bench: the order of bench_roundtrip's client (same fields), so that
 // bench_roundtrip's servers (cpp and quickfix flavours) can be driven with an
@@ -248,17 +139,19 @@ int serve(const Options& o) {
   session::SystemClock clock;
   session::NullLogger log;
   session::SessionRegistry registry(clock, log);
-  OrderServer app;
+  app::IdSource ids;
+  std::vector<std::unique_ptr<app::OrderApplication>> apps;  // one per session
   for (int i = 0; i < o.sessions; ++i) {
     session::SessionSettings st;
     st.sender_comp_id = "SRV";
     st.target_comp_id = cat("CLI", i);
-    registry.add(st, app);
+    apps.push_back(std::make_unique<app::OrderApplication>(app::Mode::ack, ids));
+    registry.add(st, *apps.back());
   }
   session::AcceptorLimits limits;
   limits.max_connections = static_cast<std::size_t>(o.sessions);
   session::AcceptorFactory fix_factory(registry, limits);
-  EchoFactory echo_factory;
+  test::EchoFactory echo_factory;
   ProtocolFactory& factory = o.protocol == "fix" ? static_cast<ProtocolFactory&>(fix_factory) : echo_factory;
 
   EngineConfig cfg;
@@ -291,7 +184,11 @@ int serve(const Options& o) {
   }
   engine->stop();
   const EngineStats st = engine->stats();
-  const std::uint64_t orders = o.protocol == "fix" ? app.orders : g_echoed.load();
+  std::uint64_t orders = echo_factory.records;
+  if (o.protocol == "fix") {
+    orders = 0;
+    for (const auto& a : apps) orders += a->stats().orders;
+  }
   std::printf("protocol=%s sessions=%llu orders=%llu\n", o.protocol.c_str(),
               static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(orders));
   return st.accepted >= static_cast<std::uint64_t>(o.sessions) ? 0 : 1;
@@ -303,7 +200,7 @@ int client(const Options& o) {
   session::NullLogger log;
   std::atomic<int> done{0};
   FixClients fix(clock, log, o.sessions, o.orders, done);
-  EchoClients echo(o.orders, done);
+  test::PingerFactory echo(o.orders, kEchoRecordBytes);
   InitiatorConfig cfg;
   cfg.port = static_cast<std::uint16_t>(o.port);
   cfg.sessions = o.sessions;
@@ -319,6 +216,7 @@ int client(const Options& o) {
   }
   const bool ok = init->wait_closed(o.timeout_s * 1000);
   init->stop();
+  for (const auto& p : echo.all) done += p->answered == o.orders ? 1 : 0;
   std::printf("sessions done=%d of %d, orders each=%d\n", done.load(), o.sessions, o.orders);
   return ok && done.load() == o.sessions ? 0 : 1;
 }

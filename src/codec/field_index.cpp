@@ -1,5 +1,6 @@
-// Error text for the codec's result codes (built for people, never on the hot
-// path), and the FieldIndex's construction and move: its arrays' layout.
+// The FieldIndex's construction and move (its arrays' layout), and the error
+// text of the frame, index and header result codes (built for people, never
+// on the hot path).
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/framer.hpp"
 #include "kite/codec/header.hpp"
