@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libpugixml-dev                      # FIX data dictionary loading
+  libhowardhinnant-date-dev tzdata    # IANA time zones for session schedules
   liburing-dev
   libquickfix-dev                     # peer flavour, benchmarks, interop tests
   sockperf                            # cross-check of the raw floor

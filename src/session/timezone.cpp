@@ -1,8 +1,9 @@
 #include "kite/session/timezone.hpp"
 
+#include <date/tz.h>
+
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -149,78 +150,29 @@ std::int32_t PosixTz::offset_at(std::int64_t utc_sec) const noexcept {
 
 // --- TimeZone --------------------------------------------------------------------
 
+namespace {
+
+// libdate-tz (3.0.1, Debian 12) ignores a TZif file's POSIX footer: after the
+// last transition (2037 in Debian's files) it keeps that transition's offset,
+// summer time dropped. Its own POSIX parser (date/ptz.h) does not compile as
+// C++20 and refuses TZif v3 rules (America/Nuuk's "M3.5.0/-1"), hence PosixTz.
+// The footer is the file's last line, in versions 2-4.
+bool read_footer(const std::string& name, PosixTz& out) {
+  std::ifstream f("/usr/share/zoneinfo/" + name, std::ios::binary);  // where libdate-tz reads on Linux
+  const std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (b.size() < 44 || b.compare(0, 4, "TZif") != 0 || b[4] < '2' || b.back() != '\n') return false;
+  const std::size_t open = b.rfind('\n', b.size() - 2);
+  if (open == std::string::npos || open + 2 == b.size()) return false;  // no rule
+  out = PosixTz::parse(std::string_view(b).substr(open + 1, b.size() - open - 2));
+  return true;
+}
+
+}  // namespace
+
 std::shared_ptr<const TimeZone> TimeZone::fixed(std::int32_t offset_sec, std::string name) {
   auto tz = std::make_shared<TimeZone>();
   tz->name_ = std::move(name);
   tz->initial_offset_ = offset_sec;
-  return tz;
-}
-
-std::shared_ptr<const TimeZone> TimeZone::from_tzif(std::string_view b, std::string name) {
-  const auto bad = [&](const char* why) -> std::invalid_argument {
-    return std::invalid_argument("time zone " + name + ": " + why);
-  };
-  const auto u32 = [&](std::size_t at) -> std::uint32_t {
-    if (at + 4 > b.size()) throw bad("truncated TZif file");
-    return (std::uint32_t{static_cast<unsigned char>(b[at])} << 24) |
-           (std::uint32_t{static_cast<unsigned char>(b[at + 1])} << 16) |
-           (std::uint32_t{static_cast<unsigned char>(b[at + 2])} << 8) | static_cast<unsigned char>(b[at + 3]);
-  };
-  const auto i64 = [&](std::size_t at) -> std::int64_t {
-    return static_cast<std::int64_t>((std::uint64_t{u32(at)} << 32) | u32(at + 4));
-  };
-  if (b.size() < 44 || b.substr(0, 4) != "TZif") throw bad("not a TZif file");
-  const char version = b[4];
-  struct Counts {
-    std::uint32_t isut, isstd, leap, time, type, chars;
-  };
-  const auto counts = [&](std::size_t at) {
-    return Counts{u32(at + 20), u32(at + 24), u32(at + 28), u32(at + 32), u32(at + 36), u32(at + 40)};
-  };
-  Counts c = counts(0);
-  std::size_t at = 44;
-  std::size_t time_size = 4;
-  if (version >= '2') {  // skip the 32-bit block; use the 64-bit one
-    at += c.time * 4 + c.time + c.type * 6 + c.chars + c.leap * 8 + c.isstd + c.isut;
-    c = counts(at);
-    at += 44;
-    time_size = 8;
-  }
-  if (c.type == 0) throw bad("no local time types");
-  auto tz = std::make_shared<TimeZone>();
-  tz->name_ = std::move(name);
-  const std::size_t times_at = at;
-  const std::size_t idx_at = times_at + c.time * time_size;
-  const std::size_t types_at = idx_at + c.time;
-  const std::size_t end = types_at + c.type * 6 + c.chars + c.leap * (time_size + 4) + c.isstd + c.isut;
-  if (end > b.size()) throw bad("truncated TZif file");
-  std::vector<std::int32_t> type_off(c.type);
-  std::vector<bool> type_dst(c.type);
-  for (std::uint32_t t = 0; t < c.type; ++t) {
-    type_off[t] = static_cast<std::int32_t>(u32(types_at + t * 6));
-    type_dst[t] = b[types_at + t * 6 + 4] != 0;
-  }
-  tz->initial_offset_ = type_off[0];
-  for (std::uint32_t t = 0; t < c.type; ++t)
-    if (!type_dst[t]) {
-      tz->initial_offset_ = type_off[t];
-      break;
-    }
-  for (std::uint32_t k = 0; k < c.time; ++k) {
-    const std::int64_t when = time_size == 8 ? i64(times_at + k * 8)
-                                             : static_cast<std::int32_t>(u32(times_at + k * 4));
-    const auto idx = static_cast<unsigned char>(b[idx_at + k]);
-    if (idx >= c.type) throw bad("transition to an unknown type");
-    tz->transitions_.push_back(when);
-    tz->offsets_.push_back(type_off[idx]);
-  }
-  if (version >= '2' && end < b.size() && b[end] == '\n') {
-    const std::size_t close = b.find('\n', end + 1);
-    if (close != std::string_view::npos && close > end + 1) {
-      tz->footer_ = PosixTz::parse(b.substr(end + 1, close - end - 1));
-      tz->has_footer_ = true;
-    }
-  }
   return tz;
 }
 
@@ -229,15 +181,27 @@ std::shared_ptr<const TimeZone> TimeZone::load(std::string_view name) {
     return fixed(parse_utc_offset(name), std::string(name));
   } catch (const std::invalid_argument&) {
   }
-  const std::string n(name);
-  if (n.empty() || n.find("..") != std::string::npos || n[0] == '/')
-    throw std::invalid_argument("time zone \"" + n + "\" is not UTC, a fixed offset or an IANA zone name");
-  const char* dir = std::getenv("TZDIR");
-  const std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/usr/share/zoneinfo") + "/" + n;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::invalid_argument("time zone \"" + n + "\" is not UTC, a fixed offset or a zone in " + path);
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return from_tzif(bytes, n);
+  auto tz = std::make_shared<TimeZone>();
+  tz->name_ = std::string(name);
+  // The transitions are copied once: schedules are read at every timer turn,
+  // and a search of this table is about four times cheaper than get_info.
+  try {
+    const date::time_zone* zone = date::locate_zone(tz->name_);
+    const date::sys_seconds never{date::sys_days{date::year{9999} / 1 / 1}};
+    auto info = zone->get_info(date::sys_seconds{date::sys_days{date::year::min() / 1 / 1}});
+    tz->initial_offset_ = static_cast<std::int32_t>(info.offset.count());
+    while (info.end < never) {
+      info = zone->get_info(info.end);
+      tz->transitions_.push_back(info.begin.time_since_epoch().count());
+      tz->offsets_.push_back(static_cast<std::int32_t>(info.offset.count()));
+    }
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument("time zone \"" + tz->name_ +
+                                "\" is not UTC, a fixed offset or a zone of the system's tz database (tzdata): " +
+                                e.what());
+  }
+  tz->has_footer_ = read_footer(tz->name_, tz->footer_);
+  return tz;
 }
 
 std::int32_t TimeZone::offset_at(std::int64_t utc_sec) const noexcept {

@@ -59,6 +59,41 @@ TEST(TimeZone, ianaZoneFollowsDaylightSavingFromTheDatabase) {
   EXPECT_EQ(ny->to_utc(utc(2023, 11, 5, 1, 30)), utc(2023, 11, 5, 5, 30));
 }
 
+TEST(TimeZone, unknownZoneIsRefusedWithItsName) {
+  try {
+    TimeZone::load("Nowhere/Atlantis");
+    FAIL() << "loaded an unknown zone";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("\"Nowhere/Atlantis\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimeZone, datesPastTheTransitionTableFollowTheZoneRule) {
+  if (!std::filesystem::exists("/usr/share/zoneinfo/Europe/London")) GTEST_SKIP() << "no tz database";
+  // Debian's zone files list transitions up to 2037; 2100 needs the rule.
+  const auto ny = TimeZone::load("America/New_York");
+  EXPECT_EQ(ny->offset_at(utc(2100, 1, 15)), -5 * 3600);
+  EXPECT_EQ(ny->offset_at(utc(2100, 7, 15)), -4 * 3600);
+  EXPECT_EQ(ny->offset_at(utc(2100, 3, 14, 6, 59)), -5 * 3600);  // second Sunday of March 2100
+  EXPECT_EQ(ny->offset_at(utc(2100, 3, 14, 7, 0)), -4 * 3600);
+  EXPECT_EQ(ny->to_utc(utc(2100, 7, 15, 17)), utc(2100, 7, 15, 21));
+  EXPECT_EQ(ny->to_utc(utc(2100, 3, 14, 2, 30)), utc(2100, 3, 14, 7, 30));  // in the gap: 03:30 EDT
+  const auto london = TimeZone::load("Europe/London");
+  EXPECT_EQ(london->offset_at(utc(2100, 1, 15)), 0);
+  EXPECT_EQ(london->offset_at(utc(2100, 7, 15)), 3600);
+  EXPECT_EQ(london->offset_at(utc(2100, 10, 31, 0, 59)), 3600);  // last Sunday of October 2100
+  EXPECT_EQ(london->offset_at(utc(2100, 10, 31, 1, 0)), 0);
+  EXPECT_EQ(london->to_utc(utc(2100, 10, 31, 1, 30)), utc(2100, 10, 31, 0, 30));  // repeated: the earlier
+  Schedule s;
+  s.always = false;
+  s.start_sec = parse_time_of_day("08:00:00");
+  s.end_sec = parse_time_of_day("17:00:00");
+  s.zone = london;
+  constexpr std::int64_t kNs = 1'000'000'000;
+  EXPECT_EQ(s.period_start(utc(2100, 7, 15, 12) * kNs), utc(2100, 7, 15, 7) * kNs);
+  EXPECT_EQ(s.period_start(utc(2100, 1, 15, 12) * kNs), utc(2100, 1, 15, 8) * kNs);
+}
+
 TEST(TimeZone, scheduleInAnIanaZoneMovesWithDaylightSaving) {
   if (!std::filesystem::exists("/usr/share/zoneinfo/America/New_York")) GTEST_SKIP() << "no tz database";
   Schedule s;

@@ -1,12 +1,11 @@
 // Time zones for session schedules, without the C library's global TZ state.
 //
 // A TimeZone is either a fixed offset ("UTC", "UTC+02:00", "+0530") or an
-// IANA zone ("Europe/London") read once, at set-up, from the compiled tz
-// database: a TZif file under $TZDIR or /usr/share/zoneinfo (versions 1-4;
-// times after the last transition follow the file's POSIX TZ footer rule).
+// IANA zone ("Europe/London") from the system's tz database (Debian: tzdata),
+// read once, at set-up, through libdate-tz (the library that became C++20's
+// <chrono> time zones, which libstdc++ 12 lacks). Times after the zone's last
+// transition follow its file's POSIX TZ rule (PosixTz).
 // Lookups are pure functions of the loaded data: thread safe, no allocation.
-// (libstdc++ 12 has no std::chrono::tzdb; localtime_r under a changed TZ is
-// process-global.)
 #pragma once
 
 #include <cstdint>
@@ -17,7 +16,8 @@
 
 namespace kite::session {
 
-// A POSIX TZ rule such as "CET-1CEST,M3.5.0,M10.5.0/3" (TZif footers).
+// A POSIX TZ rule such as "CET-1CEST,M3.5.0,M10.5.0/3" (TZif footers),
+// including TZif v3's rule times outside 0-24h ("M3.5.0/-1").
 struct PosixTz {
   std::int32_t std_offset = 0;  // seconds east of UTC
   std::int32_t dst_offset = 0;
@@ -35,10 +35,9 @@ struct PosixTz {
 class TimeZone {
  public:
   // "UTC", "Z", "GMT", "UTC+hh:mm", "+hhmm", ... or an IANA name. Throws
-  // std::invalid_argument naming the zone when it is neither.
+  // std::invalid_argument naming the zone when it is neither (or when the
+  // tz database is missing).
   static std::shared_ptr<const TimeZone> load(std::string_view name);
-  // A TZif image (tests).
-  static std::shared_ptr<const TimeZone> from_tzif(std::string_view bytes, std::string name);
   static std::shared_ptr<const TimeZone> fixed(std::int32_t offset_sec, std::string name);
 
   // Seconds east of UTC in force at `utc_sec`.
@@ -55,7 +54,7 @@ class TimeZone {
   std::vector<std::int32_t> offsets_;      // offset from each transition on
   std::int32_t initial_offset_ = 0;        // before the first transition
   bool has_footer_ = false;
-  PosixTz footer_;
+  PosixTz footer_;  // from the last transition on
 };
 
 }  // namespace kite::session
