@@ -10,9 +10,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +80,30 @@ TEST(CppServer, runsTheKiteAcceptorFileOfItsOptions) {
   const app::AcceptorConfig d = app::parse_acceptor_config(cpp_server_config(o), "cell.toml");
   EXPECT_EQ(d.engine.idle.kind, engine::IdleKind::busy_spin);
   EXPECT_EQ(d.sessions.sessions[0].store.kind, session::StoreKind::null);
+}
+
+// The example of docs/bench_roundtrip.md is what the server writes for it
+// (comments aside).
+TEST(CppServer, docsShowTheFileItWrites) {
+  const char* src = std::getenv("KITE_SOURCE_DIR");
+  std::ifstream in(std::string(src ? src : ".") + "/docs/bench_roundtrip.md");
+  const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::size_t section = doc.find("### The cpp flavour's configuration");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = doc.find("```toml\n", section) + 8;
+  const std::string example = doc.substr(begin, doc.find("```", begin) - begin);
+  std::string expected;
+  std::istringstream lines(example);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t comment = line.find('#');
+    if (comment != std::string::npos) line.erase(line.find_last_not_of(' ', comment - 1) + 1);
+    expected += line + "\n";
+  }
+  ServerOptions o;
+  o.model = "mono";
+  o.sessions = 2;
+  const std::string text = cpp_server_config(o);
+  EXPECT_EQ(text.substr(text.find('\n') + 1), expected);
 }
 
 // The tags of a frame's fields, in order.
