@@ -2,34 +2,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include "kite/app/acceptor.hpp"
 #include "kite/engine/engine.hpp"
 #include "kite/session/log.hpp"
+#include "kite/util/toml.hpp"
 #include "messages.hpp"
 
 namespace kite::bench {
 namespace {
 
-// A TOML basic string: quotes, backslashes and control characters escaped.
+// A TOML basic string ("..."), escaped by toml++.
 std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", c);
-      out += esc;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
+  std::ostringstream out;
+  out << toml::toml_formatter(toml::value<std::string>(s), toml::format_flags::none);
+  return out.str();
 }
 
 }  // namespace
