@@ -7,6 +7,10 @@ namespace kite::bench {
 using codec::MessageWriter;
 namespace tag = codec::tag;
 
+namespace {
+constexpr std::string_view kAccount = "BENCH-ACCOUNT-001";
+}  // namespace
+
 std::size_t write_logon(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns) {
   w.begin(buf, cap, "A", seq, utc_ns);
   w.add_uint(tag::EncryptMethod, 0);
@@ -49,34 +53,23 @@ std::size_t write_order(MessageWriter& w, char* buf, std::size_t cap, std::uint6
   return w.finish();
 }
 
-void add_execution_report_body(MessageWriter& w, std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
-                               std::uint64_t exec_id) noexcept {
+std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
+                                   std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
+                                   std::uint64_t exec_id) {
+  w.begin(buf, cap, "8", seq, utc_ns);
   w.add_uint(tag::OrderID, order_id);
   w.add_string(tag::ClOrdID, o.cl_ord_id);
   w.add_uint(tag::ExecID, exec_id);
   w.add_char(tag::ExecType, '0');
   w.add_char(tag::OrdStatus, '0');
-  w.add_string(tag::Account, o.account);
   w.add_string(tag::Symbol, o.symbol);
   w.add_char(tag::Side, o.side);
   w.add_string(tag::OrderQty, o.order_qty);
-  w.add_char(tag::OrdType, '2');
   w.add_string(tag::Price, o.price);
-  w.add_char(tag::TimeInForce, '0');
-  w.add_uint(tag::LastQty, 0);
-  w.add_uint(tag::LastPx, 0);
   w.add_string(tag::LeavesQty, o.order_qty);
   w.add_uint(tag::CumQty, 0);
   w.add_uint(tag::AvgPx, 0);
-  w.add_timestamp(tag::TransactTime, utc_ns, codec::TimePrecision::micros);
-  w.add_string(tag::Text, "accepted by the bench ack application");
-}
-
-std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
-                                   std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
-                                   std::uint64_t exec_id) {
-  w.begin(buf, cap, "8", seq, utc_ns);
-  add_execution_report_body(w, utc_ns, o, order_id, exec_id);
+  w.add_timestamp(tag::TransactTime, utc_ns);
   return w.finish();
 }
 

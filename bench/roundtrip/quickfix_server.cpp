@@ -41,31 +41,30 @@ class AckApplication : public FIX::Application {
                                                                      FIX::IncorrectTagValue,
                                                                      FIX::UnsupportedMessageType) override {
     if (m.getHeader().getField(FIX::FIELD::MsgType) != "D") throw FIX::UnsupportedMessageType();
-    ++next_id_;
+    ++orders_;
+    const std::string oid = std::to_string(first_id_ + orders_);
     const std::string qty = m.getField(FIX::FIELD::OrderQty);
-    FIX44::ExecutionReport er(FIX::OrderID(std::to_string(next_id_)), FIX::ExecID(std::to_string(next_id_)),
-                              FIX::ExecType('0'), FIX::OrdStatus('0'), FIX::Side(m.getField(FIX::FIELD::Side)[0]),
-                              FIX::LeavesQty(0), FIX::CumQty(0), FIX::AvgPx(0));
+    FIX44::ExecutionReport er{FIX::OrderID(oid), FIX::ExecID(oid), FIX::ExecType('0'), FIX::OrdStatus('0'),
+                              FIX::Side(m.getField(FIX::FIELD::Side)[0]), FIX::LeavesQty(0), FIX::CumQty(0),
+                              FIX::AvgPx(0)};
     er.setField(FIX::FIELD::ClOrdID, m.getField(FIX::FIELD::ClOrdID));
-    er.setField(FIX::FIELD::Account, m.getField(FIX::FIELD::Account));
     er.setField(FIX::FIELD::Symbol, m.getField(FIX::FIELD::Symbol));
     er.setField(FIX::FIELD::OrderQty, qty);
-    er.setField(FIX::FIELD::OrdType, "2");
     er.setField(FIX::FIELD::Price, m.getField(FIX::FIELD::Price));
-    er.setField(FIX::FIELD::TimeInForce, "0");
-    er.setField(FIX::LastQty(0));
-    er.setField(FIX::LastPx(0));
     er.setField(FIX::FIELD::LeavesQty, qty);
-    er.setField(FIX::TransactTime(FIX::UtcTimeStamp(), 6));
-    er.setField(FIX::Text("accepted by the bench ack application"));
+    er.setField(FIX::TransactTime(FIX::UtcTimeStamp(), 3));
     FIX::Session::sendToTarget(er, id);
   }
 
  private:
-  unsigned long long next_id_ = 0;
+  // IDs of kite-acceptor's width: counted from the start time in microseconds.
+  const unsigned long long first_id_ = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  unsigned long long orders_ = 0;
 
  public:
-  unsigned long long orders() const { return next_id_; }
+  unsigned long long orders() const { return orders_; }
 };
 
 void name_and_pin(const char* name, int core) {

@@ -92,18 +92,21 @@ namespace {
 constexpr std::size_t kRx = 256 * 1024;
 constexpr std::size_t kTx = 1024 * 1024;
 
-// The replies, rendered once.
+// The replies, rendered once, of the cpp flavour's size: its session's
+// millisecond timestamps, a 7-digit MsgSeqNum and 16-digit IDs (kite-acceptor's
+// IDs count from the start time in microseconds).
 struct Canned {
   std::string logon, logout, exec_report;
   Canned() {
     codec::HeaderTemplate h(codec::HeaderFields{"FIX.4.4", std::string(kServerCompID), "BENCH0", {}, {}, {}, {}});
-    codec::MessageWriter w(h, codec::TimePrecision::micros);
+    codec::MessageWriter w(h);
     char buf[1024];
     const std::int64_t now = codec::utc_now_ns();
     logon.assign(buf, write_logon(w, buf, sizeof buf, 1, now));
     logout.assign(buf, write_logout(w, buf, sizeof buf, 2, now));
-    const OrderEcho echo{"C000000000001", "KITE.XPAR", kAccount, '1', "100", "101.25"};
-    exec_report.assign(buf, write_execution_report(w, buf, sizeof buf, 1000000, now, echo, 1000000, 1000000));
+    const OrderEcho echo{"C000000000001", "KITE.XPAR", '1', "100", "101.25"};
+    constexpr std::uint64_t id = 1'000'000'000'000'000;
+    exec_report.assign(buf, write_execution_report(w, buf, sizeof buf, 1000000, now, echo, id, id));
   }
 };
 

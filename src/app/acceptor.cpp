@@ -18,6 +18,11 @@ std::string want_string(const toml::node& n, const std::string& where, std::stri
   fail(where, key, "expected a string");
 }
 
+bool want_bool(const toml::node& n, const std::string& where, std::string_view key) {
+  if (const auto* v = n.as_boolean()) return v->get();
+  fail(where, key, "expected true or false");
+}
+
 std::int64_t want_int(const toml::node& n, const std::string& where, std::string_view key, std::int64_t lo,
                       std::int64_t hi) {
   const auto* v = n.as_integer();
@@ -58,6 +63,8 @@ void read_engine(AcceptorConfig& c, const toml::table& t, const std::string& whe
       if (!engine::parse_idle(s, e.idle.kind)) fail(where, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
     } else if (key == "busy_poll_usecs") {
       e.busy_poll_usecs = static_cast<int>(want_int(v, where, key, 0, 1000000));
+    } else if (key == "quickack") {
+      e.quickack = want_bool(v, where, key);
     } else if (key == "max_connections") {
       c.limits.max_connections = static_cast<std::size_t>(want_int(v, where, key, 1, 100000));
     } else if (key == "logon_timeout") {
@@ -136,11 +143,13 @@ AcceptorConfig finish(session::Config sessions) {
   switch (c.engine.model) {
     case engine::Model::single: c.engine.max_connections = 1; break;
     case engine::Model::pool:
-    case engine::Model::shard:
       c.engine.max_connections =
           static_cast<int>((c.limits.max_connections + static_cast<std::size_t>(c.engine.workers) - 1) /
                            static_cast<std::size_t>(c.engine.workers));
       break;
+    // The kernel spreads a shard's connections by hash, unevenly: each shard
+    // may hold them all; the factory caps the total.
+    case engine::Model::shard:
     case engine::Model::mono: c.engine.max_connections = static_cast<int>(c.limits.max_connections); break;
   }
   c.engine.log = false;
@@ -289,11 +298,15 @@ void Acceptor::shutdown() noexcept {
   stop();
 }
 
+// The stopped engine is kept: its counters stay readable until destruction.
 void Acceptor::stop() noexcept {
-  if (engine_) {
-    engine_->stop();
-    engine_.reset();
-  }
+  if (engine_) engine_->stop();
+}
+
+engine::EngineStats Acceptor::engine_stats() const { return engine_ ? engine_->stats() : engine::EngineStats{}; }
+
+std::vector<engine::ThreadInfo> Acceptor::engine_threads() const {
+  return engine_ ? engine_->threads() : std::vector<engine::ThreadInfo>{};
 }
 
 }  // namespace kite::app

@@ -67,6 +67,26 @@ TEST(AcceptorConfig, badSettingsNameFileTableAndSetting) {
   EXPECT_EQ(error_of(std::string("[engin]\nport = 1\n") + kBase), "acc.toml: [engin]: unknown table");
 }
 
+TEST(AcceptorConfig, quickackIsOffUnlessAsked) {
+  EXPECT_FALSE(parse_acceptor_config(std::string("[engine]\nport = 1\n") + kBase, "x").engine.quickack);
+  EXPECT_TRUE(parse_acceptor_config(std::string("[engine]\nport = 1\nquickack = true\n") + kBase, "x").engine.quickack);
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nquickack = 1\n") + kBase),
+            "acc.toml: [engine]: setting quickack: expected true or false");
+}
+
+TEST(AcceptorConfig, perThreadConnectionsFollowTheModel) {
+  const auto per_thread = [](const char* model) {
+    return parse_acceptor_config(std::string("[engine]\nport = 1\nworkers = 2\nmax_connections = 9\nmodel = \"") +
+                                     model + "\"\n" + kBase,
+                                 "x")
+        .engine.max_connections;
+  };
+  EXPECT_EQ(per_thread("single"), 1);
+  EXPECT_EQ(per_thread("mono"), 9);
+  EXPECT_EQ(per_thread("pool"), 5);   // the front door spreads them evenly
+  EXPECT_EQ(per_thread("shard"), 9);  // the kernel does not
+}
+
 TEST(AcceptorConfig, sessionProblemsNameTheSession) {
   EXPECT_EQ(error_of("[defaults]\nSenderCompID = \"K\"\n[[session]]\nTargetCompID = \"A\"\nSocketAcceptPort = 9000\n"
                      "[[session]]\nTargetCompID = \"B\"\nSocketAcceptPort = 9001\n"),

@@ -109,7 +109,6 @@ class StallServer {
         OrderEcho e;
         ix.get(codec::tag::ClOrdID, e.cl_ord_id);
         e.symbol = "S";
-        e.account = "A";
         e.order_qty = "1";
         e.price = "1";
         if (exec_type_ == '0') {

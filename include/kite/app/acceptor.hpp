@@ -37,8 +37,8 @@ AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& n
 
 class GuardedConnection;
 
-// Runs an acceptor. Not copyable; start() once, stop() once (the destructor
-// stops it too).
+// Runs an acceptor. Not copyable; start() once; stop() (idempotent, the
+// destructor stops it too) ends the engine's threads.
 class Acceptor {
  public:
   // Builds the sessions (stores opened, dictionaries loaded). Throws
@@ -58,7 +58,7 @@ class Acceptor {
   int open_connections() const noexcept { return open_.load(std::memory_order_acquire); }
   // Waits (bounded) until no connection is open. True if none is.
   bool wait_disconnected(int timeout_ms) const noexcept;
-  // request_logout(), wait up to shutdown_wait_ms, then stop the engine.
+  // request_logout(), wait up to shutdown_wait_ms, then stop().
   void shutdown() noexcept;
   void stop() noexcept;
 
@@ -66,6 +66,11 @@ class Acceptor {
   // by n (on its own thread), so that the peer sees a gap and asks for a
   // resend, which the session serves with a SequenceReset-GapFill.
   void skip_outbound(std::uint64_t n) noexcept;
+
+  // The engine's counters and threads (engine::Engine::stats(), threads());
+  // after stop() they keep their final values. Empty before start().
+  engine::EngineStats engine_stats() const;
+  std::vector<engine::ThreadInfo> engine_threads() const;
 
   const AcceptorConfig& config() const noexcept { return config_; }
   session::SessionRegistry& registry() noexcept { return *registry_; }
