@@ -58,6 +58,14 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     return out;
 }
 
+// The first few of a list of problems, so that one line stays readable.
+std::string first_few(const std::vector<std::string>& v) {
+    constexpr std::size_t kShown = 4;
+    if (v.size() <= kShown) return join(v, "; ");
+    return join(std::vector<std::string>(v.begin(), v.begin() + kShown), "; ") + "; and " +
+           std::to_string(v.size() - kShown) + " more";
+}
+
 std::string tail(const std::string& s, std::size_t n) {
     std::string t = trim(s);
     return t.size() <= n ? t : "..." + t.substr(t.size() - n);
@@ -636,7 +644,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
         if (bad.empty())
             line(CheckStatus::ok, scope, "logon", std::to_string(peers.size()) + " session(s) logged on, answers well formed");
         else
-            line(CheckStatus::fail, scope, "logon", join(bad, "; "));
+            line(CheckStatus::fail, scope, "logon", first_few(bad));
     }
     for (auto& p : peers) p->problems.clear();
 
@@ -679,7 +687,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
             line(CheckStatus::ok, scope, "orders",
                  std::to_string(answered) + " ExecutionReports, " + std::to_string(lo) + "-" + std::to_string(hi) + " bytes");
         else
-            line(CheckStatus::fail, scope, "orders", join(bad, "; "));
+            line(CheckStatus::fail, scope, "orders", first_few(bad));
     }
 
     // The session layer, on session 0.
@@ -700,7 +708,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
     auto verdict = [&](const std::string& check, std::string why, const std::string& ok_detail) {
         std::vector<std::string> all = problems(s0);
         if (!why.empty()) all.insert(all.begin(), why);
-        line(all.empty() ? CheckStatus::ok : CheckStatus::fail, scope, check, all.empty() ? ok_detail : join(all, "; "));
+        line(all.empty() ? CheckStatus::ok : CheckStatus::fail, scope, check, all.empty() ? ok_detail : first_few(all));
     };
     if (need_session("heartbeat")) {
         s0.send("0", s0.next_seq++, nullptr);
@@ -818,7 +826,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
             if (std::none_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; }))
                 others.push_back(t.comm);
         line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-names",
-             bad.empty() ? join(names) + (others.empty() ? "" : " (others: " + join(others) + ")") : join(bad, "; ") +
+             bad.empty() ? join(names) + (others.empty() ? "" : " (others: " + join(others) + ")") : first_few(bad) +
                                                    " (threads: " + [&] {
                                                        std::vector<std::string> all;
                                                        for (const auto& [tid, t] : tasks1) all.push_back(t.comm);
@@ -841,7 +849,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
             }
         }
         line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "pinning",
-             bad.empty() ? (seen.empty() ? "no role thread found (see thread-names)" : join(seen)) : join(bad, "; "));
+             bad.empty() ? (seen.empty() ? "no role thread found (see thread-names)" : join(seen)) : first_few(bad));
     }
     if (claimed(scope, "runtime-idle")) {
         bad.clear();
@@ -859,7 +867,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
         line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "runtime-idle",
              bad.empty() ? "other threads ran at most " + fixed(worst * 100, 1) + "% (limit " +
                                fixed(o_.burn_fraction * 100, 0) + "%)"
-                         : join(bad, "; "));
+                         : first_few(bad));
     }
     if (claimed(scope, "thread-stable")) {
         std::vector<std::string> started, ended;
@@ -897,7 +905,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
         line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "busy-poll",
              bad.empty() ? "SO_BUSY_POLL " + std::to_string(st.busy_poll_usecs) + " on " + std::to_string(found) +
                                " accepted socket(s)"
-                         : join(bad, "; "));
+                         : first_few(bad));
     }
     if (model == "single" && transport == "kernel" && claimed(scope, "direct-read")) {
         // The session's socket is in no epoll set, and the thread is never seen
@@ -918,7 +926,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
             if (readiness > 0) bad.push_back("kite-single seen in a readiness call in " + std::to_string(readiness) + " of 200 samples");
         }
         line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "direct-read",
-             bad.empty() ? "no epoll set holds the session's socket; no readiness call seen" : join(bad, "; "));
+             bad.empty() ? "no epoll set holds the session's socket; no readiness call seen" : first_few(bad));
     }
 
     // SIGTERM: a Logout to every logged-on session, exit 0 within the grace, the load lines.
@@ -962,7 +970,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
                                                   std::to_string(open_sessions) + " session(s)"
                                             : "") +
                                ", load lines present"
-                         : join(bad, "; "));
+                         : first_few(bad));
     }
     server.stop(o_.grace_s);
 }
