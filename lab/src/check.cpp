@@ -446,23 +446,19 @@ std::vector<Role> roles_of(const std::string& model, const CoreSet& cores, int c
     return out;
 }
 
-bool is_readiness_syscall(long nr) {
-    for (long r : {
-#ifdef SYS_poll
-             static_cast<long>(SYS_poll),
-#endif
-#ifdef SYS_select
-             static_cast<long>(SYS_select),
-#endif
-#ifdef SYS_epoll_wait
-             static_cast<long>(SYS_epoll_wait),
+// Readiness calls (aarch64 has only the newer ones).
+constexpr long kReadinessCalls[] = {
+    SYS_ppoll, SYS_pselect6, SYS_epoll_pwait,
+#if defined(SYS_poll) && defined(SYS_select) && defined(SYS_epoll_wait)
+    SYS_poll,  SYS_select,   SYS_epoll_wait,
 #endif
 #ifdef SYS_epoll_pwait2
-             static_cast<long>(SYS_epoll_pwait2),
+    SYS_epoll_pwait2,
 #endif
-             static_cast<long>(SYS_ppoll), static_cast<long>(SYS_pselect6), static_cast<long>(SYS_epoll_pwait)})
-        if (nr == r) return true;
-    return false;
+};
+
+bool is_readiness_syscall(long nr) {
+    return std::find(std::begin(kReadinessCalls), std::end(kReadinessCalls), nr) != std::end(kReadinessCalls);
 }
 
 class Runner {

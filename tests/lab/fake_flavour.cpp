@@ -1,6 +1,7 @@
 // A test-only flavour server for check-flavour's test: the single model on
 // kernel TCP, implementing the flavour contract (docs/flavours.md) just well
-// enough to pass, with `--break WHAT` to break one thing:
+// enough to pass (its ExecutionReport is bench/roundtrip/messages.hpp's),
+// with `--break WHAT` to break one thing:
 //   thread-name     the server thread is named kite-singel
 //   no-report       a NewOrderSingle gets no ExecutionReport
 //   ignore-sigterm  SIGTERM is ignored
@@ -28,6 +29,7 @@
 #include "kite/codec/fix.hpp"
 #include "kite/codec/framer.hpp"
 #include "kite/codec/header.hpp"
+#include "messages.hpp"
 
 namespace {
 
@@ -114,27 +116,16 @@ private:
             return false;
         } else if (type == "D") {
             if (o_.broken == "no-report") return true;
-            std::string_view id;
-            ix.get(tag::ClOrdID, id);
+            kite::bench::OrderEcho e;
+            ix.get(tag::ClOrdID, e.cl_ord_id);
+            ix.get(tag::Symbol, e.symbol);
+            ix.get(tag::Account, e.account);
+            ix.get(tag::Side, e.side);
+            ix.get(tag::OrderQty, e.order_qty);
+            ix.get(tag::Price, e.price);
             ++orders_;
-            send("8", [&](MessageWriter& w) {
-                w.add_uint(tag::OrderID, orders_);
-                w.add_string(tag::ClOrdID, id);
-                w.add_uint(tag::ExecID, orders_);
-                w.add_char(tag::ExecType, '0');
-                w.add_char(tag::OrdStatus, '0');
-                w.add_string(tag::Account, "BENCH-ACCOUNT-001");
-                w.add_string(tag::Symbol, "KITE.XPAR");
-                w.add_char(tag::Side, '1');
-                w.add_uint(tag::OrderQty, 100);
-                w.add_char(tag::OrdType, '2');
-                w.add_string(tag::Price, "101.25");
-                w.add_uint(tag::LeavesQty, 100);
-                w.add_uint(tag::CumQty, 0);
-                w.add_uint(tag::AvgPx, 0);
-                w.add_timestamp(tag::TransactTime, kite::codec::utc_now_ns());
-                w.add_string(tag::Text, "accepted by the fake flavour of the lab test");
-            });
+            const std::int64_t now = kite::codec::utc_now_ns();
+            send("8", [&](MessageWriter& w) { kite::bench::add_execution_report_body(w, now, e, orders_, orders_); });
         } else {
             send("j", [&](MessageWriter& w) {
                 w.add_uint(tag::RefSeqNum, h.msg_seq_num);

@@ -157,7 +157,7 @@ struct ServerStart {
     std::string flavour, build_dir, source_dir;
 };
 
-/// "9,10,11" (what {cores} receives).
+/// "9,10,11": what {cores} receives, a plain comma list, never a range.
 std::string comma_list(const CoreSet& cores);
 /// The placeholder values of a start, keyed as in kPlaceholders.
 std::map<std::string, std::string> placeholder_values(const ServerStart& s);
