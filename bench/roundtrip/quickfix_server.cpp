@@ -19,10 +19,12 @@
 #include <quickfix/SocketAcceptor.h>
 #include <quickfix/fix44/ExecutionReport.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace kite {
 namespace bench {
@@ -132,6 +134,20 @@ int run_quickfix_server(const ServerOptions& o, const std::atomic<bool>& stop, s
           acceptor.poll(timeout);
           load.pass(app.orders() != before);  // a poll that answered an order (other work is rare here)
         }
+        // Stopping: a Logout to every logged-on session (QuickFIX sends it from the
+        // next polls), then a bounded wait for the answers, inside the lab's grace.
+        std::vector<FIX::Session*> on;
+        for (unsigned k = 0; k < std::max(1u, o.sessions); ++k) {
+          FIX::Session* s = FIX::Session::lookupSession(FIX::SessionID("FIX.4.4", "KITE", "BENCH" + std::to_string(k)));
+          if (s != nullptr && s->isLoggedOn()) {
+            s->logout("server stopping");
+            on.push_back(s);
+          }
+        }
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (std::chrono::steady_clock::now() < until &&
+               std::any_of(on.begin(), on.end(), [](FIX::Session* s) { return s->isLoggedOn(); }))
+          acceptor.poll(0.01);
         load.report(o.model == "single" ? "kite-single" : "kite-mono", app.orders());
       } catch (const std::exception& e) {
         thread_error = e.what();

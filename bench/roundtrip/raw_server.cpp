@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -207,9 +208,11 @@ bool serve_readable(Conn& c, const Canned& canned, std::uint64_t& orders) {
 }
 
 // single: one connection at a time, read directly (no readiness call).
-void single_loop(const ServerOptions& o, int listener, const std::atomic<bool>& stop, const Canned& canned) {
+void single_loop(const ServerOptions& o, int listener, const std::atomic<bool>& stop, const Canned& canned,
+                 std::atomic<unsigned>& up) {
   name_this_thread("kite-single");
   pin_this_thread(o.cores.empty() ? -1 : o.cores[0]);
+  up.fetch_add(1);
   while (!stop.load(std::memory_order_relaxed)) {
     pollfd pl{listener, POLLIN, 0};
     if (::poll(&pl, 1, 100) <= 0) continue;
@@ -252,9 +255,10 @@ class EpollWorker {
   }
   unsigned load() const noexcept { return load_.load(std::memory_order_relaxed); }
 
-  void run(const char* name, int core, const std::atomic<bool>& stop) {
+  void run(const char* name, int core, const std::atomic<bool>& stop, std::atomic<unsigned>& up) {
     name_this_thread(name);
     pin_this_thread(core);
+    up.fetch_add(1);
     epoll_event ev[64];
     std::uint64_t orders = 0;
     LoopLoad load;
@@ -348,33 +352,29 @@ int run_raw_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
       listeners.push_back(listen_tcp(o.bind, port, true, error));
       if (listeners.back() < 0) return 1;
     }
-  // Listening already: connections wait in the backlog until the threads run.
-  if (!write_ready_file(o.ready_file, port)) {
-    error = "cannot write the ready file " + o.ready_file;
-    for (int fd : listeners) ::close(fd);
-    return 1;
-  }
   std::vector<std::unique_ptr<EpollWorker>> workers;
   std::vector<std::thread> threads;
+  std::atomic<unsigned> up{0};  // threads named and pinned
   if (o.model == "single") {
-    threads.emplace_back([&] { single_loop(o, listeners[0], stop, canned); });
+    threads.emplace_back([&] { single_loop(o, listeners[0], stop, canned, up); });
   } else if (o.model == "mono") {
     workers.push_back(std::make_unique<EpollWorker>(o, canned, listeners[0]));
-    threads.emplace_back([&, w = workers[0].get()] { w->run("kite-mono", core_at(o.cores, 0), stop); });
+    threads.emplace_back([&, w = workers[0].get()] { w->run("kite-mono", core_at(o.cores, 0), stop, up); });
   } else if (shard) {
     for (unsigned i = 0; i < k; ++i) workers.push_back(std::make_unique<EpollWorker>(o, canned, listeners[i]));
     for (unsigned i = 0; i < k; ++i) {
-      threads.emplace_back([&, i, n = "kite-shard-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop); });
+      threads.emplace_back([&, i, n = "kite-shard-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
     }
   } else {  // pool: the front door accepts and hands each session to the least loaded worker
     for (unsigned i = 0; i < k; ++i) workers.push_back(std::make_unique<EpollWorker>(o, canned, -1));
     for (unsigned i = 0; i < k; ++i) {
-      threads.emplace_back([&, i, n = "kite-pool-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop); });
+      threads.emplace_back([&, i, n = "kite-pool-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
     }
     const unsigned room = (std::max(1u, o.sessions) + k - 1) / k;
     threads.emplace_back([&, room] {
       name_this_thread("kite-front");
       pin_this_thread(o.coordinator_core);
+      up.fetch_add(1);
       while (!stop.load(std::memory_order_relaxed)) {
         pollfd pl{listeners[0], POLLIN, 0};
         if (::poll(&pl, 1, 100) <= 0) continue;
@@ -390,9 +390,16 @@ int run_raw_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
       }
     });
   }
+  // Ready once every thread runs named and pinned (the audit may start at once);
+  // connections wait in the listeners' backlog meanwhile.
+  while (up.load() < threads.size()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!write_ready_file(o.ready_file, port)) {
+    error = "cannot write the ready file " + o.ready_file;
+    const_cast<std::atomic<bool>&>(stop).store(true);
+  }
   for (auto& t : threads) t.join();
   for (int fd : listeners) ::close(fd);
-  return 0;
+  return error.empty() ? 0 : 1;
 }
 
 }  // namespace kite::bench

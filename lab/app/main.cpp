@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "kite/lab/check.hpp"
 #include "kite/lab/config.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
@@ -85,6 +86,11 @@ int main(int argc, char** argv) {
     std::string check_file;
     mach->add_option("FILE", check_file, "a machine file to check instead");
     auto* site = app.add_subcommand("site", "rebuild results/site/index.html");
+    auto* chk = app.add_subcommand("check-flavour",
+                                   "play the flavour contract (docs/flavours.md) against a flavour's server; exit 0 when no check fails");
+    std::string chk_flavour, chk_flavours_dir;
+    chk->add_option("NAME", chk_flavour, "flavour: lab/flavours/<NAME>.toml")->required();
+    chk->add_option("--flavours-dir", chk_flavours_dir, "folder of flavour files (default: <source-dir>/lab/flavours)");
     app.require_subcommand(0, 1);
 
     CLI11_PARSE(app, argc, argv);
@@ -123,6 +129,23 @@ int main(int argc, char** argv) {
         if (*site) {
             std::printf("%s\n", build_site(results).c_str());
             return 0;
+        }
+        if (*chk) {
+            CheckOptions co;
+            co.flavour = chk_flavour;
+            co.flavours_dir = chk_flavours_dir;
+            co.build_dir = build_dir;
+            co.source_dir = source_dir;
+            co.machine = machine_arg == "local" ? derive_local_machine()
+                                                : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+            if (busy_poll >= 0) co.busy_poll_usecs = busy_poll;
+            co.on_line = [](const CheckLine& l) {
+                std::printf("%s\n", l.text().c_str());
+                std::fflush(stdout);
+            };
+            CheckReport r = check_flavour(co);
+            std::printf("%s\n", r.summary().c_str());
+            return r.failed == 0 ? 0 : 1;
         }
         SittingOptions o;
         o.source_dir = source_dir;

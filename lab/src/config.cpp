@@ -441,7 +441,8 @@ Matrix load_matrix(const std::string& path) {
 Flavour parse_flavour(const std::string& text, const std::string& name) {
     const TomlReader r(name);
     toml::table root = r.parse(text);
-    r.only(root, "", {"name", "description", "binary", "args", "models", "transports", "env"});
+    r.only(root, "", {"name", "description", "binary", "args", "models", "transports", "env", "build", "requires",
+                      "artifacts", "cannot", "not_claimed"});
     Flavour f;
     f.source_name = name;
     f.name = r.string(root, "name", "").value_or("");
@@ -459,11 +460,39 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     f.env = read_env(r, root, "env", "");
     // Catch a misspelt placeholder now rather than at the first cell.
     std::map<std::string, std::string> probe;
-    for (const char* k : {"model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
-                          "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir",
-                          "source_dir"})
-        probe[k] = "x";
+    for (const auto& k : kPlaceholders) probe[k] = "x";
     for (const auto& a : f.args) expand(a, probe, name + ": args");
+
+    // ---- build, requires, artifacts, cannot, not_claimed (docs/flavours.md "Build and identity").
+    auto nonempty = [&](const char* key, const std::vector<std::string>& v) {
+        for (const auto& e : v)
+            if (trim(e).empty()) r.fail(key, "holds an empty string");
+    };
+    if (auto b = r.strings(root, "build", "")) {
+        if (b->empty()) r.fail("build", "empty (leave it out when the server is built elsewhere)");
+        nonempty("build", *b);
+        for (const auto& a : *b) expand(a, probe, name + ": build");
+        f.build = *b;
+    }
+    f.required_tools = r.strings(root, "requires", "").value_or(std::vector<std::string>{});
+    nonempty("requires", f.required_tools);
+    for (const auto& t : f.required_tools)
+        if (t.find_first_of(" \t/") != std::string::npos)
+            r.fail("requires", "'" + t + "' is not a command name (a name looked up on PATH, like \"cargo\")");
+    f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
+    nonempty("artifacts", f.artifacts);
+    auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
+        std::map<std::string, std::string> out = r.env(root, key, "");
+        for (const auto& [k, why] : out) {
+            check_one_of(r, std::string(key) + "." + k, k, allowed, what);
+            if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
+        }
+        return out;
+    };
+    f.cannot = reasons("cannot", kCannotSettings, "transport setting");
+    std::vector<std::string> claimable = kContractParts;
+    claimable.insert(claimable.end(), kContractChecks.begin(), kContractChecks.end());
+    f.not_claimed = reasons("not_claimed", claimable, "contract part or check");
     return f;
 }
 
@@ -506,6 +535,56 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
         i = close;
     }
     return out;
+}
+
+// ---- Starting a flavour's server (docs/flavours.md "Process").
+
+const std::vector<std::string> kPlaceholders = {
+    "model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
+    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir"};
+const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
+const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
+const std::vector<std::string> kContractChecks = {
+    "build",        "ready",        "logon",        "orders",    "heartbeat",   "test-request",
+    "garbled",      "unknown-type", "logout",       "gap",       "too-low",     "thread-names",
+    "pinning",      "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm",
+    "unsupported"};
+
+std::string comma_list(const CoreSet& cores) {
+    std::string out;
+    for (int c : cores) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(c);
+    }
+    return out;
+}
+
+std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
+    return {
+        {"model", s.model},
+        {"transport", s.transport},
+        {"port", std::to_string(s.port)},
+        {"bind", s.bind},
+        {"cores", comma_list(s.cores)},
+        {"coordinator_core", std::to_string(s.coordinator_core)},
+        {"sessions", std::to_string(s.sessions)},
+        {"workers", std::to_string(s.workers)},
+        {"busy_poll_usecs", std::to_string(s.busy_poll_usecs)},
+        {"idle", s.idle},
+        {"ready_file", s.ready_file},
+        {"store", s.store},
+        {"store_dir", s.store_dir},
+        {"flavour", s.flavour},
+        {"build_dir", s.build_dir},
+        {"source_dir", s.source_dir},
+    };
+}
+
+std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s) {
+    const std::map<std::string, std::string> vars = placeholder_values(s);
+    std::vector<std::string> argv = {binary};
+    for (const auto& a : f.args) argv.push_back(expand(a, vars, f.source_name + ": args"));
+    return argv;
 }
 
 std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {

@@ -36,16 +36,6 @@ std::string num(double v) {
     return buf;
 }
 
-// The contract's --cores is a plain comma list ("9,10,11,12"), never a range.
-std::string comma_list(const CoreSet& cores) {
-    std::string out;
-    for (int c : cores) {
-        if (!out.empty()) out += ',';
-        out += std::to_string(c);
-    }
-    return out;
-}
-
 std::string hms(double s) {
     int t = static_cast<int>(s + 0.5);
     char buf[32];

@@ -204,3 +204,38 @@ TEST(Sha256, matchesKnownDigests) {
     EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(sha256_hex(std::string(1000, 'a')).substr(0, 16), "41edece42d63e8d9");
 }
+
+TEST(FlavourFile, readsBuildIdentityAndClaimsAndRejectsUnknownNames) {
+    Flavour f = parse_flavour("name='x'\nbinary='srv'\nargs=[]\nbuild=['cargo','build','{source_dir}']\n"
+                              "requires=['cargo']\nartifacts=['lib/x.so']\n[cannot]\nbusy_poll='no option'\n"
+                              "[not_claimed]\nthreads='its own'\ngap='later'\n",
+                              "x.toml");
+    EXPECT_EQ(f.build.size(), 3u);
+    EXPECT_EQ(f.required_tools, std::vector<std::string>{"cargo"});
+    EXPECT_EQ(f.artifacts, std::vector<std::string>{"lib/x.so"});
+    EXPECT_EQ(f.cannot.at("busy_poll"), "no option");
+    EXPECT_EQ(f.not_claimed.at("threads"), "its own");
+    EXPECT_EQ(f.not_claimed.at("gap"), "later");
+    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[cannot]\nnagle='?'\n", "x.toml"); }),
+                HasSubstr("x.toml: cannot.nagle: unknown transport setting"));
+    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\nmoods='?'\n", "x.toml"); }),
+                HasSubstr("not_claimed.moods: unknown contract part or check"));
+    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\norders=''\n", "x.toml"); }),
+                HasSubstr("not_claimed.orders: needs the reason"));
+    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nrequires=['/usr/bin/cargo']\n", "x.toml"); }),
+                HasSubstr("requires: '/usr/bin/cargo' is not a command name"));
+    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nbuild=['make','{tagret}']\n", "x.toml"); }),
+                HasSubstr("unknown placeholder {tagret}"));
+}
+
+TEST(FlavourFile, placeholderValuesGiveEveryPlaceholderAndCoresAsACommaList) {
+    ServerStart s;
+    s.model = "pool";
+    s.cores = {9, 10, 11};
+    s.port = 4000;
+    auto v = placeholder_values(s);
+    EXPECT_EQ(v.size(), kPlaceholders.size());
+    EXPECT_EQ(v.at("cores"), "9,10,11");
+    Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
+    EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
+}

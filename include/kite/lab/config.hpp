@@ -114,6 +114,13 @@ struct Flavour {
     std::vector<std::string> models, transports;
     std::map<std::string, std::string> env;
     std::string source_name;
+
+    // Build and identity, and what the flavour does not claim (docs/flavours.md).
+    std::vector<std::string> build;      ///< argv that builds the server, run in {source_dir}; empty: built elsewhere
+    std::vector<std::string> required_tools;  ///< `requires`: commands that must be on PATH; a missing one: `unbuilt`
+    std::vector<std::string> artifacts;  ///< files besides `binary` that define the server (jar, dll, .so), same path rules
+    std::map<std::string, std::string> cannot;       ///< transport setting -> why the runtime cannot apply it
+    std::map<std::string, std::string> not_claimed;  ///< contract part or check -> why the flavour does not claim it
 };
 
 Flavour load_flavour(const std::string& path);
@@ -124,6 +131,37 @@ std::map<std::string, Flavour> load_flavours(const std::string& dir, const std::
 /// Replaces {key} by vars[key]; an unknown placeholder throws ConfigError.
 std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars,
                    const std::string& where);
+
+// ---- Starting a flavour's server: the placeholders of its args (docs/flavours.md).
+
+/// Every placeholder a flavour's `args` may use.
+extern const std::vector<std::string> kPlaceholders;
+/// Transport settings a flavour may declare under [cannot].
+extern const std::vector<std::string> kCannotSettings;
+/// Contract parts and checks a flavour may name under [not_claimed].
+extern const std::vector<std::string> kContractParts;
+extern const std::vector<std::string> kContractChecks;
+
+/// One start of a flavour's server: the value of every placeholder.
+struct ServerStart {
+    std::string model, transport;
+    std::string bind = "127.0.0.1";
+    int port = 0;
+    CoreSet cores;              ///< {cores}: written as a plain comma list, never a range
+    int coordinator_core = -1;
+    int sessions = 1, workers = 2;
+    int busy_poll_usecs = 0;
+    std::string idle = "spin";
+    std::string ready_file, store = "null", store_dir;
+    std::string flavour, build_dir, source_dir;
+};
+
+/// "9,10,11": what {cores} receives, a plain comma list, never a range.
+std::string comma_list(const CoreSet& cores);
+/// The placeholder values of a start, keyed as in kPlaceholders.
+std::map<std::string, std::string> placeholder_values(const ServerStart& s);
+/// binary followed by the flavour's args with every placeholder replaced.
+std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s);
 
 struct Cell {
     std::string flavour, transport, model, loop;
