@@ -6,8 +6,8 @@
 
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
@@ -104,9 +104,9 @@ int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
     error = std::string("session set-up: ") + e.what();
     return 1;
   }
-  session::AcceptorLimits limits;
+  link::AcceptorLimits limits;
   limits.max_connections = static_cast<std::size_t>(sessions) + 4;
-  session::AcceptorFactory factory(registry, limits);
+  link::AcceptorFactory factory(registry, limits);
   auto eng = engine::Engine::start(c, factory, error);
   if (!eng) return 1;
   if (!write_ready_file(o.ready_file, eng->port())) {

@@ -1,4 +1,5 @@
-// Test protocols and a blocking test client for the engine's integration tests.
+// Test protocols and a blocking test client for the engine's integration
+// tests (target kite_engine_testing).
 #pragma once
 
 #include <fcntl.h>

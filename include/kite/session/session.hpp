@@ -125,7 +125,7 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // --- driven by the connection glue ---------------------------------------
+  // --- driven by the connection (kite_link, or a test) ----------------------
   // A connection is bound to this session. The initiator sends its Logon now.
   void on_connected(SessionOutput& out) noexcept;
   // One complete, well-formed message read from the wire.
