@@ -2,7 +2,9 @@
 # build cleanly (QuickFIX) are kept in targets that do not use these.
 add_library(kite_flags INTERFACE)
 target_compile_options(kite_flags INTERFACE -Wall -Wextra -Wpedantic -Werror)
-target_include_directories(kite_flags INTERFACE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+# The public headers only: a part's private headers (src/<part>) are seen by
+# that part's own targets alone, through their own include directories.
+target_include_directories(kite_flags INTERFACE ${CMAKE_SOURCE_DIR}/include)
 
 set(KITE_ARCH_FLAGS "")
 if(KITE_NATIVE)

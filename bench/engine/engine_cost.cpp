@@ -28,8 +28,8 @@
 #include "kite/app/order_app.hpp"
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
@@ -101,7 +101,7 @@ class FixClients final : public ProtocolFactory {
       apps_.push_back(std::make_unique<OrderClient>(i, orders, done));
       stores_.push_back(std::make_unique<session::MemoryStore>());
       sessions_.push_back(std::make_unique<session::Session>(st, *stores_.back(), *apps_.back(), clock, log));
-      factories_.push_back(std::make_unique<session::InitiatorFactory>(*sessions_.back(), clock, log));
+      factories_.push_back(std::make_unique<link::InitiatorFactory>(*sessions_.back(), clock, log));
     }
   }
   Protocol* open(int id) noexcept override {
@@ -117,9 +117,9 @@ class FixClients final : public ProtocolFactory {
   std::vector<std::unique_ptr<OrderClient>> apps_;
   std::vector<std::unique_ptr<session::MemoryStore>> stores_;
   std::vector<std::unique_ptr<session::Session>> sessions_;
-  std::vector<std::unique_ptr<session::InitiatorFactory>> factories_;
+  std::vector<std::unique_ptr<link::InitiatorFactory>> factories_;
   std::size_t next_ = 0;
-  std::map<Protocol*, session::InitiatorFactory*> owner_;
+  std::map<Protocol*, link::InitiatorFactory*> owner_;
 };
 
 struct Options {
@@ -148,9 +148,9 @@ int serve(const Options& o) {
     apps.push_back(std::make_unique<app::OrderApplication>(app::Mode::ack, ids));
     registry.add(st, *apps.back());
   }
-  session::AcceptorLimits limits;
+  link::AcceptorLimits limits;
   limits.max_connections = static_cast<std::size_t>(o.sessions);
-  session::AcceptorFactory fix_factory(registry, limits);
+  link::AcceptorFactory fix_factory(registry, limits);
   test::EchoFactory echo_factory;
   ProtocolFactory& factory = o.protocol == "fix" ? static_cast<ProtocolFactory&>(fix_factory) : echo_factory;
 

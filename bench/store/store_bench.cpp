@@ -12,8 +12,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
 
@@ -117,7 +117,7 @@ void send_message(benchmark::State& state) {
   s.role = Role::initiator;
   auto store = make(static_cast<int>(state.range(0)));
   Session session(s, *store, app, clock, log);
-  SessionConnection conn(session, clock, log);
+  link::SessionConnection conn(session, clock, log);
   SinkOutbound out;
   // Log on through a hand-made acceptor answer.
   conn.on_connected(out, 0);

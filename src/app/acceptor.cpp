@@ -166,17 +166,18 @@ AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& n
 
 // --- the running acceptor ------------------------------------------------------
 
-// Wraps the session glue to act on the daemon's requests (logout at shutdown,
-// the skip hook) from the connection's own thread, and to count connections.
+// Wraps the link's connection to act on the daemon's requests (logout at
+// shutdown, the skip hook) from the connection's own thread, and to count
+// connections.
 class GuardedConnection final : public engine::Protocol {
  public:
   explicit GuardedConnection(Acceptor& owner) noexcept : owner_(owner) {}
-  void bind(session::SessionConnection* inner) noexcept {
+  void bind(link::SessionConnection* inner) noexcept {
     inner_ = inner;
     logout_seen_ = owner_.logout_generation_.load(std::memory_order_acquire);
     skip_seen_ = owner_.skip_generation_.load(std::memory_order_acquire);
   }
-  session::SessionConnection* inner() const noexcept { return inner_; }
+  link::SessionConnection* inner() const noexcept { return inner_; }
 
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override {
     owner_.open_.fetch_add(1, std::memory_order_acq_rel);
@@ -216,22 +217,22 @@ class GuardedConnection final : public engine::Protocol {
 
  private:
   Acceptor& owner_;
-  session::SessionConnection* inner_ = nullptr;
+  link::SessionConnection* inner_ = nullptr;
   std::uint32_t logout_seen_ = 0;
   std::uint32_t skip_seen_ = 0;
 };
 
-// Lends a GuardedConnection around each of the session glue's connections.
+// Lends a GuardedConnection around each of the link's connections.
 // The engine serialises open() and release().
 class Acceptor::Factory final : public engine::ProtocolFactory {
  public:
-  Factory(Acceptor& owner, session::AcceptorFactory& inner, std::size_t n) : inner_(inner) {
+  Factory(Acceptor& owner, link::AcceptorFactory& inner, std::size_t n) : inner_(inner) {
     for (std::size_t i = 0; i < n; ++i) pool_.push_back(std::make_unique<GuardedConnection>(owner));
     for (auto& g : pool_) free_.push_back(g.get());
   }
   engine::Protocol* open(int id) noexcept override {
     if (free_.empty()) return nullptr;
-    auto* inner = static_cast<session::SessionConnection*>(inner_.open(id));
+    auto* inner = static_cast<link::SessionConnection*>(inner_.open(id));
     if (inner == nullptr) return nullptr;
     GuardedConnection* g = free_.back();
     free_.pop_back();
@@ -245,7 +246,7 @@ class Acceptor::Factory final : public engine::ProtocolFactory {
   }
 
  private:
-  session::AcceptorFactory& inner_;
+  link::AcceptorFactory& inner_;
   std::vector<std::unique_ptr<GuardedConnection>> pool_;
   std::vector<GuardedConnection*> free_;
 };
@@ -262,7 +263,7 @@ Acceptor::Acceptor(AcceptorConfig config, session::Logger& log) : config_(std::m
       throw ConfigError(config_.sessions.path + ": session " + std::to_string(i) + " (" + s.id() + "): " + e.what());
     }
   }
-  inner_ = std::make_unique<session::AcceptorFactory>(*registry_, config_.limits);
+  inner_ = std::make_unique<link::AcceptorFactory>(*registry_, config_.limits);
   factory_ = std::make_unique<Factory>(*this, *inner_, config_.limits.max_connections);
 }
 

@@ -224,7 +224,7 @@ class EngineImpl final : public Engine {
       setup.recv_buffer = cfg_.recv_buffer;
       setup.send_buffer = cfg_.send_buffer;
       setup.timer_interval_ns = static_cast<std::int64_t>(cfg_.timer_interval_us) * 1000;
-      setup.max_sessions = cfg_.model == Model::single ? 1 : std::max(1, cfg_.max_connections);
+      setup.max_connections = cfg_.model == Model::single ? 1 : std::max(1, cfg_.max_connections);
       std::string name;
       switch (cfg_.model) {
         case Model::single: name = "kite-single"; break;
@@ -234,7 +234,7 @@ class EngineImpl final : public Engine {
       }
       setup.name = name;
       if (cfg_.model == Model::pool) {
-        queues_.push_back(std::make_unique<SpscQueue<int>>(static_cast<std::size_t>(setup.max_sessions)));
+        queues_.push_back(std::make_unique<SpscQueue<int>>(static_cast<std::size_t>(setup.max_connections)));
         loads_.push_back(std::make_unique<std::atomic<int>>(0));
         setup.inbox = queues_.back().get();
         setup.load = loads_.back().get();
@@ -344,7 +344,7 @@ class InitiatorImpl final : public Initiator {
       queues_.push_back(std::make_unique<SpscQueue<int>>(static_cast<std::size_t>(mine)));
       AgentSetup setup;
       setup.name = "kite-init-" + std::to_string(t);
-      setup.max_sessions = mine;
+      setup.max_connections = mine;
       setup.recv_buffer = cfg_.recv_buffer;
       setup.send_buffer = cfg_.send_buffer;
       setup.timer_interval_ns = static_cast<std::int64_t>(cfg_.timer_interval_us) * 1000;

@@ -17,7 +17,7 @@ void atomic_max(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
 }
 }  // namespace
 
-char* SessionAgent::Session::claim(std::size_t min) noexcept {
+char* SessionAgent::Slot::claim(std::size_t min) noexcept {
   char* p = conn.tx.claim(min);
   if (p == nullptr) {
     // Back-pressure: remember since when, so the slow-consumer limit can act.
@@ -30,7 +30,7 @@ char* SessionAgent::Session::claim(std::size_t min) noexcept {
   return p;
 }
 
-void SessionAgent::Session::close(const char* reason, bool flush) noexcept {
+void SessionAgent::Slot::close(const char* reason, bool flush) noexcept {
   if (closing) return;
   closing = true;
   close_flush = flush;
@@ -39,10 +39,10 @@ void SessionAgent::Session::close(const char* reason, bool flush) noexcept {
 
 SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> driver, const AgentSetup& setup)
     : shared_(shared), driver_(std::move(driver)), setup_(setup) {
-  const int n = setup.max_sessions > 0 ? setup.max_sessions : 1;
+  const int n = setup.max_connections > 0 ? setup.max_connections : 1;
   slots_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    auto s = std::make_unique<Session>();
+    auto s = std::make_unique<Slot>();
     s->owner = this;
     s->conn.slot = static_cast<std::uint32_t>(i);
     s->conn.rx.reset_capacity(setup.recv_buffer);
@@ -119,7 +119,7 @@ int SessionAgent::drain_inbox() noexcept {
 }
 
 int SessionAgent::accept_own() noexcept {
-  if (free_.empty() || !active_.empty()) return 0;  // single: one session at a time
+  if (free_.empty() || !active_.empty()) return 0;  // single: one connection at a time
   const int fd = transport::accept_nonblocking(setup_.own_listener);
   if (fd < 0) return 0;
   adopt(fd);
@@ -133,10 +133,10 @@ void SessionAgent::adopt(int fd) noexcept {
     driver_->discard(fd);
     shared_.refused.fetch_add(1, std::memory_order_relaxed);
     if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
-    if (shared_.log) std::fprintf(stderr, "%s: refused a connection: all %d session slots in use\n", setup_.name.c_str(), setup_.max_sessions);
+    if (shared_.log) std::fprintf(stderr, "%s: refused a connection: all %d connection slots in use\n", setup_.name.c_str(), setup_.max_connections);
     return;
   }
-  Session& s = *free_.back();
+  Slot& s = *free_.back();
   const int id = shared_.next_id.fetch_add(1, std::memory_order_relaxed);
   Protocol* proto;
   {
@@ -185,7 +185,7 @@ void SessionAgent::adopt(int fd) noexcept {
 }
 
 void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noexcept {
-  Session& s = *slots_[c.slot];
+  Slot& s = *slots_[c.slot];
   if (!s.open) return;
   if (s.closing) {  // input after close() is dropped; the connection is going
     if (p == nullptr) c.rx.clear();
@@ -194,7 +194,7 @@ void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noe
   deliver(s, p, n);
 }
 
-void SessionAgent::deliver(Session& s, const char* p, std::size_t n) noexcept {
+void SessionAgent::deliver(Slot& s, const char* p, std::size_t n) noexcept {
   transport::RecvBuffer& rx = s.conn.rx;
   if (p != nullptr && rx.empty()) {
     // Bytes outside rx (io_uring provided buffer): whole frames are consumed
@@ -220,12 +220,12 @@ void SessionAgent::deliver(Session& s, const char* p, std::size_t n) noexcept {
   if (!s.conn.tx.empty() && !s.conn.write_blocked && !s.conn.send_in_flight) flush(s);
 }
 
-void SessionAgent::flush(Session& s) noexcept {
+void SessionAgent::flush(Slot& s) noexcept {
   if (driver_->flush(s.conn) == Io::error) s.close("send failed", false);
 }
 
 void SessionAgent::on_closed(transport::Conn& c, Io why, int) noexcept {
-  Session& s = *slots_[c.slot];
+  Slot& s = *slots_[c.slot];
   if (!s.open) return;
   finish(s, why == Io::closed ? "peer closed" : "connection error");
 }
@@ -233,7 +233,7 @@ void SessionAgent::on_closed(transport::Conn& c, Io why, int) noexcept {
 int SessionAgent::service() noexcept {
   int work = 0;
   // Timers are milliseconds to seconds apart: giving every protocol a turn on
-  // every spin (a virtual call and a clock read per session) was most of an
+  // every spin (a virtual call and a clock read per connection) was most of an
   // idle cycle's cost, so turns come at most once per timer interval.
   // A pass that found work (resends, an overflow draining) asks for the
   // next cycle's turn too.
@@ -243,7 +243,7 @@ int SessionAgent::service() noexcept {
     timer_work_ = false;
   }
   for (std::size_t i = active_.size(); i-- > 0;) {
-    Session& s = *active_[i];
+    Slot& s = *active_[i];
     if (timers) {
       const int w = s.proto->on_timer(now_);
       if (w > 0) {
@@ -282,7 +282,7 @@ int SessionAgent::service() noexcept {
   return work;
 }
 
-void SessionAgent::finish(Session& s, const char* reason) noexcept {
+void SessionAgent::finish(Slot& s, const char* reason) noexcept {
   if (!s.open) return;
   s.open = false;
   atomic_max(shared_.tx_high_water, s.conn.tx.high_water());

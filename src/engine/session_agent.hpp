@@ -1,5 +1,5 @@
 // The agent that serves connections on one thread: it owns a Driver, a fixed
-// table of sessions (allocated at set-up), and the glue between transport
+// table of connection slots (allocated at set-up), and the glue between transport
 // events and the Protocol of each connection. Internal to kite_engine.
 #pragma once
 
@@ -36,11 +36,11 @@ struct Shared {
 
 struct AgentSetup {
   std::string name;  // for log lines
-  int max_sessions = 32;
+  int max_connections = 32;
   std::size_t recv_buffer = 64 * 1024;
   std::size_t send_buffer = 256 * 1024;
   SpscQueue<int>* inbox = nullptr;     // pool workers / initiators: fds handed over
-  std::atomic<int>* load = nullptr;    // pool workers: sessions assigned, decremented on close
+  std::atomic<int>* load = nullptr;    // pool workers: connections assigned, decremented on close
   int own_listener = -1;               // single: accept only while there is room
   std::int64_t timer_interval_ns = 100000;  // Protocol::on_timer at most this often (0: every cycle)
 };
@@ -64,7 +64,9 @@ class SessionAgent final : public Agent, public transport::Sink {
   std::uint64_t accepted() const noexcept { return accepted_.load(std::memory_order_relaxed); }
 
  private:
-  struct Session final : Outbound {
+  // One connection: its transport state, its Protocol, and the Outbound that
+  // Protocol writes through.
+  struct Slot final : Outbound {
     SessionAgent* owner = nullptr;
     transport::Conn conn;
     Protocol* proto = nullptr;
@@ -87,18 +89,18 @@ class SessionAgent final : public Agent, public transport::Sink {
   int accept_own() noexcept;
   int service() noexcept;
   void adopt(int fd) noexcept;
-  void deliver(Session& s, const char* p, std::size_t n) noexcept;
-  void flush(Session& s) noexcept;
-  void finish(Session& s, const char* reason) noexcept;
+  void deliver(Slot& s, const char* p, std::size_t n) noexcept;
+  void flush(Slot& s) noexcept;
+  void finish(Slot& s, const char* reason) noexcept;
   void reap() noexcept;
 
   Shared& shared_;
   std::unique_ptr<transport::Driver> driver_;
   AgentSetup setup_;
-  std::vector<std::unique_ptr<Session>> slots_;
-  std::vector<Session*> free_;
-  std::vector<Session*> active_;
-  std::vector<Session*> zombies_;  // closed, waiting for in-flight I/O to complete
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_;
+  std::vector<Slot*> active_;
+  std::vector<Slot*> zombies_;  // closed, waiting for in-flight I/O to complete
   std::int64_t now_ = 0;
   std::int64_t last_timer_ns_ = 0;
   bool timer_work_ = false;  // the last timer pass did work: run the next cycle's too

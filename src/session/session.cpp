@@ -248,7 +248,6 @@ void Session::send_logon_reply(bool reset) noexcept {
 
 void Session::open_gap(std::uint64_t expected, std::uint64_t seq) noexcept {
   gap_open_ = true;
-  gap_begin_ = expected;
   gap_until_ = seq;
   gap_seen_ = expected;
   gap_moved_ns_ = now();
@@ -388,7 +387,6 @@ void Session::on_connected(SessionOutput& out) noexcept {
   state_ = SessionState::awaiting_logon;
   state_since_ns_ = last_received_ns_ = last_sent_ns_ = now();
   test_request_sent_ns_ = 0;
-  initiated_logout_ = false;
   reached_active_ = false;
   heart_bt_int_ = settings_.heart_bt_int;
   maybe_schedule_reset();
@@ -426,6 +424,13 @@ void Session::logout_and_close(std::string_view text) noexcept {
   close("session error (logged)");
 }
 
+void Session::logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept {
+  char text[96];
+  const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
+                              static_cast<unsigned long long>(expected), static_cast<unsigned long long>(received));
+  logout_and_close({text, static_cast<std::size_t>(n)});
+}
+
 void Session::logout(std::string_view text) noexcept {
   if (state_ != SessionState::active) {
     if (state_ == SessionState::awaiting_logon) close("logout before logon");
@@ -435,7 +440,6 @@ void Session::logout(std::string_view text) noexcept {
   send_logout_msg(text);
   state_ = SessionState::logout_sent;
   state_since_ns_ = now();
-  initiated_logout_ = true;
 }
 
 void Session::on_disconnected(const char* reason) noexcept {
@@ -643,8 +647,8 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       return Verdict::stop;
     }
   }
-  const bool gap_fill_or_app = !(h.msg_type == "4");
-  if (h.poss_dup && gap_fill_or_app && h.msg_seq_num >= expected) {
+  const bool sequence_reset = h.msg_type == "4";
+  if (h.poss_dup && !sequence_reset && h.msg_seq_num >= expected) {
     std::int64_t orig = 0;
     if (h.orig_sending_time.empty()) {
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::OrigSendingTime,
@@ -676,10 +680,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     return Verdict::queue;
   }
   if (h.poss_dup) return Verdict::ignore;  // already seen
-  char text[96];
-  const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
-                              static_cast<unsigned long long>(expected), static_cast<unsigned long long>(h.msg_seq_num));
-  logout_and_close({text, static_cast<std::size_t>(n)});
+  logout_seq_too_low(expected, h.msg_seq_num);
   return Verdict::stop;
 }
 
@@ -789,11 +790,7 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
   }
   const std::uint64_t expected = store_.next_target_seq();
   if (h.msg_seq_num < expected) {
-    char text[96];
-    const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
-                                static_cast<unsigned long long>(expected),
-                                static_cast<unsigned long long>(h.msg_seq_num));
-    logout_and_close({text, static_cast<std::size_t>(n)});
+    logout_seq_too_low(expected, h.msg_seq_num);
     return;
   }
   if (acceptor) send_logon_reply(reset);

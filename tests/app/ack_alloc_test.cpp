@@ -28,7 +28,7 @@ TEST(AckAllocations, noAllocationPerOrderThroughSessionAndApplication) {
   s.sender_comp_id = "KITE";
   s.target_comp_id = "PEER1";
   registry.add(s, app, std::make_unique<session::MemoryStore>(32u << 20, 1u << 16));
-  session::SessionConnection conn(registry, {});
+  link::SessionConnection conn(registry, {});
   FakeWire wire;
   wire.bytes.reserve(16u << 20);
   conn.on_connected(wire, clock.now_ns());

@@ -1,18 +1,18 @@
 // An acceptor with N sessions (PEER1..PEERn talking to KITE), each with its
-// own OrderApplication and connection, driven by the session layer's test
-// doubles (scripted Peer, FakeWire, fake clock).
+// own OrderApplication and link connection, driven by the link's and the
+// session layer's test doubles (scripted Peer, FakeWire, fake clock).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "../session/support.hpp"
 #include "kite/app/order_app.hpp"
+#include "support/link_testing.hpp"
 
 namespace kite::app::test {
 
-using session::test::FakeWire;
+using link::test::FakeWire;
 using session::test::Peer;
 using session::test::Sent;
 namespace tag = codec::tag;
@@ -22,7 +22,7 @@ struct Client {
   session::Session* session = nullptr;
   std::unique_ptr<Peer> peer;
   FakeWire wire;
-  std::unique_ptr<session::SessionConnection> conn;
+  std::unique_ptr<link::SessionConnection> conn;
 };
 
 class AppRig {
@@ -39,7 +39,7 @@ class AppRig {
       c->app = std::make_unique<OrderApplication>(mode, ids, &exchange);
       c->session = &registry.add(s, *c->app);
       c->peer = std::make_unique<Peer>(clock, begin, s.target_comp_id, "KITE");
-      c->conn = std::make_unique<session::SessionConnection>(registry, session::AcceptorLimits{});
+      c->conn = std::make_unique<link::SessionConnection>(registry, link::AcceptorLimits{});
       c->conn->on_connected(c->wire, clock.now_ns());
       clients.push_back(std::move(c));
     }

@@ -8,7 +8,7 @@
 
 #include "kite/engine/engine.hpp"
 #include "kite/transport/transport.hpp"
-#include "support.hpp"
+#include "support/engine_testing.hpp"
 
 namespace kite::engine::test {
 namespace {

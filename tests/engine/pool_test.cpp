@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kite/engine/engine.hpp"
-#include "support.hpp"
+#include "support/engine_testing.hpp"
 
 namespace kite::engine::test {
 namespace {

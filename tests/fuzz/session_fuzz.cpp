@@ -1,5 +1,5 @@
-// Arbitrary byte streams into an acceptor SessionConnection (the session
-// glue: framing, Logon identification, the Session's checks, admin replies,
+// Arbitrary byte streams into an acceptor SessionConnection (the link:
+// framing, Logon identification, the Session's checks, admin replies,
 // resends, timers), with a fake clock and a fake Outbound.
 //
 // Input: byte 0 holds options (bit 0: a valid Logon from PEER goes first;
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kite/codec/codec.hpp"
-#include "kite/session/connection.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 
@@ -26,6 +26,7 @@ namespace {
 
 using namespace kite;
 using namespace kite::session;
+using namespace kite::link;
 
 void check(bool ok) {
   if (!ok) std::abort();

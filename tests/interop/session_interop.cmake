@@ -7,7 +7,7 @@ if(KITE_QUICKFIX)
   target_link_libraries(kite_qf_peer PRIVATE PkgConfig::QUICKFIX Threads::Threads)
 
   kite_test(session_interop_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_interop_test.cpp
-            LIBS kite_session kite_engine LABELS interop)
+            LIBS kite_link LABELS interop)
   target_compile_definitions(session_interop_test PRIVATE
     KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>")
   add_dependencies(session_interop_test kite-acceptor kite_qf_peer)

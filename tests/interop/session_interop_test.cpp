@@ -16,8 +16,8 @@
 
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
@@ -210,7 +210,7 @@ TEST(KiteInitiatorToQuickFixAcceptor, tenThousandOrdersAnsweredAndForcedGapsReco
   session::MemoryStore store;
   KiteClient app;
   session::Session s(st, store, app, clock, log);
-  session::InitiatorFactory factory(s, clock, log);
+  link::InitiatorFactory factory(s, clock, log);
 
   engine::InitiatorConfig cfg;
   cfg.port = static_cast<std::uint16_t>(port);

@@ -1,7 +1,7 @@
-// The per-message path after logon allocates nothing: a replaced global
-// operator new counts allocations while a few thousand application messages
-// go in (framed, indexed, checked, delivered) and their replies go out
-// (encoded, stored, committed).
+// The session's per-message path after logon allocates nothing: a replaced
+// global operator new counts allocations while a few thousand application
+// messages go in (checked, delivered) and their replies go out (encoded,
+// stored, committed). The link's path is counted by the app's ack test.
 #include <gtest/gtest.h>
 
 #include "support/alloc_counter.hpp"
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "support.hpp"
+#include "support/session_testing.hpp"
 
 namespace kite::session::test {
 namespace {
@@ -31,37 +31,26 @@ class EchoApp final : public Application {
 };
 
 TEST(SessionAllocations, noAllocationPerApplicationMessageAfterLogon) {
-  FakeClock clock;
-  NullLogger log;
-  EchoApp app;
-  SessionRegistry reg(clock, log);
-  auto s = acceptor_settings();
-  Session& session = reg.add(s, app, std::make_unique<MemoryStore>(16u << 20, 1u << 16));
-  SessionConnection conn(reg, {});
-  FakeWire wire;
-  wire.bytes.reserve(8u << 20);
-  conn.on_connected(wire, 0);
-  Peer peer(clock);
-  const std::string logon = peer.logon();
-  conn.on_data(logon.data(), logon.size(), 0);
-  ASSERT_TRUE(session.logged_on());
+  BasicSessionRig<EchoApp> r(acceptor_settings(), 10000, std::make_unique<MemoryStore>(16u << 20, 1u << 16));
+  r.wire.bytes.reserve(8u << 20);
+  r.logon();
   constexpr int kMessages = 5000;
   std::vector<std::string> orders;
   orders.reserve(kMessages);
   for (int i = 0; i < kMessages; ++i) {
     std::string id = "ORDER-";
     id += std::to_string(i);
-    orders.push_back(peer.order(id));
+    orders.push_back(r.peer.order(id));
   }
   const long before = static_cast<long>(kite::test::allocations());
   for (const std::string& o : orders) {
-    conn.on_data(o.data(), o.size(), 0);
-    conn.on_timer(0);
+    r.feed(o);
+    r.tick();
   }
   const long after = static_cast<long>(kite::test::allocations());
-  EXPECT_EQ(app.count, kMessages);
+  EXPECT_EQ(r.app.count, kMessages);
   EXPECT_EQ(after - before, 0) << "allocations across " << kMessages << " messages";
-  EXPECT_EQ(session.next_sender_seq(), static_cast<std::uint64_t>(kMessages + 2));
+  EXPECT_EQ(r.session->next_sender_seq(), static_cast<std::uint64_t>(kMessages + 2));
 }
 
 }  // namespace

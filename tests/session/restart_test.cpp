@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "support.hpp"
+#include "support/session_testing.hpp"
 
 namespace kite::session::test {
 namespace {
@@ -18,32 +18,45 @@ std::string cl_ord_id(int i) {
   return s;
 }
 
-TEST(SessionRestart, resumesNumbersAndServesResendsAfterKillMinusNine) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("kite-restart-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+// Acceptor settings on a file store in a fresh folder under the system's temp folder.
+SessionSettings file_settings(const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
   auto s = acceptor_settings();
   s.store.kind = StoreKind::file;
   s.store.path = dir.string();
   s.store.capacity_bytes = 1 << 20;
+  return s;
+}
 
+// Runs `child` in a forked process that must die by a signal (its SIGKILL).
+template <class Child>
+void run_until_killed(Child child) {
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    AcceptorRig r(s);
+    child();
+    std::_Exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+}
+
+TEST(SessionRestart, resumesNumbersAndServesResendsAfterKillMinusNine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kite-restart-" + std::to_string(::getpid()));
+  const SessionSettings s = file_settings(dir);
+  run_until_killed([&] {
+    SessionRig r(s);
     r.feed(r.peer.logon());
     for (int i = 0; i < 20; ++i) {
       r.feed(r.peer.order(cl_ord_id(i)));
       r.session->send("8", [&](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, cl_ord_id(i)); });
     }
     ::raise(SIGKILL);
-    std::_Exit(1);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  });
 
-  AcceptorRig r(s);
+  SessionRig r(s);
   EXPECT_EQ(r.session->next_sender_seq(), 22u);
   EXPECT_EQ(r.session->next_target_seq(), 22u);
   r.peer.next_seq = 22;
@@ -86,22 +99,7 @@ class TwoReportApp final : public Application {
   int after_reports = 0;
 };
 
-struct FileRig {
-  explicit FileRig(const SessionSettings& s) : peer(clock, s.begin_string), registry(clock, log) {
-    session = &registry.add(s, app);
-    conn = std::make_unique<SessionConnection>(registry, AcceptorLimits{});
-    conn->on_connected(wire, clock.now_ns());
-  }
-  void feed(const std::string& bytes) { conn->on_data(bytes.data(), bytes.size(), clock.now_ns()); }
-  FakeClock clock;
-  MemoryLogger log;
-  TwoReportApp app;
-  Peer peer;
-  SessionRegistry registry;
-  Session* session = nullptr;
-  FakeWire wire;
-  std::unique_ptr<SessionConnection> conn;
-};
+using FileRig = BasicSessionRig<TwoReportApp>;
 
 class SessionCrashWindow : public ::testing::TestWithParam<int> {};
 
@@ -114,25 +112,14 @@ TEST_P(SessionCrashWindow, orderKilledMidHandlingIsAskedForAgainAndAnsweredOnce)
   const int after_reports = GetParam();
   const fs::path dir =
       fs::temp_directory_path() / ("kite-window-" + std::to_string(::getpid()) + "-" + std::to_string(after_reports));
-  fs::remove_all(dir);
-  auto s = acceptor_settings();
-  s.store.kind = StoreKind::file;
-  s.store.path = dir.string();
-  s.store.capacity_bytes = 1 << 20;
-
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
+  const SessionSettings s = file_settings(dir);
+  run_until_killed([&] {
     FileRig r(s);
     r.app.kill_at = "C10";
     r.app.after_reports = after_reports;
     r.feed(r.peer.logon());
     for (int i = 0; i <= 10; ++i) r.feed(r.peer.order(cl_ord_id(i)));  // C0..C9: seq 2..11, reports 2..21
-    std::_Exit(1);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  });
 
   FileRig r(s);
   EXPECT_EQ(r.session->next_target_seq(), 12u);  // C10 (12) not consumed

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "support.hpp"
+#include "support/session_testing.hpp"
 
 namespace kite::session::test {
 namespace {
@@ -16,7 +16,7 @@ using codec::RejectReason;
 // --- 1: Logon -----------------------------------------------------------------
 
 TEST(SessionLogon, validLogonIsAnsweredWithLogonAndTheSessionIsActive) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.logon(30));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.type(), "A");
@@ -31,7 +31,7 @@ TEST(SessionLogon, validLogonIsAnsweredWithLogonAndTheSessionIsActive) {
 }
 
 TEST(SessionLogon, acceptorTakesTheInitiatorsHeartBtInt) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.logon(5));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.get(tag::HeartBtInt), "5");
@@ -39,7 +39,7 @@ TEST(SessionLogon, acceptorTakesTheInitiatorsHeartBtInt) {
 }
 
 TEST(SessionLogon, firstMessageNotALogonDisconnectsWithoutAnswer) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.order("X1"));
   EXPECT_TRUE(r.wire.closed);
   EXPECT_TRUE(r.wire.take().empty());
@@ -47,7 +47,7 @@ TEST(SessionLogon, firstMessageNotALogonDisconnectsWithoutAnswer) {
 }
 
 TEST(SessionLogon, logonWithEncryptMethodOtherThanZeroIsLoggedOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
     w.add_uint(tag::EncryptMethod, 1);
     w.add_uint(tag::HeartBtInt, 30);
@@ -59,7 +59,7 @@ TEST(SessionLogon, logonWithEncryptMethodOtherThanZeroIsLoggedOut) {
 }
 
 TEST(SessionLogon, logonWithoutHeartBtIntIsLoggedOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.make("A", [](codec::MessageWriter& w) { w.add_uint(tag::EncryptMethod, 0); }));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.type(), "5");
@@ -68,7 +68,7 @@ TEST(SessionLogon, logonWithoutHeartBtIntIsLoggedOut) {
 }
 
 TEST(SessionLogon, logonWithSeqTooLowIsLoggedOutNamingBothNumbers) {
-  AcceptorRig r;
+  SessionRig r;
   r.session->set_next_target_seq(5);
   r.feed(r.peer.logon(30, false, {}, {.seq = 3}));
   const Sent out = only(r.wire.take());
@@ -78,7 +78,7 @@ TEST(SessionLogon, logonWithSeqTooLowIsLoggedOutNamingBothNumbers) {
 }
 
 TEST(SessionLogon, logonWithSeqTooHighIsAcceptedThenResendRequested) {
-  AcceptorRig r;
+  SessionRig r;
   r.feed(r.peer.logon(30, false, {}, {.seq = 4}));
   auto out = r.wire.take();
   ASSERT_EQ(out.size(), 2u);
@@ -91,7 +91,7 @@ TEST(SessionLogon, logonWithSeqTooHighIsAcceptedThenResendRequested) {
 }
 
 TEST(SessionLogon, logonWithResetSeqNumFlagResetsBothNumbersAndIsAnsweredWithTheFlag) {
-  AcceptorRig r;
+  SessionRig r;
   r.session->set_next_sender_seq(50);
   r.session->set_next_target_seq(40);
   r.feed(r.peer.logon(30, true, {}, {.seq = 1}));
@@ -106,7 +106,7 @@ TEST(SessionLogon, logonWithResetSeqNumFlagResetsBothNumbersAndIsAnsweredWithThe
 TEST(SessionLogon, resetOnLogonSettingResetsNumbersWithoutTheFlag) {
   auto s = acceptor_settings();
   s.reset_on_logon = true;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.session->set_next_sender_seq(9);
   r.session->set_next_target_seq(9);
   r.feed(r.peer.logon());
@@ -115,7 +115,7 @@ TEST(SessionLogon, resetOnLogonSettingResetsNumbersWithoutTheFlag) {
 }
 
 TEST(SessionLogon, fixtLogonCarriesDefaultApplVerId) {
-  AcceptorRig r(acceptor_settings("FIXT.1.1"));
+  SessionRig r(acceptor_settings("FIXT.1.1"));
   r.feed(r.peer.logon());
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.get(tag::BeginString), "FIXT.1.1");
@@ -123,7 +123,7 @@ TEST(SessionLogon, fixtLogonCarriesDefaultApplVerId) {
 }
 
 TEST(SessionLogon, fixtLogonWithoutDefaultApplVerIdIsLoggedOut) {
-  AcceptorRig r(acceptor_settings("FIXT.1.1"));
+  SessionRig r(acceptor_settings("FIXT.1.1"));
   r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
     w.add_uint(tag::EncryptMethod, 0);
     w.add_uint(tag::HeartBtInt, 30);
@@ -142,17 +142,16 @@ TEST(SessionLogon, logonNotAnsweredInTimeDisconnectsTheInitiator) {
   s.logon_timeout_ms = 5000;
   MemoryStore store;
   Session session(s, store, app, clock, log);
-  SessionConnection conn(session, clock, log);
-  FakeWire wire;
-  conn.on_connected(wire, 0);
+  FakeOutput wire;
+  session.on_connected(wire);
   auto out = wire.take();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].type(), "A");
   clock.advance_ms(4999);
-  conn.on_timer(0);
+  session.on_timer();
   EXPECT_FALSE(wire.closed);
   clock.advance_ms(1);
-  conn.on_timer(0);
+  session.on_timer();
   EXPECT_TRUE(wire.closed);
   EXPECT_TRUE(log.contains("no Logon answer"));
 }
@@ -160,7 +159,7 @@ TEST(SessionLogon, logonNotAnsweredInTimeDisconnectsTheInitiator) {
 // --- 2: MsgSeqNum ---------------------------------------------------------------
 
 TEST(SessionSequence, messageWithExpectedSeqIsDeliveredAndAdvancesTheExpectedNumber) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A1"));
   ASSERT_EQ(r.app.received.size(), 1u);
@@ -170,7 +169,7 @@ TEST(SessionSequence, messageWithExpectedSeqIsDeliveredAndAdvancesTheExpectedNum
 }
 
 TEST(SessionSequence, seqTooHighSendsResendRequestQueuesAndProcessesInOrderOnceFilled) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   // 2 and 3 are lost; 4 and 5 arrive.
   r.peer.next_seq = 4;
@@ -201,7 +200,7 @@ TEST(SessionSequence, seqTooHighSendsResendRequestQueuesAndProcessesInOrderOnceF
 }
 
 TEST(SessionSequence, onlyOneResendRequestWhileTheGapIsOpen) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.peer.next_seq = 10;
   for (int i = 0; i < 5; ++i) r.feed(r.peer.order("X"));
@@ -210,7 +209,7 @@ TEST(SessionSequence, onlyOneResendRequestWhileTheGapIsOpen) {
 }
 
 TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
-  AcceptorRig r(acceptor_settings(), 2);
+  SessionRig r(acceptor_settings(), 2);
   r.logon();
   r.peer.next_seq = 3;  // 2 is missing
   r.feed(r.peer.order("O3"));
@@ -229,7 +228,7 @@ TEST(SessionSequence, queueCapDropsFurtherMessagesAndLogsIt) {
 
 // Logged on (HeartBtInt hb), then 2 and 3 lost: O4 arrives, is queued, and
 // our ResendRequest for 2 onwards goes out (and is taken).
-void lose_two_and_three(AcceptorRig& r, int hb = 30) {
+void lose_two_and_three(SessionRig& r, int hb = 30) {
   r.logon(hb);
   r.peer.next_seq = 4;
   r.feed(r.peer.order("O4"));
@@ -238,7 +237,7 @@ void lose_two_and_three(AcceptorRig& r, int hb = 30) {
 
 // Nothing for the 10 s of ResendRequestTimeout less 1 ms, then the
 // ResendRequest again (returned).
-Sent asked_again_after_timeout(AcceptorRig& r) {
+Sent asked_again_after_timeout(SessionRig& r) {
   r.clock.advance_ms(9'999);
   r.tick();
   EXPECT_TRUE(r.wire.take().empty());
@@ -250,7 +249,7 @@ Sent asked_again_after_timeout(AcceptorRig& r) {
 }
 
 TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout) {
-  AcceptorRig r;  // ResendRequestTimeout 10 s, ResendRequestRetries 2
+  SessionRig r;  // ResendRequestTimeout 10 s, ResendRequestRetries 2
   lose_two_and_three(r);
   const Sent again = asked_again_after_timeout(r);
   EXPECT_EQ(again.get(tag::BeginSeqNo), "2");
@@ -267,7 +266,7 @@ TEST(SessionSequence, gapThatDoesNotMoveIsAskedForAgainAfterResendRequestTimeout
 }
 
 TEST(SessionSequence, gapThatMovesIsNotAskedForAgain) {
-  AcceptorRig r;
+  SessionRig r;
   lose_two_and_three(r);
   r.clock.advance_ms(8'000);
   r.feed(r.peer.order("O2", {.seq = 2, .poss_dup = true}));  // 3 still missing
@@ -277,7 +276,7 @@ TEST(SessionSequence, gapThatMovesIsNotAskedForAgain) {
 }
 
 TEST(SessionSequence, resendRequestUnansweredAfterItsRetriesLogsOutAndDisconnects) {
-  AcceptorRig r;
+  SessionRig r;
   lose_two_and_three(r);
   for (int retry = 1; retry <= 2; ++retry) {
     r.clock.advance_ms(10'000);
@@ -297,7 +296,7 @@ TEST(SessionSequence, resendRequestUnansweredAfterItsRetriesLogsOutAndDisconnect
 TEST(SessionSequence, resendRequestTimeoutZeroNeverAsksAgain) {
   SessionSettings s = acceptor_settings();
   s.resend_timeout_ms = 0;
-  AcceptorRig r(s);
+  SessionRig r(s);
   lose_two_and_three(r, 3600);
   for (int i = 0; i < 10; ++i) {
     r.clock.advance_ms(60'000);
@@ -308,7 +307,7 @@ TEST(SessionSequence, resendRequestTimeoutZeroNeverAsksAgain) {
 }
 
 TEST(SessionSequence, seqTooLowWithoutPossDupLogsOutNamingBothNumbersAndDisconnects) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A"));
   r.feed(r.peer.order("B", {.seq = 2}));
@@ -320,7 +319,7 @@ TEST(SessionSequence, seqTooLowWithoutPossDupLogsOutNamingBothNumbersAndDisconne
 }
 
 TEST(SessionSequence, possDupAlreadySeenIsIgnored) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A"));
   r.feed(r.peer.order("A", {.seq = 2, .poss_dup = true}));
@@ -330,7 +329,7 @@ TEST(SessionSequence, possDupAlreadySeenIsIgnored) {
 }
 
 TEST(SessionSequence, possDupWithoutOrigSendingTimeIsRejectedWithRequiredTagMissing) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A", {.poss_dup = true, .orig_sending_time = false}));
   const Sent out = only(r.wire.take());
@@ -344,7 +343,7 @@ TEST(SessionSequence, possDupWithoutOrigSendingTimeIsRejectedWithRequiredTagMiss
 }
 
 TEST(SessionSequence, origSendingTimeAfterSendingTimeIsRejectedAndLoggedOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A", {.poss_dup = true, .orig_sending_offset_ms = 5000}));
   auto out = r.wire.take();
@@ -357,7 +356,7 @@ TEST(SessionSequence, origSendingTimeAfterSendingTimeIsRejectedAndLoggedOut) {
 }
 
 TEST(SessionSequence, garbledMessageIsIgnoredWithoutAdvancingTheExpectedNumber) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   std::string bad = r.peer.order("A");
   bad[bad.size() - 2] = bad[bad.size() - 2] == '0' ? '1' : '0';  // break the checksum
@@ -372,7 +371,7 @@ TEST(SessionSequence, garbledMessageIsIgnoredWithoutAdvancingTheExpectedNumber) 
 }
 
 TEST(SessionSequence, garbledBodyLengthIsIgnoredAndTheNextMessageStillFrames) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   std::string bad = r.peer.order("A");
   const auto nine = bad.find("\x01" "9=");
@@ -383,7 +382,7 @@ TEST(SessionSequence, garbledBodyLengthIsIgnoredAndTheNextMessageStillFrames) {
 }
 
 TEST(SessionSequence, missingMsgSeqNumLogsOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   // Build a frame without 34 by hand.
   std::string body = "35=0\x01" "49=PEER\x01" "56=KITE\x01" "52=20231114-22:13:20.000\x01";
@@ -402,7 +401,7 @@ TEST(SessionSequence, missingMsgSeqNumLogsOut) {
 // --- BeginString, CompID, SendingTime -----------------------------------------
 
 TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   Peer other(r.clock, "FIX.4.2");
   other.next_seq = 2;
@@ -414,7 +413,7 @@ TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
 }
 
 TEST(SessionIdentity, compIdMismatchIsRejectedWithReason9AndLoggedOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   Peer other(r.clock, "FIX.4.4", "INTRUDER", "KITE");
   other.next_seq = 2;
@@ -433,7 +432,7 @@ TEST(SessionIdentity, compIdMismatchIsRejectedWithReason9AndLoggedOut) {
 }
 
 TEST(SessionIdentity, sendingTimeOutsideLatencyIsRejectedWithReason10AndLoggedOut) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A", {.sending_offset_ms = -121'000}));
   auto out = r.wire.take();
@@ -448,7 +447,7 @@ TEST(SessionIdentity, sendingTimeOutsideLatencyIsRejectedWithReason10AndLoggedOu
 TEST(SessionIdentity, sendingTimeCheckCanBeTurnedOff) {
   auto s = acceptor_settings();
   s.check_latency = false;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon();
   r.feed(r.peer.order("A", {.sending_offset_ms = -3'600'000}));
   EXPECT_EQ(r.app.received.size(), 1u);
@@ -458,7 +457,7 @@ TEST(SessionIdentity, sendingTimeCheckCanBeTurnedOff) {
 // --- 4/5/6: Heartbeat and TestRequest -------------------------------------------
 
 TEST(SessionHeartbeat, heartbeatIsSentAfterHeartBtIntOfOurSilence) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon(10);
   r.clock.advance_ms(9999);
   r.tick();
@@ -472,7 +471,7 @@ TEST(SessionHeartbeat, heartbeatIsSentAfterHeartBtIntOfOurSilence) {
 }
 
 TEST(SessionHeartbeat, testRequestIsAnsweredWithHeartbeatCarryingItsId) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "PING-7"); }));
   const Sent out = only(r.wire.take());
@@ -481,7 +480,7 @@ TEST(SessionHeartbeat, testRequestIsAnsweredWithHeartbeatCarryingItsId) {
 }
 
 TEST(SessionHeartbeat, testRequestWithoutIdIsRejected) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("1"));
   const Sent out = only(r.wire.take());
@@ -490,7 +489,7 @@ TEST(SessionHeartbeat, testRequestWithoutIdIsRejected) {
 }
 
 TEST(SessionHeartbeat, testRequestIsSentAfterSilenceAndUnansweredDisconnects) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon(10);  // TestRequest after 10 s * 1.5
   r.clock.advance_ms(10'000);
   r.tick();  // our heartbeat
@@ -513,7 +512,7 @@ TEST(SessionHeartbeat, testRequestIsSentAfterSilenceAndUnansweredDisconnects) {
 }
 
 TEST(SessionHeartbeat, answeredTestRequestKeepsTheSessionUp) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon(10);
   r.clock.advance_ms(15'000);
   r.tick();
@@ -531,7 +530,7 @@ TEST(SessionHeartbeat, answeredTestRequestKeepsTheSessionUp) {
 
 // The session sends application messages 2..4 after its Logon (1), then a
 // heartbeat (5), then application message 6.
-void send_some(AcceptorRig& r) {
+void send_some(SessionRig& r) {
   for (const char* id : {"E2", "E3", "E4"}) {
     ASSERT_EQ(r.session->send("8", [&](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); }),
               SendResult::ok);
@@ -544,7 +543,7 @@ void send_some(AcceptorRig& r) {
 }
 
 TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   send_some(r);
   r.feed(r.peer.resend_request(2, 4));
@@ -562,7 +561,7 @@ TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
 }
 
 TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();  // our Logon was 1
   r.wire.room = 0;  // the send buffer is full
   const auto fill = [](std::string_view id) {
@@ -586,16 +585,15 @@ TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
 }
 
 TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
-  r.conn->on_disconnected("peer closed", r.clock.now_ns());
+  r.disconnect("peer closed");
   EXPECT_EQ(r.session->send_or_store("8", [](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, "F2"); }),
             SendResult::stored);
   EXPECT_TRUE(r.log.contains("not sent now (not logged on)"));
   // A new connection: our Logon answer carries 3, so the peer asks for 2.
-  FakeWire wire2;
-  r.conn = std::make_unique<SessionConnection>(r.registry, AcceptorLimits{});
-  r.conn->on_connected(wire2, r.clock.now_ns());
+  FakeOutput wire2;
+  r.use_output(wire2);
   r.feed(r.peer.logon(30));
   const Sent logon = only(wire2.take());
   EXPECT_EQ(logon.type(), "A");
@@ -609,7 +607,7 @@ TEST(SessionResend, sendOrStoreWhileDisconnectedReachesThePeerAfterItsNextLogon)
 }
 
 TEST(SessionResend, sessionMessagesAreReplacedByMergedGapFills) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   send_some(r);
   r.feed(r.peer.resend_request(1, 0));
@@ -629,7 +627,7 @@ TEST(SessionResend, sessionMessagesAreReplacedByMergedGapFills) {
 }
 
 TEST(SessionResend, consecutiveSessionMessagesBecomeOneGapFill) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon(1);
   for (int i = 0; i < 4; ++i) {
     r.clock.advance_ms(1000);
@@ -645,7 +643,7 @@ TEST(SessionResend, consecutiveSessionMessagesBecomeOneGapFill) {
 }
 
 TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
-  AcceptorRig r(acceptor_settings("FIX.4.2"));
+  SessionRig r(acceptor_settings("FIX.4.2"));
   r.logon();
   send_some(r);
   r.feed(r.peer.resend_request(6, 999999));
@@ -655,7 +653,7 @@ TEST(SessionResend, endSeqNo999999MeansInfinityOnFix42) {
 }
 
 TEST(SessionResend, resendRequestWithSeqTooHighIsServedAndOursFollows) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   send_some(r);
   r.feed(r.peer.resend_request(6, 0, {.seq = 8}));
@@ -669,7 +667,7 @@ TEST(SessionResend, resendRequestWithSeqTooHighIsServedAndOursFollows) {
 TEST(SessionResend, resendUnderBackPressureResumesWhenRoomReturns) {
   auto s = acceptor_settings();
   s.overflow_bytes = s.send_claim_bytes;  // room for a single message's worth in overflow
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon();
   send_some(r);
   r.wire.blocked = true;
@@ -685,7 +683,7 @@ TEST(SessionResend, resendUnderBackPressureResumesWhenRoomReturns) {
 // --- 10/11: SequenceReset -----------------------------------------------------------
 
 TEST(SessionSequenceReset, gapFillMovesTheExpectedNumberForward) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("4",
                      [](codec::MessageWriter& w) {
@@ -698,7 +696,7 @@ TEST(SessionSequenceReset, gapFillMovesTheExpectedNumberForward) {
 }
 
 TEST(SessionSequenceReset, gapFillTooHighTriggersResendRequest) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("4",
                      [](codec::MessageWriter& w) {
@@ -712,7 +710,7 @@ TEST(SessionSequenceReset, gapFillTooHighTriggersResendRequest) {
 }
 
 TEST(SessionSequenceReset, gapFillThatWouldLowerTheNumberIsRejected) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("4",
                      [](codec::MessageWriter& w) {
@@ -727,7 +725,7 @@ TEST(SessionSequenceReset, gapFillThatWouldLowerTheNumberIsRejected) {
 }
 
 TEST(SessionSequenceReset, resetModeIgnoresMsgSeqNumAndSetsTheExpectedNumber) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 50); }, {.seq = 999}));
   EXPECT_EQ(r.session->next_target_seq(), 50u);
@@ -735,7 +733,7 @@ TEST(SessionSequenceReset, resetModeIgnoresMsgSeqNumAndSetsTheExpectedNumber) {
 }
 
 TEST(SessionSequenceReset, resetModeLoweringTheNumberIsRejectedWithValueIncorrect) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.session->set_next_target_seq(20);
   r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 5); }, {.seq = 20}));
@@ -746,7 +744,7 @@ TEST(SessionSequenceReset, resetModeLoweringTheNumberIsRejectedWithValueIncorrec
 }
 
 TEST(SessionLogon, logonWithResetSeqNumFlagDuringTheSessionResetsBothSides) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.order("A"));
   ASSERT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
@@ -764,7 +762,7 @@ TEST(SessionLogon, logonWithResetSeqNumFlagDuringTheSessionResetsBothSides) {
 }
 
 TEST(SessionSequence, rejectFromThePeerIsConsumedAndLogged) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("3", [](codec::MessageWriter& w) {
     w.add_uint(tag::RefSeqNum, 1);
@@ -776,7 +774,7 @@ TEST(SessionSequence, rejectFromThePeerIsConsumedAndLogged) {
 }
 
 TEST(SessionLogout, logoutWithSeqTooHighIsStillAnswered) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("5", [](codec::MessageWriter&) {}, {.seq = 9}));
   const Sent out = only(r.wire.take());
@@ -787,7 +785,7 @@ TEST(SessionLogout, logoutWithSeqTooHighIsStillAnswered) {
 // --- 12/13: Logout ----------------------------------------------------------------------
 
 TEST(SessionLogout, logoutFromThePeerIsAnsweredThenDisconnected) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("5", [](codec::MessageWriter& w) { w.add_string(tag::Text, "bye"); }));
   const Sent out = only(r.wire.take());
@@ -797,7 +795,7 @@ TEST(SessionLogout, logoutFromThePeerIsAnsweredThenDisconnected) {
 }
 
 TEST(SessionLogout, ourLogoutWaitsForTheAnswer) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.session->logout("end of day");
   const Sent out = only(r.wire.take());
@@ -810,7 +808,7 @@ TEST(SessionLogout, ourLogoutWaitsForTheAnswer) {
 }
 
 TEST(SessionLogout, ourLogoutTimesOutWithoutAnswer) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.session->logout("bye");
   r.clock.advance_ms(1999);
@@ -825,7 +823,7 @@ TEST(SessionLogout, ourLogoutTimesOutWithoutAnswer) {
 TEST(SessionLogout, resetOnLogoutResetsTheNumbers) {
   auto s = acceptor_settings();
   s.reset_on_logout = true;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon();
   r.feed(r.peer.make("5"));
   EXPECT_EQ(r.session->next_sender_seq(), 1u);
@@ -835,9 +833,9 @@ TEST(SessionLogout, resetOnLogoutResetsTheNumbers) {
 TEST(SessionLogout, resetOnDisconnectResetsTheNumbers) {
   auto s = acceptor_settings();
   s.reset_on_disconnect = true;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon();
-  r.conn->on_disconnected("peer closed", 0);
+  r.disconnect("peer closed");
   EXPECT_EQ(r.session->next_sender_seq(), 1u);
   EXPECT_EQ(r.app.logouts, 1);
 }
@@ -845,7 +843,7 @@ TEST(SessionLogout, resetOnDisconnectResetsTheNumbers) {
 // --- 14: Reject / BusinessMessageReject / validation ------------------------------------
 
 TEST(SessionReject, businessRejectHelperSendsMessageJ) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.feed(r.peer.make("ZZ"));
   ASSERT_EQ(r.app.received.size(), 1u);
@@ -865,7 +863,7 @@ struct RejectAllValidator final : MessageValidator {
 };
 
 TEST(SessionReject, validationFailureIsAnsweredWithRejectCarryingReasonAndTag) {
-  AcceptorRig r;
+  SessionRig r;
   RejectAllValidator v;
   r.session->set_validator(&v);
   r.logon();
@@ -885,7 +883,7 @@ TEST(SessionReject, dictionaryValidationRejectsAnOrderMissingARequiredField) {
   auto s = acceptor_settings();
   s.validate = true;
   s.data_dictionary = dir;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon();
   r.feed(r.peer.order("NO-TIME"));  // FIX.4.4 NewOrderSingle requires TransactTime (60)
   const Sent out = only(r.wire.take());
@@ -923,12 +921,12 @@ TEST(SessionReject, missingDictionaryFailsAtSetUp) {
 // --- sending and back-pressure -----------------------------------------------------------
 
 TEST(SessionSend, applicationSendBeforeLogonIsRefused) {
-  AcceptorRig r;
+  SessionRig r;
   EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::not_logged_on);
 }
 
 TEST(SessionSend, backPressureIsReturnedAndNothingIsConsumed) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.wire.blocked = true;
   EXPECT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::back_pressured);
@@ -940,7 +938,7 @@ TEST(SessionSend, backPressureIsReturnedAndNothingIsConsumed) {
 }
 
 TEST(SessionSend, sessionMessagesUnderBackPressureWaitInOverflowAndKeepOrder) {
-  AcceptorRig r;
+  SessionRig r;
   r.logon();
   r.wire.blocked = true;
   r.feed(r.peer.make("1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "T1"); }));
@@ -959,30 +957,20 @@ TEST(SessionSend, sessionMessagesUnderBackPressureWaitInOverflowAndKeepOrder) {
 }
 
 TEST(SessionSend, fullStoreIsLoggedOnceAndResendsBecomeGapFills) {
-  FakeClock clock;
-  MemoryLogger log;
-  RecordingApp app;
-  SessionRegistry reg(clock, log);
   const std::string dir = "/tmp/kite-session-full-" + std::to_string(::getpid());
   auto s = acceptor_settings();
   s.store.kind = StoreKind::file;
   s.store.path = dir;
   s.store.capacity_bytes = 8192;  // one page of records
-  Session& session = reg.add(s, app);
-  SessionConnection conn(reg, {});
-  FakeWire wire;
-  conn.on_connected(wire, 0);
-  Peer peer(clock);
-  const std::string logon = peer.logon();
-  conn.on_data(logon.data(), logon.size(), 0);
-  ASSERT_TRUE(session.logged_on());
+  SessionRig r(s);
+  r.logon();
   for (int i = 0; i < 60; ++i)
-    ASSERT_EQ(session.send("8", [](codec::MessageWriter& w) { w.add_string(tag::Text, "0123456789"); }), SendResult::ok);
-  EXPECT_TRUE(log.contains("store full"));
-  wire.take();
-  const std::string rr = peer.resend_request(60, 0);
-  conn.on_data(rr.data(), rr.size(), 0);
-  auto out = wire.take();
+    ASSERT_EQ(r.session->send("8", [](codec::MessageWriter& w) { w.add_string(tag::Text, "0123456789"); }),
+              SendResult::ok);
+  EXPECT_TRUE(r.log.contains("store full"));
+  r.wire.take();
+  r.feed(r.peer.resend_request(60, 0));
+  auto out = r.wire.take();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].type(), "4");
   EXPECT_EQ(out[0].get(tag::NewSeqNo), "62");
@@ -990,39 +978,6 @@ TEST(SessionSend, fullStoreIsLoggedOnceAndResendsBecomeGapFills) {
 }
 
 // --- initiator ---------------------------------------------------------------------------
-
-TEST(SessionInitiator, sendsLogonWithCredentialsAndGoesActiveOnTheAnswer) {
-  FakeClock clock;
-  MemoryLogger log;
-  RecordingApp app;
-  auto s = acceptor_settings("FIXT.1.1");
-  s.role = Role::initiator;
-  s.username = "user";
-  s.password = "secret";
-  s.send_reset_seq_num_flag = true;
-  MemoryStore store;
-  Session session(s, store, app, clock, log);
-  InitiatorFactory factory(session, clock, log);
-  engine::Protocol* p = factory.open(1);
-  ASSERT_NE(p, nullptr);
-  EXPECT_EQ(factory.open(2), nullptr);  // one connection at a time
-  FakeWire wire;
-  p->on_connected(wire, 0);
-  auto out = wire.take();
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].type(), "A");
-  EXPECT_EQ(out[0].get(tag::Username), "user");
-  EXPECT_EQ(out[0].get(tag::Password), "secret");
-  EXPECT_EQ(out[0].get(tag::ResetSeqNumFlag), "Y");
-  EXPECT_EQ(out[0].get(tag::DefaultApplVerID), "9");
-  EXPECT_EQ(out[0].get(tag::HeartBtInt), "30");
-  Peer peer(clock, "FIXT.1.1");
-  const std::string answer = peer.logon(30, true);
-  p->on_data(answer.data(), answer.size(), 0);
-  EXPECT_TRUE(session.logged_on());
-  EXPECT_EQ(app.logons, 1);
-  EXPECT_TRUE(wire.take().empty());
-}
 
 TEST(SessionInitiator, reconnectBackOffDoublesUpToTheMaximum) {
   FakeClock clock;
@@ -1083,7 +1038,7 @@ TEST(SessionSchedule, newPeriodResetsSequenceNumbersAtConnect) {
   s.schedule.always = false;
   s.schedule.start_sec = 0;
   s.schedule.end_sec = 0;  // daily, full day, from midnight UTC
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.session->set_next_sender_seq(40);
   r.session->set_next_target_seq(40);
   r.session->store().reset(r.clock.now_ns() - 2 * 86400 * kNsPerSec);  // created two days ago
@@ -1101,7 +1056,7 @@ TEST(SessionSchedule, endOfPeriodLogsOut) {
   const std::int32_t sod = static_cast<std::int32_t>(now_s % 86400);
   s.schedule.start_sec = (sod + 86400 - 3600) % 86400;
   s.schedule.end_sec = (sod + 60) % 86400;
-  AcceptorRig r(s);
+  SessionRig r(s);
   r.logon(100);
   r.clock.advance_s(59);
   r.feed(r.peer.make("0"));

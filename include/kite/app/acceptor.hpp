@@ -16,9 +16,9 @@
 
 #include "kite/app/order_app.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
 #include "kite/session/config.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/registry.hpp"
 
@@ -27,7 +27,7 @@ namespace kite::app {
 struct AcceptorConfig {
   session::Config sessions;         // path, document, sessions
   engine::EngineConfig engine;      // [engine]
-  session::AcceptorLimits limits;   // [engine] max_connections, logon_timeout, max_message_size
+  link::AcceptorLimits limits;   // [engine] max_connections, logon_timeout, max_message_size
   Mode mode = Mode::ack;            // [app] mode
   int shutdown_wait_ms = 2000;      // [app] shutdown_wait_ms: how long SIGTERM waits for Logout answers
 };
@@ -86,7 +86,7 @@ class Acceptor {
   Exchange exchange_;
   std::vector<std::unique_ptr<OrderApplication>> apps_;
   std::unique_ptr<session::SessionRegistry> registry_;
-  std::unique_ptr<session::AcceptorFactory> inner_;
+  std::unique_ptr<link::AcceptorFactory> inner_;
   std::unique_ptr<Factory> factory_;
   std::unique_ptr<engine::Engine> engine_;
   std::atomic<int> open_{0};

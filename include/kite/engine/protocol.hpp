@@ -1,5 +1,5 @@
 // The seam between the engine runtime (threads, transports, acceptor models)
-// and what runs over one connection (the FIX session glue, or a test echo).
+// and what runs over one connection (kite_link's FIX session, or a test echo).
 //
 // The runtime owns sockets and buffers. For each connection it holds one
 // Protocol: it hands it received bytes, gives it a turn for timers in every

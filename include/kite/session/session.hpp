@@ -59,8 +59,8 @@ namespace kite::session {
 
 class Session;
 
-// Where a session's bytes go: claim room, write, commit (the engine's
-// Outbound through OutboundOutput, or a test fake).
+// Where a session's bytes go: claim room, write, commit (an engine
+// connection through kite_link's OutboundOutput, or a test fake).
 class SessionOutput {
  public:
   virtual ~SessionOutput() = default;
@@ -125,7 +125,7 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // --- driven by the connection glue ---------------------------------------
+  // --- driven by the connection (kite_link, or a test) ----------------------
   // A connection is bound to this session. The initiator sends its Logon now.
   void on_connected(SessionOutput& out) noexcept;
   // One complete, well-formed message read from the wire.
@@ -271,6 +271,8 @@ class Session {
     if (h.msg_seq_num == store_.next_target_seq()) store_.set_next_target_seq(h.msg_seq_num + 1);
   }
   void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
+  // Logout naming both numbers, then disconnect.
+  void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
   void close(const char* reason) noexcept;
   void became_active() noexcept;
   void maybe_schedule_reset() noexcept;
@@ -311,7 +313,6 @@ class Session {
   std::uint64_t test_request_counter_ = 0;
   char test_req_id_[32] = {};
   std::size_t test_req_id_len_ = 0;
-  bool initiated_logout_ = false;
   bool reached_active_ = false;   // on this connection (for the back-off)
   bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
 
@@ -320,9 +321,8 @@ class Session {
   std::uint64_t resend_end_ = 0;
   std::uint64_t gap_run_start_ = 0;  // first seq of a pending gap-fill run, or 0
 
-  // Gap on our inbound side: we asked for [gap_begin_, ...].
+  // Gap on our inbound side: we asked for everything from the expected number on.
   bool gap_open_ = false;
-  std::uint64_t gap_begin_ = 0;
   std::uint64_t gap_until_ = 0;  // highest seq seen while the gap is open
   std::uint64_t gap_seen_ = 0;   // the expected seq when the gap last moved (or was asked for)
   std::int64_t gap_moved_ns_ = 0;

@@ -1,14 +1,14 @@
-// Whatever a peer sends, the session glue neither crashes nor reads out of
-// bounds (run it under the debug preset's ASan/UBSan build): valid streams
-// with random byte flips, truncations, duplications and splits are fed to an
-// acceptor connection, before and after logon.
+// Whatever a peer sends, the link and the session behind it neither crash
+// nor read out of bounds (run it under the debug preset's ASan/UBSan build):
+// valid streams with random byte flips, truncations, duplications and splits
+// are fed to an acceptor connection, before and after logon.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "support.hpp"
+#include "support/link_testing.hpp"
 
-namespace kite::session::test {
+namespace kite::link::test {
 namespace {
 
 std::string stream(Peer& peer) {
@@ -25,7 +25,7 @@ std::string stream(Peer& peer) {
   return s;
 }
 
-TEST(SessionRobustness, mutatedStreamsNeverCrashTheConnection) {
+TEST(LinkRobustness, mutatedStreamsNeverCrashTheConnection) {
   std::mt19937_64 rng(20261130);
   int closed = 0;
   int logged_on = 0;
@@ -73,4 +73,4 @@ TEST(SessionRobustness, mutatedStreamsNeverCrashTheConnection) {
 }
 
 }  // namespace
-}  // namespace kite::session::test
+}  // namespace kite::link::test

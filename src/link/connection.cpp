@@ -1,10 +1,20 @@
-#include "kite/session/connection.hpp"
+#include "kite/link/connection.hpp"
 
 #include <cstdio>
 
 #include "kite/codec/framer.hpp"
 
-namespace kite::session {
+namespace kite::link {
+
+using session::Clock;
+using session::kNsPerMs;
+using session::Logger;
+using session::LogLevel;
+using session::Lookup;
+using session::Refusal;
+using session::Session;
+using session::SessionRegistry;
+using session::SessionState;
 
 SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits)
     : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits), index_(1024) {}
@@ -202,4 +212,4 @@ engine::Protocol* InitiatorFactory::open(int connection_id) noexcept {
 
 void InitiatorFactory::release(engine::Protocol*) noexcept { in_use_ = false; }
 
-}  // namespace kite::session
+}  // namespace kite::link

@@ -1,7 +1,7 @@
-// Real FIX sessions (the session layer's SessionConnection as the engine's
-// Protocol) on every acceptor model and transport: 32 initiator sessions on
-// one client thread log on, send orders one after another, get each
-// ExecutionReport in order, log out, and every connection closes cleanly.
+// Real FIX sessions (the link's SessionConnection as the engine's Protocol)
+// on every acceptor model and transport: 32 initiator sessions on one client
+// thread log on, send orders one after another, get each ExecutionReport in
+// order, log out, and every connection closes cleanly.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,13 +11,13 @@
 
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
-#include "support.hpp"
+#include "support/engine_testing.hpp"
 
 namespace kite::engine::test {
 namespace {
@@ -107,12 +107,12 @@ class Initiators final : public ProtocolFactory {
       apps.push_back(std::make_unique<OrderClient>(i));
       stores.push_back(std::make_unique<session::MemoryStore>());
       sessions.push_back(std::make_unique<Session>(st, *stores.back(), *apps.back(), clock, log));
-      factories.push_back(std::make_unique<session::InitiatorFactory>(*sessions.back(), clock, log));
+      factories.push_back(std::make_unique<link::InitiatorFactory>(*sessions.back(), clock, log));
     }
   }
   Protocol* open(int id) noexcept override {
     if (next_ >= factories.size()) return nullptr;
-    session::InitiatorFactory* f = factories[next_++].get();
+    link::InitiatorFactory* f = factories[next_++].get();
     Protocol* p = f->open(id);
     owner_[p] = f;
     return p;
@@ -124,12 +124,12 @@ class Initiators final : public ProtocolFactory {
   std::vector<std::unique_ptr<OrderClient>> apps;
   std::vector<std::unique_ptr<session::MemoryStore>> stores;
   std::vector<std::unique_ptr<Session>> sessions;
-  std::vector<std::unique_ptr<session::InitiatorFactory>> factories;
+  std::vector<std::unique_ptr<link::InitiatorFactory>> factories;
   int released = 0;
 
  private:
   std::size_t next_ = 0;
-  std::map<Protocol*, session::InitiatorFactory*> owner_;
+  std::map<Protocol*, link::InitiatorFactory*> owner_;
 };
 
 // Counts the acceptor's releases (the engine serialises factory calls).
@@ -165,9 +165,9 @@ TEST_P(FixSessions, thirtyTwoSessionsOfOrdersAreAnsweredInOrderAndLogOutCleanly)
     st.target_comp_id = cat("CLI", i);
     registry.add(st, server_app);
   }
-  session::AcceptorLimits limits;
+  link::AcceptorLimits limits;
   limits.max_connections = kSessions;
-  session::AcceptorFactory acceptor(registry, limits);
+  link::AcceptorFactory acceptor(registry, limits);
   CountingFactory counted(acceptor);
 
   EngineConfig cfg;

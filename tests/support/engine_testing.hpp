@@ -1,5 +1,6 @@
 // Test protocols and a blocking test client for the engine's integration
-// tests; bench/engine's engine_cost runs the same echo and pinger.
+// tests (target kite_engine_testing); bench/engine's engine_cost runs the
+// same echo and pinger.
 #pragma once
 
 #include <fcntl.h>

@@ -1,9 +1,17 @@
+// The acceptor side of the link: a connection is bound to its session by
+// the first Logon (the registry identifies it) or refused, within the
+// AcceptorLimits; sessions on different connections stay apart.
 #include <gtest/gtest.h>
 
-#include "support.hpp"
+#include "support/link_testing.hpp"
 
-namespace kite::session::test {
+namespace kite::link::test {
 namespace {
+
+using session::FakeClock;
+using session::MemoryLogger;
+using session::Session;
+using session::SessionRegistry;
 
 struct Acceptor {
   explicit Acceptor(AcceptorLimits limits = {}) : registry(clock, log) {
@@ -18,15 +26,21 @@ struct Acceptor {
   SessionRegistry registry;
   Session* session;
   std::unique_ptr<AcceptorFactory> factory;
+
+  // A connection from the factory (connection id `id`), writing into `w`.
+  engine::Protocol* connect(FakeWire& w, int id = 1) {
+    engine::Protocol* p = factory->open(id);
+    p->on_connected(w, 0);
+    return p;
+  }
 };
 
 std::size_t feed(engine::Protocol* p, const std::string& s) { return p->on_data(s.data(), s.size(), 0); }
 
-TEST(SessionRegistry, unknownSessionIsRefusedAndLoggedWithItsReason) {
+TEST(LinkAcceptor, unknownSessionIsRefusedAndLoggedWithItsReason) {
   Acceptor a;
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
   Peer stranger(a.clock, "FIX.4.4", "STRANGER", "KITE");
   feed(p, stranger.logon(30, false, "pw"));
   EXPECT_TRUE(w.closed);
@@ -35,22 +49,33 @@ TEST(SessionRegistry, unknownSessionIsRefusedAndLoggedWithItsReason) {
   EXPECT_TRUE(a.log.contains("Logon refused (unknown session): FIX.4.4:STRANGER->KITE"));
 }
 
-TEST(SessionRegistry, wrongBeginStringIsAnUnknownSession) {
+// The session never sees it: the connection is refused before any is bound.
+TEST(LinkAcceptor, firstMessageNotALogonIsRefusedBeforeASessionIsBound) {
   Acceptor a;
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.order("X1"));
+  EXPECT_EQ(w.close_reason, "first message not a Logon");
+  EXPECT_TRUE(w.take().empty());
+  EXPECT_FALSE(a.session->connected());
+  EXPECT_TRUE(a.log.contains("first message is not a Logon (35=D)"));
+}
+
+TEST(LinkAcceptor, wrongBeginStringIsAnUnknownSession) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
   Peer peer(a.clock, "FIX.4.2");
   feed(p, peer.logon(30, false, "pw"));
   EXPECT_TRUE(w.closed);
   EXPECT_EQ(w.close_reason, "unknown session");
 }
 
-TEST(SessionRegistry, wrongPasswordIsRefusedAndLogged) {
+TEST(LinkAcceptor, wrongPasswordIsRefusedAndLogged) {
   Acceptor a;
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
   Peer peer(a.clock);
   feed(p, peer.logon(30, false, "nope"));
   EXPECT_TRUE(w.closed);
@@ -58,7 +83,7 @@ TEST(SessionRegistry, wrongPasswordIsRefusedAndLogged) {
   EXPECT_FALSE(a.session->logged_on());
 }
 
-TEST(SessionRegistry, secondLogonForALiveSessionIsRefusedWithoutDisturbingIt) {
+TEST(LinkAcceptor, secondLogonForALiveSessionIsRefusedWithoutDisturbingIt) {
   Acceptor a;
   FakeWire w1, w2;
   auto* p1 = a.factory->open(1);
@@ -83,11 +108,10 @@ TEST(SessionRegistry, secondLogonForALiveSessionIsRefusedWithoutDisturbingIt) {
   EXPECT_EQ(a.session->next_target_seq(), 3u);
 }
 
-TEST(SessionRegistry, connectionWithoutLogonTimesOut) {
+TEST(LinkAcceptor, connectionWithoutLogonTimesOut) {
   Acceptor a(AcceptorLimits{.max_connections = 4, .logon_timeout_ms = 3000});
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
   a.clock.advance_ms(2999);
   p->on_timer(0);
   EXPECT_FALSE(w.closed);
@@ -98,7 +122,7 @@ TEST(SessionRegistry, connectionWithoutLogonTimesOut) {
   EXPECT_TRUE(a.log.contains("no Logon within 3000 ms"));
 }
 
-TEST(SessionRegistry, maximumConnectionsIsEnforcedAndLogged) {
+TEST(LinkAcceptor, maximumConnectionsIsEnforcedAndLogged) {
   Acceptor a(AcceptorLimits{.max_connections = 2});
   auto* p1 = a.factory->open(1);
   auto* p2 = a.factory->open(2);
@@ -110,11 +134,10 @@ TEST(SessionRegistry, maximumConnectionsIsEnforcedAndLogged) {
   EXPECT_NE(a.factory->open(4), nullptr);
 }
 
-TEST(SessionRegistry, oversizedMessageBeforeLogonIsRefused) {
+TEST(LinkAcceptor, oversizedMessageBeforeLogonIsRefused) {
   Acceptor a(AcceptorLimits{.max_connections = 2, .logon_timeout_ms = 1000, .max_message_size = 128});
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
   Peer peer(a.clock);
   const std::string big = peer.make("A", [](codec::MessageWriter& m) {
     m.add_uint(tag::EncryptMethod, 0);
@@ -127,21 +150,19 @@ TEST(SessionRegistry, oversizedMessageBeforeLogonIsRefused) {
   EXPECT_TRUE(a.log.contains("MaxMessageSize"));
 }
 
-TEST(SessionRegistry, aSessionIsBoundToOneConnectionAtATime) {
+TEST(LinkAcceptor, aSessionIsBoundToOneConnectionAtATime) {
   Acceptor a;
   EXPECT_TRUE(a.session->try_bind());
   EXPECT_FALSE(a.session->try_bind());
   FakeWire w;
-  auto* p = a.factory->open(1);
-  p->on_connected(w, 0);
+  auto* p = a.connect(w);
   Peer peer(a.clock);
   feed(p, peer.logon(30, false, "pw"));
   EXPECT_TRUE(w.closed);
   EXPECT_EQ(w.close_reason, "session already logged on");
   a.session->unbind();
   FakeWire w2;
-  auto* p2 = a.factory->open(2);
-  p2->on_connected(w2, 0);
+  auto* p2 = a.connect(w2, 2);
   Peer peer2(a.clock);
   feed(p2, peer2.logon(30, false, "pw"));
   EXPECT_TRUE(a.session->logged_on());
@@ -149,7 +170,7 @@ TEST(SessionRegistry, aSessionIsBoundToOneConnectionAtATime) {
   EXPECT_FALSE(a.session->bound());
 }
 
-TEST(SessionRegistry, sessionsAreIndependent) {
+TEST(LinkAcceptor, sessionsAreIndependent) {
   FakeClock clock;
   MemoryLogger log;
   RecordingApp app1, app2;
@@ -181,4 +202,4 @@ TEST(SessionRegistry, sessionsAreIndependent) {
 }
 
 }  // namespace
-}  // namespace kite::session::test
+}  // namespace kite::link::test

@@ -1,7 +1,8 @@
-// Test doubles for the session layer: a fake engine Outbound that records
-// what the session writes (and can refuse room, to simulate back-pressure), a
-// scripted peer that builds messages with the codec's MessageWriter, and an
-// application that records what it is handed.
+// Test doubles for the session layer (target kite_session_testing): a fake
+// SessionOutput that records what the session writes (and can refuse room,
+// to simulate back-pressure), a scripted peer that builds messages with the
+// codec's MessageWriter, an application that records what it is handed, and
+// SessionRig, a session driven by that peer with nothing in between.
 #pragma once
 
 #include <algorithm>
@@ -10,12 +11,12 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kite/codec/codec.hpp"
-#include "kite/session/connection.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 
@@ -65,7 +66,8 @@ inline Sent only(std::vector<Sent> v) {
   return v.size() == 1 ? std::move(v[0]) : Sent{};
 }
 
-class FakeWire final : public engine::Outbound {
+// Records what the session writes; disconnect() marks it closed.
+class FakeOutput : public SessionOutput {
  public:
   char* claim(std::size_t min) noexcept override {
     if (blocked || min > scratch_.size() || min > room) return nullptr;
@@ -75,8 +77,7 @@ class FakeWire final : public engine::Outbound {
     bytes.append(scratch_.data(), n);
     room -= std::min(room, n);
   }
-  std::size_t pending() const noexcept override { return bytes.size(); }  // written, not yet taken
-  void close(const char* reason, bool) noexcept override {
+  void disconnect(const char* reason) noexcept override {
     closed = true;
     close_reason = reason;
   }
@@ -214,35 +215,88 @@ inline SessionSettings acceptor_settings(std::string begin = "FIX.4.4") {
   return s;
 }
 
-// An acceptor with one configured session and one connection to it.
-struct AcceptorRig {
-  explicit AcceptorRig(SessionSettings s = acceptor_settings(), std::uint32_t max_queued = 10000)
+// What every rig holds: one acceptor session (KITE talking to PEER) in a
+// registry, its application, the scripted peer and the fake clock; `wire` is
+// what the session writes into (Output: a FakeOutput, or a fake engine
+// connection in the link's rig).
+template <class App, class Output>
+struct RigParts {
+  // `store`: the session's (by default, the one its settings describe).
+  RigParts(SessionSettings s, std::uint32_t max_queued, std::unique_ptr<MessageStore> store = nullptr)
       : peer(clock, s.begin_string), registry(clock, log) {
     s.max_queued = max_queued;
-    session = &registry.add(s, app);
-    conn = std::make_unique<SessionConnection>(registry, AcceptorLimits{});
-    conn->on_connected(wire, clock.now_ns());
+    session = &registry.add(s, app, std::move(store));
   }
-  // Feeds bytes; returns how many were consumed.
-  std::size_t feed(const std::string& bytes) { return conn->on_data(bytes.data(), bytes.size(), clock.now_ns()); }
-  int tick() { return conn->on_timer(clock.now_ns()); }
-  // Logs on and drops the Logon answer.
-  void logon(int hb = 30) {
-    feed(peer.logon(hb));
-    auto out = wire.take();
+  // The peer logs on; the Logon answer is checked and dropped. Rig: has feed().
+  template <class Rig>
+  static void log_on(Rig& r, int hb) {
+    r.feed(r.peer.logon(hb));
+    auto out = r.wire.take();
     ASSERT_EQ(out.size(), 1u);
     ASSERT_EQ(out[0].type(), "A");
-    ASSERT_TRUE(session->logged_on());
+    ASSERT_TRUE(r.session->logged_on());
   }
 
   FakeClock clock;
   MemoryLogger log;
-  RecordingApp app;
+  App app;
   Peer peer;
   SessionRegistry registry;
   Session* session = nullptr;
-  FakeWire wire;
-  std::unique_ptr<SessionConnection> conn;
+  Output wire;
 };
+
+// An acceptor session and its peer with nothing in between: feed() frames and
+// indexes the peer's bytes with the codec and hands each message to the
+// session, connecting it to `wire` at the first one (as the link does at the
+// Logon); garbled frames go to on_garbled().
+template <class App = RecordingApp>
+struct BasicSessionRig : RigParts<App, FakeOutput> {
+  explicit BasicSessionRig(SessionSettings s = acceptor_settings(), std::uint32_t max_queued = 10000,
+                           std::unique_ptr<MessageStore> store = nullptr)
+      : RigParts<App, FakeOutput>(std::move(s), max_queued, std::move(store)) {}
+
+  // Feeds bytes; returns how many were consumed (up to an incomplete frame,
+  // or to the end of the message that made the session close).
+  std::size_t feed(std::string_view bytes) {
+    Session& s = *this->session;
+    std::size_t used = 0;
+    while (used < bytes.size() && s.state() != SessionState::closing) {
+      const codec::FramedIndex framed =
+          index_.frame_and_build(bytes.data() + used, bytes.size() - used, s.settings().max_message_size);
+      // A frame over MaxMessageSize closes the connection: the link's part.
+      const codec::FrameResult& fr = framed.frame;
+      if (fr.status == codec::FrameStatus::incomplete ||
+          (fr.status == codec::FrameStatus::invalid && fr.error == codec::FrameError::too_large))
+        break;
+      used += fr.size;
+      if (fr.status == codec::FrameStatus::invalid) {
+        s.on_garbled(codec::to_string(fr.error));
+      } else if (!framed.index) {
+        s.on_garbled(codec::to_string(framed.index.error));
+      } else if (const codec::HeaderResult hr = codec::read_header(index_, header_); !hr) {
+        s.on_garbled(codec::to_string(hr.error));
+      } else {
+        if (!s.connected()) s.on_connected(*output_);
+        s.on_message(header_, index_);
+      }
+    }
+    return used;
+  }
+  int tick() { return this->session->on_timer(); }
+  void logon(int hb = 30) { this->log_on(*this, hb); }
+  // The connection is gone.
+  void disconnect(const char* reason) {
+    if (this->session->connected()) this->session->on_disconnected(reason);
+  }
+  // Where the session writes from its next connection on (`wire` until then).
+  void use_output(SessionOutput& out) { output_ = &out; }
+
+ private:
+  SessionOutput* output_ = &this->wire;
+  codec::FieldIndex index_{1024};
+  codec::Header header_;
+};
+using SessionRig = BasicSessionRig<>;
 
 }  // namespace kite::session::test

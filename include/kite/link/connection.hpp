@@ -1,5 +1,6 @@
-// The glue between the engine runtime and a Session: one SessionConnection
-// per connection implements engine::Protocol. It frames the received bytes,
+// kite_link joins a FIX Session (kite_session) to an engine connection
+// (kite_engine); neither of those knows the other. One SessionConnection per
+// connection implements engine::Protocol. It frames the received bytes,
 // indexes each frame, reads its header and hands it to the Session; replies
 // go out through an OutboundOutput writing into the engine's send buffer.
 //
@@ -37,10 +38,10 @@
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 
-namespace kite::session {
+namespace kite::link {
 
-// SessionOutput over an engine::Outbound.
-class OutboundOutput final : public SessionOutput {
+// The session's SessionOutput over an engine::Outbound.
+class OutboundOutput final : public session::SessionOutput {
  public:
   void bind(engine::Outbound* out) noexcept { out_ = out; }
   char* claim(std::size_t min) noexcept override { return out_ ? out_->claim(min) : nullptr; }
@@ -65,16 +66,16 @@ struct AcceptorLimits {
 class SessionConnection final : public engine::Protocol {
  public:
   // Acceptor connection: bound by the first Logon.
-  SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits);
+  SessionConnection(session::SessionRegistry& registry, const AcceptorLimits& limits);
   // Initiator connection bound to `session`.
-  SessionConnection(Session& session, const Clock& clock, Logger& log);
+  SessionConnection(session::Session& session, const session::Clock& clock, session::Logger& log);
 
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override;
   std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override;
   int on_timer(std::int64_t now_ns) noexcept override;
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override;
 
-  Session* session() const noexcept { return session_; }
+  session::Session* session() const noexcept { return session_; }
   // A label for logs ("conn 7").
   void set_connection_id(int id) noexcept;
   bool closed() const noexcept { return closed_; }
@@ -85,11 +86,11 @@ class SessionConnection final : public engine::Protocol {
   // must wait for room in the send buffer (not consumed).
   bool handle_frame(const codec::IndexResult& ir) noexcept;
 
-  SessionRegistry* registry_ = nullptr;
-  const Clock& clock_;
-  Logger& log_;
+  session::SessionRegistry* registry_ = nullptr;
+  const session::Clock& clock_;
+  session::Logger& log_;
   AcceptorLimits limits_;
-  Session* session_ = nullptr;
+  session::Session* session_ = nullptr;
   bool bound_by_logon_ = false;  // holds the session's binding
   engine::Outbound* out_ = nullptr;
   OutboundOutput output_;
@@ -104,13 +105,13 @@ class SessionConnection final : public engine::Protocol {
 // at construction; open() refuses (nullptr, logged) when all are in use.
 class AcceptorFactory final : public engine::ProtocolFactory {
  public:
-  AcceptorFactory(SessionRegistry& registry, const AcceptorLimits& limits);
+  AcceptorFactory(session::SessionRegistry& registry, const AcceptorLimits& limits);
   engine::Protocol* open(int connection_id) noexcept override;
   void release(engine::Protocol* p) noexcept override;
   std::size_t open_connections() const noexcept { return in_use_; }
 
  private:
-  SessionRegistry& registry_;
+  session::SessionRegistry& registry_;
   AcceptorLimits limits_;
   std::vector<std::unique_ptr<SessionConnection>> pool_;
   std::vector<SessionConnection*> free_;
@@ -121,15 +122,15 @@ class AcceptorFactory final : public engine::ProtocolFactory {
 // connects (at session.next_connect_time()); one connection at a time.
 class InitiatorFactory final : public engine::ProtocolFactory {
  public:
-  InitiatorFactory(Session& session, const Clock& clock, Logger& log);
+  InitiatorFactory(session::Session& session, const session::Clock& clock, session::Logger& log);
   engine::Protocol* open(int connection_id) noexcept override;
   void release(engine::Protocol* p) noexcept override;
-  Session& session() noexcept { return session_; }
+  session::Session& session() noexcept { return session_; }
 
  private:
-  Session& session_;
+  session::Session& session_;
   SessionConnection conn_;
   bool in_use_ = false;
 };
 
-}  // namespace kite::session
+}  // namespace kite::link
