@@ -41,7 +41,7 @@ namespace tag = codec::tag;
 
 constexpr double kReplyTimeout = 2.0;  // s: a reply the contract requires
 constexpr double kQuietTimeout = 0.3;  // s: how long "nothing comes back" is watched
-constexpr std::size_t kReportMin = 240, kReportMax = 330;  // bytes: 285 +-15%, the ExecutionReport's band
+constexpr std::size_t kReportMin = 190, kReportMax = 260;  // bytes: 225 +-15%, the ExecutionReport's band
 const char* const kSymbol = "KITE.XPAR";
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
