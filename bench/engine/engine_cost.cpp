@@ -2,7 +2,7 @@
 // callgrind. One process serves (run it under valgrind), another drives it
 // (run it natively): 32 initiator sessions on one thread, closed loop. The
 // fix server answers with the acceptor's OrderApplication in ack mode; the
-// echo server and its pingers are the engine tests' (tests/engine/support.hpp).
+// echo server and its pingers are the engine tests' (tests/support/engine_testing.hpp).
 //
 //   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F
 //   engine_cost client --protocol fix|echo --sessions 32 --orders 200 --port P
@@ -34,7 +34,7 @@
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
-#include "support.hpp"
+#include "support/engine_testing.hpp"
 
 namespace kite::engine::tools {
 namespace {

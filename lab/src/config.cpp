@@ -482,7 +482,7 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
     nonempty("artifacts", f.artifacts);
     auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
-        std::map<std::string, std::string> out = r.env(root, key, "");
+        std::map<std::string, std::string> out = read_env(r, root, key, "");
         for (const auto& [k, why] : out) {
             check_one_of(r, std::string(key) + "." + k, k, allowed, what);
             if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");

@@ -119,7 +119,6 @@ private:
             kite::bench::OrderEcho e;
             ix.get(tag::ClOrdID, e.cl_ord_id);
             ix.get(tag::Symbol, e.symbol);
-            ix.get(tag::Account, e.account);
             ix.get(tag::Side, e.side);
             ix.get(tag::OrderQty, e.order_qty);
             ix.get(tag::Price, e.price);
