@@ -3,94 +3,96 @@
 #include <chrono>
 #include <thread>
 
+#include "kite/util/toml_reader.hpp"
+
 namespace kite::app {
 
 using session::ConfigError;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& where, std::string_view key, const std::string& why) {
-  throw ConfigError(where + ": setting " + std::string(key) + ": " + why);
-}
+// One [engine] or [app] table read through the shared TOML reader: errors
+// read "FILE: [TABLE]: setting KEY: WHY (line N)".
+class TableReader {
+ public:
+  TableReader(const util::TomlReader& r, std::string table) : r_(r), table_(std::move(table)) {}
+  std::string path(std::string_view key) const {
+    std::string p = "[";
+    p.append(table_).append("]: setting ").append(key);
+    return p;
+  }
+  [[noreturn]] void fail(const toml::node& n, std::string_view key, const std::string& why) const {
+    r_.fail(n, path(key), why);
+  }
+  std::string string(const toml::node& n, std::string_view key) const { return r_.expect_string(n, path(key)); }
+  bool boolean(const toml::node& n, std::string_view key) const { return r_.expect_boolean(n, path(key)); }
+  std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
+    return r_.expect_integer(n, path(key), lo, hi);
+  }
 
-std::string want_string(const toml::node& n, const std::string& where, std::string_view key) {
-  if (const auto* v = n.as_string()) return v->get();
-  fail(where, key, "expected a string");
-}
+ private:
+  const util::TomlReader& r_;
+  std::string table_;
+};
 
-bool want_bool(const toml::node& n, const std::string& where, std::string_view key) {
-  if (const auto* v = n.as_boolean()) return v->get();
-  fail(where, key, "expected true or false");
-}
-
-std::int64_t want_int(const toml::node& n, const std::string& where, std::string_view key, std::int64_t lo,
-                      std::int64_t hi) {
-  const auto* v = n.as_integer();
-  if (v == nullptr) fail(where, key, "expected an integer");
-  const std::int64_t x = v->get();
-  if (x < lo || x > hi)
-    fail(where, key, "value " + std::to_string(x) + " out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-  return x;
-}
-
-void read_engine(AcceptorConfig& c, const toml::table& t, const std::string& where, bool& port_given) {
+void read_engine(AcceptorConfig& c, const toml::table& t, const TableReader& r, bool& port_given) {
   engine::EngineConfig& e = c.engine;
   for (const auto& [k, v] : t) {
     const std::string_view key = k.str();
     if (key == "model") {
-      if (!engine::parse_model(want_string(v, where, key), e.model))
-        fail(where, key, "expected \"single\", \"mono\", \"pool\" or \"shard\"");
+      if (!engine::parse_model(r.string(v, key), e.model))
+        r.fail(v, key, "expected \"single\", \"mono\", \"pool\" or \"shard\"");
     } else if (key == "transport") {
-      const std::string s = want_string(v, where, key);
-      if (!transport::parse_kind(s, e.transport)) fail(where, key, "unknown transport \"" + s + "\"");
-      if (!transport::compiled_in(e.transport)) fail(where, key, "transport " + s + " is not in this build");
+      const std::string s = r.string(v, key);
+      if (!transport::parse_kind(s, e.transport)) r.fail(v, key, "unknown transport \"" + s + "\"");
+      if (!transport::compiled_in(e.transport)) r.fail(v, key, "transport " + s + " is not in this build");
     } else if (key == "bind") {
-      e.bind_address = want_string(v, where, key);
+      e.bind_address = r.string(v, key);
     } else if (key == "port") {
-      e.port = static_cast<std::uint16_t>(want_int(v, where, key, 0, 65535));
+      e.port = static_cast<std::uint16_t>(r.integer(v, key, 0, 65535));
       port_given = true;
     } else if (key == "workers") {
-      e.workers = static_cast<int>(want_int(v, where, key, 1, 1024));
+      e.workers = static_cast<int>(r.integer(v, key, 1, 1024));
     } else if (key == "cores") {
       const auto* a = v.as_array();
-      if (a == nullptr) fail(where, key, "expected an array of core numbers");
+      if (a == nullptr) r.fail(v, key, "expected an array of core numbers");
       e.cores.clear();
-      for (const auto& x : *a) e.cores.push_back(static_cast<int>(want_int(x, where, key, 0, 4095)));
+      for (const auto& x : *a) e.cores.push_back(static_cast<int>(r.integer(x, key, 0, 4095)));
     } else if (key == "coordinator_core") {
-      e.coordinator_core = static_cast<int>(want_int(v, where, key, -1, 4095));
+      e.coordinator_core = static_cast<int>(r.integer(v, key, -1, 4095));
     } else if (key == "idle") {
-      const std::string s = want_string(v, where, key);
-      if (!engine::parse_idle(s, e.idle.kind)) fail(where, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+      const std::string s = r.string(v, key);
+      if (!engine::parse_idle(s, e.idle.kind)) r.fail(v, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
     } else if (key == "busy_poll_usecs") {
-      e.busy_poll_usecs = static_cast<int>(want_int(v, where, key, 0, 1000000));
+      e.busy_poll_usecs = static_cast<int>(r.integer(v, key, 0, 1000000));
     } else if (key == "quickack") {
-      e.quickack = want_bool(v, where, key);
+      e.quickack = r.boolean(v, key);
     } else if (key == "max_connections") {
-      c.limits.max_connections = static_cast<std::size_t>(want_int(v, where, key, 1, 100000));
+      c.limits.max_connections = static_cast<std::size_t>(r.integer(v, key, 1, 100000));
     } else if (key == "logon_timeout") {
-      c.limits.logon_timeout_ms = static_cast<std::int32_t>(want_int(v, where, key, 1, 3600) * 1000);
+      c.limits.logon_timeout_ms = static_cast<std::int32_t>(r.integer(v, key, 1, 3600) * 1000);
     } else if (key == "max_message_size") {
-      c.limits.max_message_size = static_cast<std::uint32_t>(want_int(v, where, key, 256, 64 << 20));
+      c.limits.max_message_size = static_cast<std::uint32_t>(r.integer(v, key, 256, 64 << 20));
     } else if (key == "send_buffer") {
-      e.send_buffer = static_cast<std::size_t>(want_int(v, where, key, 4096, 1 << 30));
+      e.send_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
     } else if (key == "recv_buffer") {
-      e.recv_buffer = static_cast<std::size_t>(want_int(v, where, key, 4096, 1 << 30));
+      e.recv_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
     } else {
-      fail(where, key, "unknown setting");
+      r.fail(v, key, "unknown setting");
     }
   }
 }
 
-void read_app(AcceptorConfig& c, const toml::table& t, const std::string& where) {
+void read_app(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
   for (const auto& [k, v] : t) {
     const std::string_view key = k.str();
     if (key == "mode") {
-      const std::string s = want_string(v, where, key);
-      if (!parse_mode(s, c.mode)) fail(where, key, "expected \"ack\", \"match\" or \"echo\", got \"" + s + "\"");
+      const std::string s = r.string(v, key);
+      if (!parse_mode(s, c.mode)) r.fail(v, key, "expected \"ack\", \"match\" or \"echo\", got \"" + s + "\"");
     } else if (key == "shutdown_wait_ms") {
-      c.shutdown_wait_ms = static_cast<int>(want_int(v, where, key, 0, 60000));
+      c.shutdown_wait_ms = static_cast<int>(r.integer(v, key, 0, 60000));
     } else {
-      fail(where, key, "unknown setting");
+      r.fail(v, key, "unknown setting");
     }
   }
 }
@@ -99,20 +101,22 @@ AcceptorConfig finish(session::Config sessions) {
   AcceptorConfig c;
   c.sessions = std::move(sessions);
   const std::string& name = c.sessions.path;
+  const util::TomlReader reader(name);
   c.engine.idle = {engine::IdleKind::block, 0, 1000};  // a daemon sleeps unless told to spin
   c.engine.send_full = engine::SendFullPolicy::wait;
   for (const auto& [k, v] : c.sessions.document) {
     const std::string_view key = k.str();
     if (key == "defaults" || key == "session") continue;
-    const std::string where = name + ": [" + std::string(key) + "]";
+    const std::string table = std::string("[").append(key).append("]");
     const auto* t = v.as_table();
-    if (key != "engine" && key != "app") throw ConfigError(name + ": [" + std::string(key) + "]: unknown table");
-    if (t == nullptr) throw ConfigError(where + ": must be a table");
+    if (key != "engine" && key != "app") reader.fail(table, "unknown table");
+    if (t == nullptr) reader.fail(v, table, "must be a table");
     bool port_given = false;
+    const TableReader r(reader, std::string(key));
     if (key == "engine") {
-      read_engine(c, *t, where, port_given);
+      read_engine(c, *t, r, port_given);
     } else {
-      read_app(c, *t, where);
+      read_app(c, *t, r);
     }
   }
   const toml::node* port_node = c.sessions.document.at_path("engine.port").node();
@@ -120,12 +124,12 @@ AcceptorConfig finish(session::Config sessions) {
   bool from_sessions = false;
   for (const session::SessionSettings& s : c.sessions.sessions) {
     ++i;
-    const std::string where = name + ": session " + std::to_string(i) + " (" + s.id() + ")";
-    if (s.role != session::Role::acceptor) fail(where, "ConnectionType", "kite-acceptor runs acceptor sessions only");
+    const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
+    if (s.role != session::Role::acceptor) reader.fail(where + "ConnectionType", "kite-acceptor runs acceptor sessions only");
     if (port_node == nullptr && s.socket_accept_port != 0) {
       if (from_sessions && s.socket_accept_port != c.engine.port)
-        fail(where, "SocketAcceptPort",
-             std::to_string(s.socket_accept_port) + " differs from another session's " + std::to_string(c.engine.port) +
+        reader.fail(where + "SocketAcceptPort",
+                    std::to_string(s.socket_accept_port) + " differs from another session's " + std::to_string(c.engine.port) +
                  " (one listening port per daemon)");
       c.engine.port = s.socket_accept_port;
       from_sessions = true;

@@ -56,13 +56,13 @@ TEST(AcceptorConfig, portComesFromTheSessionsWhenEngineHasNone) {
 
 TEST(AcceptorConfig, badSettingsNameFileTableAndSetting) {
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmodel = \"fast\"\n") + kBase),
-            "acc.toml: [engine]: setting model: expected \"single\", \"mono\", \"pool\" or \"shard\"");
+            "acc.toml: [engine]: setting model: expected \"single\", \"mono\", \"pool\" or \"shard\" (line 3)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\n[app]\nmode = \"fill\"\n") + kBase),
-            "acc.toml: [app]: setting mode: expected \"ack\", \"match\" or \"echo\", got \"fill\"");
+            "acc.toml: [app]: setting mode: expected \"ack\", \"match\" or \"echo\", got \"fill\" (line 4)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nthreads = 2\n") + kBase),
-            "acc.toml: [engine]: setting threads: unknown setting");
+            "acc.toml: [engine]: setting threads: unknown setting (line 3)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 70000\n") + kBase),
-            "acc.toml: [engine]: setting port: value 70000 out of range 0..65535");
+            "acc.toml: [engine]: setting port: value 70000 out of range 0..65535 (line 2)");
   EXPECT_EQ(error_of(kBase), "acc.toml: [engine]: setting port: missing (set it, or SocketAcceptPort in the sessions)");
   EXPECT_EQ(error_of(std::string("[engin]\nport = 1\n") + kBase), "acc.toml: [engin]: unknown table");
 }
@@ -71,7 +71,7 @@ TEST(AcceptorConfig, quickackIsOffUnlessAsked) {
   EXPECT_FALSE(parse_acceptor_config(std::string("[engine]\nport = 1\n") + kBase, "x").engine.quickack);
   EXPECT_TRUE(parse_acceptor_config(std::string("[engine]\nport = 1\nquickack = true\n") + kBase, "x").engine.quickack);
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nquickack = 1\n") + kBase),
-            "acc.toml: [engine]: setting quickack: expected true or false");
+            "acc.toml: [engine]: setting quickack: expected true or false, got an integer (line 3)");
 }
 
 TEST(AcceptorConfig, perThreadConnectionsFollowTheModel) {

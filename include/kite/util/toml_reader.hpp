@@ -43,7 +43,7 @@ class TomlReader {
   // node, the node's line is added.
   [[noreturn]] void fail(const std::string& path, const std::string& why) const;
   [[noreturn]] void fail(const toml::node& at, const std::string& path, const std::string& why) const;
-  // "... PATH: must be WANTED, found <n's type>" (or "expected ..., got ...").
+  // "... PATH: expected WANTED, got <n's type>".
   [[noreturn]] void wrong_type(const toml::node& n, const std::string& path, const std::string& wanted) const;
 
   // One value of a required type; anything else throws through wrong_type.
