@@ -482,7 +482,13 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
     nonempty("artifacts", f.artifacts);
     auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
-        std::map<std::string, std::string> out = r.env(root, key, "");
+        std::map<std::string, std::string> out;
+        if (const toml::table* t = r.table(root, key, ""))
+            for (const auto& [k, v] : *t) {
+                const std::string path = std::string(key) + "." + std::string(k.str());
+                if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
+                out[std::string(k.str())] = std::string(*v.as_string());
+            }
         for (const auto& [k, why] : out) {
             check_one_of(r, std::string(key) + "." + k, k, allowed, what);
             if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
