@@ -397,8 +397,14 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     }
     if (const toml::table* s = r.table(root, "server", "")) {
         r.only(*s, "server.", {"workers", "store"});
-        m.workers = static_cast<int>(r.integer(*s, "workers", "server.").value_or(2));
-        if (m.workers < 1) r.fail("server.workers", "must be >= 1");
+        if (const toml::node* w = s->get("workers")) {
+            if (w->is_integer()) {
+                m.workers = static_cast<int>(w->as_integer()->get());
+                if (*m.workers < 1) r.fail(*w, "server.workers", "must be >= 1 or \"auto\"");
+            } else if (!w->is_string() || std::string(*w->as_string()) != "auto") {
+                r.wrong_type(*w, "server.workers", "an integer or \"auto\"");
+            }
+        }
         m.store = r.string(*s, "store", "server.").value_or("null");
         check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
     }
@@ -593,7 +599,17 @@ std::vector<std::string> server_argv(const Flavour& f, const std::string& binary
     return argv;
 }
 
-std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {
+int auto_workers(const Machine& m) { return std::max(1, static_cast<int>(m.server.size())); }
+
+Workers workers_for(const Matrix& mx, const Machine& m) {
+    Workers w;
+    w.server_cores = auto_workers(m);
+    w.from_matrix = mx.workers.has_value();
+    w.count = mx.workers.value_or(w.server_cores);
+    return w;
+}
+
+std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w) {
     const TransportInfo* t = find_transport(c.transport);
     if (t && c.model == "pool" && !t->pool) return "nopool";
     if (t && c.model == "shard" && !t->shard) return "noshard";
@@ -602,6 +618,7 @@ std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {
         return std::find(v.begin(), v.end(), x) != v.end();
     };
     if (!has(f.transports, c.transport) || !has(f.models, c.model)) return "unsupported";
+    if ((c.model == "pool" || c.model == "shard") && w.oversubscribed()) return "oversubscribed";
     return "";
 }
 
