@@ -1043,6 +1043,7 @@ CheckReport check_flavour(const CheckOptions& options) {
         if (std::find(f.models.begin(), f.models.end(), model) == f.models.end() || !wanted(o.models, model)) continue;
         for (const auto& transport : f.transports) {
             if (!o.machine.has_transport(transport) || !wanted(o.transports, transport)) continue;
+            if (o.stop && o.stop()) return report;
             const TransportInfo* t = find_transport(transport);
             if (t && ((model == "pool" && !t->pool) || (model == "shard" && !t->shard))) continue;
             if (t && t->preload) {

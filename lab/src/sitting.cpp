@@ -1051,6 +1051,7 @@ FlavourCheck check_one(Context& c, const Flavour& f, std::vector<std::string> tr
     o.ready_timeout_s = c.opt.matrix.ready_timeout_s;
     o.burn_fraction = c.opt.matrix.audit_burn_fraction;
     o.on_line = [&log](const CheckLine& l) { log << l.text() << "\n" << std::flush; };
+    o.stop = [] { return stop_requested(); };
     log << "check-flavour " << f.name << ": transports " << join(fc.transports, ", ") << "; models "
         << join(fc.models, ", ") << "; workers " << o.workers << "\n";
     const auto t0 = Clock::now();

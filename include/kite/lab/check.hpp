@@ -40,6 +40,7 @@ struct CheckOptions {
     double grace_s = 5.0;           ///< SIGTERM to exit: the lab's grace before SIGKILL
     double burn_fraction = 0.25;    ///< runtime threads stay under the audit's threshold
     std::function<void(const CheckLine&)> on_line;  ///< called as each line is decided
+    std::function<bool()> stop;  ///< asked between cells: true ends the check early (a sitting's SIGINT)
 };
 
 struct CheckReport {
