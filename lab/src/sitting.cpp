@@ -1009,20 +1009,23 @@ CellOutcome record_cell(const Context& c, const Cell& cell, const Attempts& t, j
     return o;
 }
 
-// The transports and models of the matrix this machine has and the flavour
-// declares, for which some cell is still to run; empty when none is.
+// The transports and models of the flavour's cells that can run (the matrix's
+// that this machine has and the flavour declares); empty when every such cell
+// is done already (a resumed sitting), so that there is nothing to check.
 std::pair<std::vector<std::string>, std::vector<std::string>> to_check(const Context& c, const std::vector<Cell>& cells,
                                                                        const Flavour& f) {
     std::vector<std::string> transports, models;
     auto add = [](std::vector<std::string>& v, const std::string& x) {
         if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
     };
+    bool left = false;
     for (const Cell& cell : cells)
-        if (cell.flavour == f.name && marker_for(cell, c.opt.machine, f, c.workers).empty() &&
-            !done_before(c, cell, true)) {
+        if (cell.flavour == f.name && marker_for(cell, c.opt.machine, f, c.workers).empty()) {
             add(transports, cell.transport);
             add(models, cell.model);
+            left = left || !done_before(c, cell, true);
         }
+    if (!left) return {};
     return {transports, models};
 }
 
