@@ -53,8 +53,10 @@ std::size_t write_order(MessageWriter& w, char* buf, std::size_t cap, std::uint6
   return w.finish();
 }
 
-void add_execution_report_body(MessageWriter& w, std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
-                               std::uint64_t exec_id) noexcept {
+std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
+                                   std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
+                                   std::uint64_t exec_id) {
+  w.begin(buf, cap, "8", seq, utc_ns);
   w.add_uint(tag::OrderID, order_id);
   w.add_string(tag::ClOrdID, o.cl_ord_id);
   w.add_uint(tag::ExecID, exec_id);
@@ -68,13 +70,6 @@ void add_execution_report_body(MessageWriter& w, std::int64_t utc_ns, const Orde
   w.add_uint(tag::CumQty, 0);
   w.add_uint(tag::AvgPx, 0);
   w.add_timestamp(tag::TransactTime, utc_ns);
-}
-
-std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
-                                   std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
-                                   std::uint64_t exec_id) {
-  w.begin(buf, cap, "8", seq, utc_ns);
-  add_execution_report_body(w, utc_ns, o, order_id, exec_id);
   return w.finish();
 }
 

@@ -44,8 +44,5 @@ struct OrderEcho {
 std::size_t write_execution_report(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
                                    std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
                                    std::uint64_t exec_id);
-// Its body, after the header a writer has begun (the lab's fake flavour).
-void add_execution_report_body(codec::MessageWriter& w, std::int64_t utc_ns, const OrderEcho& o,
-                               std::uint64_t order_id, std::uint64_t exec_id) noexcept;
 
 }  // namespace kite::bench

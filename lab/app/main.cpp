@@ -53,11 +53,11 @@ int main(int argc, char** argv) {
     CLI::App app{
         "bench-run: the Kite latency lab. Without a subcommand it runs a sitting: every cell of a matrix on a\n"
         "machine, audited and stamped, with results under results/<host>/<sitting>/. Exit codes: 0 every cell\n"
-        "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error; 3 a binary\n"
-        "changed; 130 interrupted (resume with --resume)."};
+        "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error or its flavour\n"
+        "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
     std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
     int busy_poll = -1;
-    bool quick = false, no_audit = false, no_site = false, no_progress = false, version = false;
+    bool quick = false, no_audit = false, no_check = false, no_site = false, no_progress = false, version = false;
     app.add_option("--machine", machine_arg, "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
     app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
     app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
     app.add_option("--idle", idle, "override the matrix's idle strategy (spin|block)");
     app.add_option("--network", network, "override the machine's network path (loopback|netns|nic)");
     app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
+    app.add_flag("--no-check", no_check,
+                 "do not check-flavour each flavour before its cells (recorded in every result and sitting.json)");
     app.add_flag("--no-site", no_site, "do not rebuild results/site/index.html");
     app.add_flag("--no-progress", no_progress, "no progress lines");
     app.add_flag("--version", version, "print the lab's build and exit");
@@ -164,6 +166,7 @@ int main(int argc, char** argv) {
         if (!idle.empty()) o.idle = idle;
         if (!network.empty()) o.network = network;
         o.audit = !no_audit;
+        o.check = !no_check;
         o.build_site = !no_site;
         o.progress = !no_progress;
         for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);

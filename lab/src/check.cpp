@@ -502,8 +502,7 @@ public:
         for (const auto& t : f_.required_tools)
             if (find_executable(t, "").empty()) missing.push_back("required command '" + t + "' not on PATH");
         for (const auto& a : f_.artifacts)
-            if (find_executable(a, o_.build_dir).empty() && !fs::exists(fs::path(o_.build_dir) / a) && !fs::exists(a))
-                missing.push_back("artifact '" + a + "'");
+            if (find_artifact(a, o_.build_dir).empty()) missing.push_back("artifact '" + a + "'");
         if (!missing.empty()) {
             line(CheckStatus::fail, "", "build", "unbuilt: " + join(missing));
             return false;
@@ -523,7 +522,7 @@ public:
         s.cores = m.server;
         s.coordinator_core = m.coordinator ? *m.coordinator : m.server.front();
         s.sessions = model == "single" ? 1 : 4;
-        s.workers = o_.workers;
+        s.workers = o_.workers > 0 ? o_.workers : auto_workers(m);
         s.busy_poll_usecs = transport == "kernel" ? o_.busy_poll_usecs : 0;
         s.idle = "spin";
         s.ready_file = work + "/ready";
@@ -1037,10 +1036,14 @@ CheckReport check_flavour(const CheckOptions& options) {
     CheckReport report;
     Runner run(o, f, report);
     if (!run.build()) return report;
+    auto wanted = [](const std::vector<std::string>& only, const std::string& x) {
+        return only.empty() || std::find(only.begin(), only.end(), x) != only.end();
+    };
     for (const auto& model : kModels) {
-        if (std::find(f.models.begin(), f.models.end(), model) == f.models.end()) continue;
+        if (std::find(f.models.begin(), f.models.end(), model) == f.models.end() || !wanted(o.models, model)) continue;
         for (const auto& transport : f.transports) {
-            if (!o.machine.has_transport(transport)) continue;
+            if (!o.machine.has_transport(transport) || !wanted(o.transports, transport)) continue;
+            if (o.stop && o.stop()) return report;
             const TransportInfo* t = find_transport(transport);
             if (t && ((model == "pool" && !t->pool) || (model == "shard" && !t->shard))) continue;
             if (t && t->preload) {

@@ -397,8 +397,14 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     }
     if (const toml::table* s = r.table(root, "server", "")) {
         r.only(*s, "server.", {"workers", "store"});
-        m.workers = static_cast<int>(r.integer(*s, "workers", "server.").value_or(2));
-        if (m.workers < 1) r.fail("server.workers", "must be >= 1");
+        if (const toml::node* w = s->get("workers")) {
+            if (w->is_integer()) {
+                m.workers = static_cast<int>(w->as_integer()->get());
+                if (*m.workers < 1) r.fail(*w, "server.workers", "must be >= 1 or \"auto\"");
+            } else if (!w->is_string() || std::string(*w->as_string()) != "auto") {
+                r.wrong_type(*w, "server.workers", "an integer or \"auto\"");
+            }
+        }
         m.store = r.string(*s, "store", "server.").value_or("null");
         check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
     }
@@ -482,7 +488,13 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
     nonempty("artifacts", f.artifacts);
     auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
-        std::map<std::string, std::string> out = read_env(r, root, key, "");
+        std::map<std::string, std::string> out;
+        if (const toml::table* t = r.table(root, key, ""))
+            for (const auto& [k, v] : *t) {
+                const std::string path = std::string(key) + "." + std::string(k.str());
+                if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
+                out[std::string(k.str())] = std::string(*v.as_string());
+            }
         for (const auto& [k, why] : out) {
             check_one_of(r, std::string(key) + "." + k, k, allowed, what);
             if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
@@ -587,7 +599,17 @@ std::vector<std::string> server_argv(const Flavour& f, const std::string& binary
     return argv;
 }
 
-std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {
+int auto_workers(const Machine& m) { return std::max(1, static_cast<int>(m.server.size())); }
+
+Workers workers_for(const Matrix& mx, const Machine& m) {
+    Workers w;
+    w.server_cores = auto_workers(m);
+    w.from_matrix = mx.workers.has_value();
+    w.count = mx.workers.value_or(w.server_cores);
+    return w;
+}
+
+std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w) {
     const TransportInfo* t = find_transport(c.transport);
     if (t && c.model == "pool" && !t->pool) return "nopool";
     if (t && c.model == "shard" && !t->shard) return "noshard";
@@ -596,6 +618,7 @@ std::string marker_for(const Cell& c, const Machine& m, const Flavour& f) {
         return std::find(v.begin(), v.end(), x) != v.end();
     };
     if (!has(f.transports, c.transport) || !has(f.models, c.model)) return "unsupported";
+    if ((c.model == "pool" || c.model == "shard") && w.oversubscribed()) return "oversubscribed";
     return "";
 }
 

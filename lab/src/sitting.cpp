@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kite/lab/audit.hpp"
+#include "kite/lab/check.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/util.hpp"
@@ -66,10 +67,26 @@ std::string tail(const std::string& s, std::size_t n) {
 
 bool done_state(CellState s) { return s == CellState::measured || s == CellState::refused || s == CellState::marked; }
 
-// The binaries a sitting uses, hashed at start and before every cell.
+bool pool_or_shard(const std::string& model) { return model == "pool" || model == "shard"; }
+
+// The files a sitting runs (binaries) or that define a flavour (artifacts),
+// hashed at start and before every cell.
 struct Binary {
     std::string path, sha256, version;
-    std::vector<std::string> used_by;
+    std::vector<std::string> used_by;  ///< "client", "server:<flavour>", "artifact:<flavour>"
+    bool run = false;                  ///< started as a program (so asked for --version)
+};
+
+// A flavour's check-flavour run at the start of the sitting, or why there was none.
+struct FlavourCheck {
+    bool ran = false;
+    std::string why_not;  ///< when it did not run: "--no-check", "unbuilt", "no cell to run"
+    CheckReport report;
+    double seconds = 0;
+    std::vector<std::string> transports, models;  ///< what it played
+    std::string log;                              ///< its lines, relative to the sitting's folder
+    bool failed() const { return ran && report.failed > 0; }
+    std::string outcome() const { return !ran ? "not run: " + why_not : failed() ? "failed" : "passed"; }
 };
 
 std::string ask_version(const std::string& path) {
@@ -118,6 +135,8 @@ struct Context {
     std::map<std::string, Flavour> flavours;
     std::string dir, host, sitting;
     std::map<std::string, Binary> binaries;  // by absolute path
+    Workers workers;                         // of pool and shard cells
+    std::map<std::string, FlavourCheck> checks;  // by flavour
     std::string client_path;
     int busy_poll = 0;
     std::string idle, network;
@@ -223,30 +242,32 @@ struct AttemptPlan {
     json effective;
 };
 
+// The value of every placeholder of the flavour's args for this attempt.
+ServerStart server_start(const Context& c, const Cell& cell, const AttemptPlan& p) {
+    ServerStart s;
+    s.model = cell.model;
+    s.transport = cell.transport;
+    s.bind = p.net.bind;
+    s.port = p.port;
+    s.cores = c.opt.machine.server;
+    s.coordinator_core = p.coordinator;
+    s.sessions = p.sessions;
+    s.workers = c.workers.count;
+    s.busy_poll_usecs = p.busy_poll;
+    s.idle = c.idle;
+    s.ready_file = p.ready;
+    s.store = c.opt.matrix.store;
+    s.store_dir = p.work + "/store";
+    s.flavour = cell.flavour;
+    s.build_dir = c.opt.build_dir;
+    s.source_dir = c.opt.source_dir;
+    return s;
+}
+
 SpawnSpec server_spec(const Context& c, const Cell& cell, const AttemptPlan& p) {
-    const Matrix& mx = c.opt.matrix;
     const Flavour& fl = c.flavours.at(cell.flavour);
-    std::map<std::string, std::string> vars = {
-        {"model", cell.model},
-        {"transport", cell.transport},
-        {"port", std::to_string(p.port)},
-        {"bind", p.net.bind},
-        {"cores", comma_list(c.opt.machine.server)},
-        {"coordinator_core", std::to_string(p.coordinator)},
-        {"sessions", std::to_string(p.sessions)},
-        {"workers", std::to_string(mx.workers)},
-        {"busy_poll_usecs", std::to_string(p.busy_poll)},
-        {"idle", c.idle},
-        {"ready_file", p.ready},
-        {"store", mx.store},
-        {"store_dir", p.work + "/store"},
-        {"flavour", cell.flavour},
-        {"build_dir", c.opt.build_dir},
-        {"source_dir", c.opt.source_dir},
-    };
     SpawnSpec ss;
-    ss.argv.push_back(flavour_binary(c, fl));
-    for (const auto& t : fl.args) ss.argv.push_back(expand(t, vars, fl.source_name + ": args"));
+    ss.argv = server_argv(fl, flavour_binary(c, fl), server_start(c, cell, p));
     ss.env = fl.env;
     apply_preload(c, cell.transport, ss.argv, ss.env);
     ss.netns = p.net.server_ns;
@@ -298,7 +319,8 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
         {"busy_poll_usecs", p.busy_poll},
         {"idle", c.idle},
         {"sessions", p.sessions},
-        {"workers", c.opt.matrix.workers},
+        {"workers", c.workers.count},
+        {"cannot", c.flavours.at(cell.flavour).cannot},
         {"attempt", attempt_no},
     };
 }
@@ -543,30 +565,70 @@ json cell_base(const Cell& cell) {
             {"cell", {{"flavour", cell.flavour}, {"transport", cell.transport}, {"model", cell.model}, {"loop", cell.loop}}}};
 }
 
-void write_cell(const Context& c, const Cell& cell, json j) { write_text_atomic(c.dir + "/" + cell.file_name(), j.dump(1)); }
+json workers_json(const Workers& w) {
+    return {{"count", w.count}, {"server_cores", w.server_cores}, {"from", w.from()}};
+}
 
+// A flavour's check as sitting.json keeps it (`full`) or as each of its cells' results repeat it.
+json check_json(const Context& c, const std::string& flavour, bool full) {
+    auto it = c.checks.find(flavour);
+    const FlavourCheck fc = it == c.checks.end() ? FlavourCheck{} : it->second;
+    json j = {{"enabled", c.opt.check}, {"outcome", fc.outcome()}};
+    if (!fc.ran) return j;
+    j["passed"] = fc.report.passed;
+    j["failed"] = fc.report.failed;
+    j["skipped"] = fc.report.skipped;
+    if (!full) return j;
+    json failing = json::array();
+    for (const auto& l : fc.report.lines)
+        if (l.status == CheckStatus::fail) failing.push_back(l.text());
+    j["failing"] = failing;
+    j["transports"] = fc.transports;
+    j["models"] = fc.models;
+    j["seconds"] = std::round(fc.seconds * 10) / 10;
+    j["log"] = fc.log;
+    return j;
+}
+
+// Writes a cell's result with what every result of the sitting says: its
+// flavour's check and, for pool and shard, how many workers and why.
+void write_cell(const Context& c, const Cell& cell, json j) {
+    j["lab"]["check"] = check_json(c, cell.flavour, false);
+    if (pool_or_shard(cell.model)) j["lab"]["workers"] = workers_json(c.workers);
+    write_text_atomic(c.dir + "/" + cell.file_name(), j.dump(1));
+}
+
+// Every binary and artifact of the sitting, hashed now; a missing one is left out.
 std::map<std::string, Binary> hash_binaries(const Context& c) {
     std::map<std::string, Binary> out;
-    auto add = [&](const std::string& path, const std::string& user) {
+    auto add = [&](const std::string& path, const std::string& user, bool run) {
         if (path.empty()) return;
         std::string abs = fs::absolute(path).lexically_normal().string();
         Binary& b = out[abs];
         b.path = abs;
         b.used_by.push_back(user);
+        b.run = b.run || run;
     };
-    add(c.client_path, "client");
-    for (const auto& [n, f] : c.flavours) add(flavour_binary(c, f), "server:" + n);
+    add(c.client_path, "client", true);
+    for (const auto& [n, f] : c.flavours) {
+        add(flavour_binary(c, f), "server:" + n, true);
+        for (const auto& a : f.artifacts) add(find_artifact(a, c.opt.build_dir), "artifact:" + n, false);
+    }
     for (auto& [p, b] : out) b.sha256 = sha256_file(p);
     return out;
 }
 
 json binaries_json(const Context& c) {
     json j = json::object();
-    for (const auto& [p, b] : c.binaries)
-        j[rel(p, c.opt.source_dir)] = {{"sha256", b.sha256}, {"used_by", b.used_by}, {"version", b.version}};
+    for (const auto& [p, b] : c.binaries) {
+        json& e = j[rel(p, c.opt.source_dir)];
+        e = {{"sha256", b.sha256}, {"used_by", b.used_by}};
+        if (b.run) e["version"] = b.version;
+    }
     return j;
 }
 
+// What changed since the sitting started: a binary or artifact ("" when nothing).
 std::string changed_binary(const Context& c, const std::map<std::string, Binary>& now) {
     for (const auto& [p, b] : c.binaries) {
         auto it = now.find(p);
@@ -619,6 +681,7 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
     if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
     if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
     if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
+    if (ov.contains("check")) opt.check = ov["check"].get<bool>();
     return previous;
 }
 
@@ -653,15 +716,19 @@ void set_up_context(Context& c, const std::string& dir) {
         throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
     c.client_path = find_executable(opt.client_binary, "");
     if (c.client_path.empty()) c.client_path = opt.client_binary;
+    c.workers = workers_for(opt.matrix, opt.machine);
 }
 
-// For the progress line's time left: how many cells after each one will run (not marked, not done before).
+// For the progress line's time left: how many cells after each one will run
+// (not marked, not done before, their flavour's check not failed).
 void count_cells_to_run(Context& c, const std::vector<Cell>& cells) {
     c.progress.total = cells.size();
     c.to_run_after.assign(cells.size(), 0);
     for (std::size_t i = cells.size(); i-- > 1;) {
-        bool runs = marker_for(cells[i], c.opt.machine, c.flavours.at(cells[i].flavour)).empty() &&
-                    !fs::exists(c.dir + "/" + cells[i].file_name());
+        auto check = c.checks.find(cells[i].flavour);
+        bool runs = marker_for(cells[i], c.opt.machine, c.flavours.at(cells[i].flavour), c.workers).empty() &&
+                    !fs::exists(c.dir + "/" + cells[i].file_name()) &&
+                    (check == c.checks.end() || !check->second.failed());
         c.to_run_after[i - 1] = c.to_run_after[i] + (runs ? 1 : 0);
     }
 }
@@ -673,8 +740,9 @@ std::string resume_refusal(const Context& c, const json& previous) {
         std::string key = rel(p, c.opt.source_dir);
         std::string then = was.contains(key) ? was[key].value("sha256", "") : "";
         if (!then.empty() && then != b.sha256)
-            return "cannot resume " + c.dir + ": " + key + " is not the binary the sitting started with (sha256 " +
-                   then.substr(0, 12) + " then, " + b.sha256.substr(0, 12) + " now); start a new sitting";
+            return "cannot resume " + c.dir + ": " + key + " is not the " + (b.run ? "binary" : "artifact") +
+                   " the sitting started with (sha256 " + then.substr(0, 12) + " then, " + b.sha256.substr(0, 12) +
+                   " now); start a new sitting";
     }
     return "";
 }
@@ -685,6 +753,7 @@ json overrides_json(const SittingOptions& opt) {
     if (opt.idle) overrides["idle"] = *opt.idle;
     if (opt.network) overrides["network"] = *opt.network;
     if (!opt.audit) overrides["audit"] = false;
+    if (!opt.check) overrides["check"] = false;
     return overrides;
 }
 
@@ -716,7 +785,8 @@ json start_stamp(const Context& c, const json& previous) {
     stamp["matrix_source"] = opt.matrix.source_name;
     stamp["matrix_file"] = opt.matrix.source_text;
     stamp["overrides"] = overrides_json(opt);
-    stamp["effective"] = {{"busy_poll_usecs", c.busy_poll}, {"idle", c.idle}, {"network", c.network}, {"audit", opt.audit}};
+    stamp["effective"] = {{"busy_poll_usecs", c.busy_poll}, {"idle", c.idle},    {"network", c.network},
+                          {"audit", opt.audit},          {"check", opt.check}, {"workers", workers_json(c.workers)}};
     stamp["command_line"] = opt.command_line;
     json flv = json::object();
     for (const auto& [n, f] : c.flavours) flv[n] = read_text_or_empty(f.source_name);
@@ -748,8 +818,22 @@ void set_up_network(Context& c, json& stamp) {
     write_text_atomic(c.dir + "/sitting.json", stamp.dump(1));
 }
 
-// The outcome of a cell an earlier run of this sitting finished, if one did.
-std::optional<CellOutcome> done_before(const Context& c, const Cell& cell) {
+void show_outcome(Context& c, std::size_t index, const CellOutcome& o) {
+    const std::string state = to_string(o.state);
+    char p50[32] = "";
+    if (o.p50 >= 0) std::snprintf(p50, sizeof p50, " p50=%.2f us", o.p50);
+    c.progress.show(cell_prefix(index, c.progress.total) + o.cell.id() + ": " +
+                        (o.state == CellState::marked ? o.marker : state) +
+                        (o.verdict.empty() || o.verdict == state ? "" : " " + o.verdict) + p50 +
+                        (o.state == CellState::measured
+                             ? ""
+                             : " (" + (o.reason.size() > 200 ? o.reason.substr(0, 200) + "..." : o.reason) + ")"),
+                    true);
+}
+
+// The outcome of a cell an earlier run of this sitting finished, if one did
+// (`quiet`: an unreadable result is not reported, as it will be when the cell comes).
+std::optional<CellOutcome> done_before(const Context& c, const Cell& cell, bool quiet = false) {
     std::string path = c.dir + "/" + cell.file_name();
     if (!fs::exists(path)) return std::nullopt;
     try {
@@ -758,7 +842,7 @@ std::optional<CellOutcome> done_before(const Context& c, const Cell& cell) {
         o.reused = true;
         return o;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench-run: %s: unreadable, so the cell runs again: %s\n", path.c_str(), e.what());
+        if (!quiet) std::fprintf(stderr, "bench-run: %s: unreadable, so the cell runs again: %s\n", path.c_str(), e.what());
         return std::nullopt;
     }
 }
@@ -784,29 +868,59 @@ CellOutcome record_unrun(const Context& c, const Cell& cell, CellState state, co
     return o;
 }
 
-// Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour).
+// Why a flavour cannot run here ("" when it can): its binary, a command it
+// requires, or an artifact is missing.
+std::string unbuilt_flavour(const Context& c, const Flavour& fl) {
+    const SittingOptions& opt = c.opt;
+    if (flavour_binary(c, fl).empty())
+        return "server binary '" + fl.binary + "' of flavour " + fl.name + " is not built (looked in " +
+               rel(opt.build_dir, opt.source_dir) + " and PATH)";
+    std::vector<std::string> tools;
+    for (const auto& t : fl.required_tools)
+        if (find_executable(t, "").empty()) tools.push_back(t);
+    if (!tools.empty()) return "needs " + join(tools, ", ") + ", not found on PATH";
+    for (const auto& a : fl.artifacts)
+        if (find_artifact(a, opt.build_dir).empty())
+            return "artifact '" + a + "' of flavour " + fl.name + " is missing (looked in " +
+                   rel(opt.build_dir, opt.source_dir) + ")";
+    return "";
+}
+
+// Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour, oversubscribed).
 std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell) {
-    std::string marker = marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour));
+    std::string marker = marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour), c.workers);
     if (marker.empty()) return std::nullopt;
+    const Workers& w = c.workers;
     std::string why = marker == "nopool"         ? cell.transport + " cannot run the pool model"
                       : marker == "noshard"      ? cell.transport + " cannot run the shard model"
                       : marker == "unmeasurable" ? "this host lacks " + cell.transport
-                                                 : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
+                      : marker == "oversubscribed"
+                          ? "[server] workers = " + std::to_string(w.count) + " spinning threads on " +
+                                std::to_string(w.server_cores) + " server core(s): that measures time slicing, not the model"
+                          : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
     return record_unrun(c, cell, CellState::marked, marker, why);
+}
+
+// Records a cell whose flavour failed its check at the start of the sitting.
+std::optional<CellOutcome> check_failed_if(Context& c, const Cell& cell, std::size_t index) {
+    const FlavourCheck& fc = c.checks[cell.flavour];
+    if (!fc.failed()) return std::nullopt;
+    std::vector<std::string> failing;
+    for (const auto& l : fc.report.lines)
+        if (l.status == CheckStatus::fail) failing.push_back((l.scope.empty() ? "" : l.scope + " ") + l.name + ": " + l.detail);
+    const std::string why = "check-flavour " + cell.flavour + " failed " + std::to_string(fc.report.failed) +
+                            " check(s): " + join(failing, "; ");
+    CellOutcome o = record_unrun(c, cell, CellState::check_failed, "", why);
+    show_outcome(c, index, o);
+    return o;
 }
 
 // Records a cell whose server or client binary is not built.
 std::optional<CellOutcome> unbuilt_if_missing(Context& c, const Cell& cell, std::size_t index) {
-    const Flavour& fl = c.flavours.at(cell.flavour);
-    const SittingOptions& opt = c.opt;
-    std::string why;
-    if (flavour_binary(c, fl).empty())
-        why = "server binary '" + fl.binary + "' of flavour " + fl.name + " is not built (looked in " +
-              rel(opt.build_dir, opt.source_dir) + " and PATH)";
-    else if (find_executable(c.client_path, "").empty())
-        why = "client binary " + rel(c.client_path, opt.source_dir) + " is not built";
-    else
-        return std::nullopt;
+    std::string why = unbuilt_flavour(c, c.flavours.at(cell.flavour));
+    if (why.empty() && find_executable(c.client_path, "").empty())
+        why = "client binary " + rel(c.client_path, c.opt.source_dir) + " is not built";
+    if (why.empty()) return std::nullopt;
     CellOutcome o = record_unrun(c, cell, CellState::unbuilt, "", why);
     c.progress.show(cell_prefix(index, c.progress.total) + cell.id() + ": unbuilt: " + why, true);
     return o;
@@ -895,17 +1009,98 @@ CellOutcome record_cell(const Context& c, const Cell& cell, const Attempts& t, j
     return o;
 }
 
-void show_outcome(Context& c, std::size_t index, const CellOutcome& o) {
-    const std::string state = to_string(o.state);
-    char p50[32] = "";
-    if (o.p50 >= 0) std::snprintf(p50, sizeof p50, " p50=%.2f us", o.p50);
-    c.progress.show(cell_prefix(index, c.progress.total) + o.cell.id() + ": " +
-                        (o.state == CellState::marked ? o.marker : state) +
-                        (o.verdict.empty() || o.verdict == state ? "" : " " + o.verdict) + p50 +
-                        (o.state == CellState::measured
-                             ? ""
-                             : " (" + (o.reason.size() > 200 ? o.reason.substr(0, 200) + "..." : o.reason) + ")"),
-                    true);
+// The transports and models of the flavour's cells that can run (the matrix's
+// that this machine has and the flavour declares); empty when every such cell
+// is done already (a resumed sitting), so that there is nothing to check.
+std::pair<std::vector<std::string>, std::vector<std::string>> to_check(const Context& c, const std::vector<Cell>& cells,
+                                                                       const Flavour& f) {
+    std::vector<std::string> transports, models;
+    auto add = [](std::vector<std::string>& v, const std::string& x) {
+        if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+    };
+    bool left = false;
+    for (const Cell& cell : cells)
+        if (cell.flavour == f.name && marker_for(cell, c.opt.machine, f, c.workers).empty()) {
+            add(transports, cell.transport);
+            add(models, cell.model);
+            left = left || !done_before(c, cell, true);
+        }
+    if (!left) return {};
+    return {transports, models};
+}
+
+// Plays check-flavour against one flavour, its lines into the sitting's .work/ log.
+FlavourCheck check_one(Context& c, const Flavour& f, std::vector<std::string> transports, std::vector<std::string> models) {
+    FlavourCheck fc;
+    fc.ran = true;
+    fc.transports = std::move(transports);
+    fc.models = std::move(models);
+    fc.log = ".work/check-" + f.name + ".log";
+    const std::string work = c.dir + "/.work/check-" + f.name;
+    fs::remove_all(work);
+    fs::create_directories(work);
+    std::ofstream log(c.dir + "/" + fc.log, std::ios::trunc);
+    CheckOptions o;
+    o.flavour = f.name;
+    o.flavours_dir = c.opt.flavours_dir;
+    o.build_dir = c.opt.build_dir;
+    o.source_dir = c.opt.source_dir;
+    o.work_dir = work;
+    o.machine = c.opt.machine;
+    o.machine.kernel_busy_poll_usecs = c.busy_poll;  // the check's busy poll is the sitting's, when it sets one
+    o.workers = c.workers.count;
+    o.transports = fc.transports;
+    o.models = fc.models;
+    o.ready_timeout_s = c.opt.matrix.ready_timeout_s;
+    o.burn_fraction = c.opt.matrix.audit_burn_fraction;
+    o.on_line = [&log](const CheckLine& l) { log << l.text() << "\n" << std::flush; };
+    o.stop = [] { return stop_requested(); };
+    log << "check-flavour " << f.name << ": transports " << join(fc.transports, ", ") << "; models "
+        << join(fc.models, ", ") << "; workers " << o.workers << "\n";
+    const auto t0 = Clock::now();
+    try {
+        fc.report = check_flavour(o);
+    } catch (const std::exception& e) {
+        CheckLine l{CheckStatus::fail, "", "build", std::string("check-flavour could not run: ") + e.what()};
+        fc.report.lines.push_back(l);
+        ++fc.report.failed;
+        log << l.text() << "\n";
+    }
+    fc.seconds = since(t0);
+    log << fc.report.summary() << "\n";
+    return fc;
+}
+
+// check-flavour for every flavour of the matrix that is built and has cells
+// to run, once per sitting (and again on resume), restricted to what the
+// sitting measures; recorded in sitting.json. False when interrupted.
+bool run_checks(Context& c, const std::vector<Cell>& cells, json& stamp) {
+    json checks = json::object();
+    for (const auto& name : c.opt.matrix.flavours) {
+        const Flavour& f = c.flavours.at(name);
+        FlavourCheck& fc = c.checks[name];
+        auto [transports, models] = to_check(c, cells, f);
+        if (!c.opt.check) {
+            fc.why_not = "--no-check";
+        } else if (transports.empty()) {
+            fc.why_not = "no cell to run";
+        } else if (std::string why = unbuilt_flavour(c, f); !why.empty()) {
+            fc.why_not = "unbuilt";
+        } else {
+            c.progress.show("check-flavour " + name + " (" + join(transports, ", ") + "; " + join(models, ", ") + ") ...",
+                            false);
+            fc = check_one(c, f, std::move(transports), std::move(models));
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%.1f s", fc.seconds);
+            c.progress.show("check-flavour " + name + ": " + fc.report.summary() + " (" + secs + "; " + fc.log + ")",
+                            true);
+        }
+        checks[name] = check_json(c, name, true);
+        if (stop_requested()) break;
+    }
+    stamp["checks"] = checks;
+    write_text_atomic(c.dir + "/sitting.json", stamp.dump(1));
+    return !stop_requested();
 }
 
 // Why the cells stopped before the last: an interruption, or a binary that changed.
@@ -929,6 +1124,7 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
             std::optional<CellOutcome> settled = done_before(c, cell);
             if (!settled) settled = mark_if_impossible(c, cell);
             if (!settled) settled = unbuilt_if_missing(c, cell, i);
+            if (!settled) settled = check_failed_if(c, cell, i);
             if (settled) {
                 res.cells.push_back(*settled);
                 continue;
@@ -970,29 +1166,36 @@ void set_exit(SittingResult& res, const Stop& stop, const SittingOptions& opt) {
         res.exit_code = 130;
         res.message = "sitting interrupted; resume with: bench-run --resume " + rel(res.dir, opt.source_dir);
     } else {
-        bool errors = std::any_of(res.cells.begin(), res.cells.end(),
-                                  [](const CellOutcome& o) { return o.state == CellState::error; });
+        bool errors = std::any_of(res.cells.begin(), res.cells.end(), [](const CellOutcome& o) {
+            return o.state == CellState::error || o.state == CellState::check_failed;
+        });
         res.exit_code = errors ? 2 : 0;
-        res.message = errors ? "sitting complete with cells in error (see their results)" : "sitting complete";
+        res.message = errors ? "sitting complete with cells in error or whose flavour failed its check (see their results)"
+                             : "sitting complete";
     }
 }
 
 }  // namespace
 
+namespace {
+
+// Each state and its text in result files: the one place they are paired.
+constexpr std::pair<CellState, std::string_view> kCellStateTexts[] = {
+    {CellState::measured, "measured"}, {CellState::refused, "refused"}, {CellState::marked, "marked"},
+    {CellState::unbuilt, "unbuilt"},   {CellState::error, "error"},     {CellState::check_failed, "check-failed"},
+};
+
+}  // namespace
+
 std::string to_string(CellState s) {
-    switch (s) {
-        case CellState::measured: return "measured";
-        case CellState::refused: return "refused";
-        case CellState::marked: return "marked";
-        case CellState::unbuilt: return "unbuilt";
-        case CellState::error: return "error";
-    }
+    for (const auto& [state, text] : kCellStateTexts)
+        if (state == s) return std::string(text);
     return "error";
 }
 
 std::optional<CellState> cell_state_from_string(std::string_view text) {
-    for (CellState s : {CellState::measured, CellState::refused, CellState::marked, CellState::unbuilt, CellState::error})
-        if (to_string(s) == text) return s;
+    for (const auto& [state, t] : kCellStateTexts)
+        if (t == text) return state;
     return std::nullopt;
 }
 
@@ -1046,7 +1249,6 @@ SittingResult run_sitting(SittingOptions opt) {
     Context c(opt);
     set_up_context(c, dir);
     const std::vector<Cell> cells = plan_cells(opt.matrix);
-    count_cells_to_run(c, cells);
     c.binaries = hash_binaries(c);
     SittingResult res;
     if (!previous.is_null()) {
@@ -1058,7 +1260,7 @@ SittingResult run_sitting(SittingOptions opt) {
         }
     }
     for (auto& [p, b] : c.binaries)
-        if (!b.sha256.empty()) b.version = ask_version(p);
+        if (b.run && !b.sha256.empty()) b.version = ask_version(p);
 
     fs::create_directories(dir);
     json stamp = start_stamp(c, previous);
@@ -1067,7 +1269,10 @@ SittingResult run_sitting(SittingOptions opt) {
 
     install_stop_handlers();
     res.dir = dir;
-    const Stop stop = run_cells(c, cells, stamp, res);
+    Stop stop;
+    stop.interrupted = !run_checks(c, cells, stamp);
+    count_cells_to_run(c, cells);
+    if (!stop.interrupted) stop = run_cells(c, cells, stamp, res);
     end_stamp(stamp, stop, res);
     write_text_atomic(dir + "/sitting.json", stamp.dump(1));
     if (opt.build_site) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -266,6 +267,16 @@ std::string find_executable(const std::string& name, const std::string& base) {
         if (!dir.empty() && access(p.c_str(), X_OK) == 0) return p;
     }
     return "";
+}
+
+std::string find_artifact(const std::string& name, const std::string& base) {
+    if (name.empty()) return "";
+    std::error_code ec;
+    auto is_file = [&](const std::string& p) { return std::filesystem::is_regular_file(p, ec); };
+    if (name.front() == '/') return is_file(name) ? name : "";
+    const std::string p = base.empty() ? name : base + "/" + name;
+    if (is_file(p)) return p;
+    return name.find('/') == std::string::npos ? find_executable(name, "") : "";
 }
 
 }  // namespace kite::lab

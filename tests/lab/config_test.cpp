@@ -158,6 +158,33 @@ TEST(Markers, comeFromTheTransportThenTheHostThenTheFlavour) {
     EXPECT_EQ(marker_for({"f", "kernel", "mono", "closed"}, m, f), "");
 }
 
+TEST(Markers, aPoolOrShardWithMoreWorkersThanServerCoresIsOversubscribed) {
+    Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
+    Flavour f = parse_flavour("name='f'\nbinary='b'\nargs=[]\n", "f");
+    const Workers over{3, 2, true};
+    EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, over), "oversubscribed");
+    EXPECT_EQ(marker_for({"f", "kernel", "shard", "open"}, m, f, over), "oversubscribed");
+    EXPECT_EQ(marker_for({"f", "kernel", "mono", "open"}, m, f, over), "");
+    EXPECT_EQ(marker_for({"f", "uring", "pool", "open"}, m, f, over), "unmeasurable");  // the host comes first
+    EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, Workers{2, 2, true}), "");
+}
+
+TEST(MatrixFile, workersAreAutoByDefaultOnePerServerCore) {
+    const std::string mx = "flavours=['cpp']\ntransports=['kernel']\nmodels=['pool']\nloops=['open']\n";
+    Machine m = parse_machine(std::string(kMachine), "m");
+    Workers w = workers_for(parse_matrix(mx, "q"), m);
+    EXPECT_EQ(w.count, static_cast<int>(m.server.size()));
+    EXPECT_EQ(w.from(), "server cores");
+    EXPECT_FALSE(w.oversubscribed());
+    EXPECT_EQ(workers_for(parse_matrix(mx + "[server]\nworkers = 'auto'\n", "q"), m).count, w.count);
+    Workers explicit_ = workers_for(parse_matrix(mx + "[server]\nworkers = 64\n", "q"), m);
+    EXPECT_EQ(explicit_.count, 64);
+    EXPECT_EQ(explicit_.from(), "matrix");
+    EXPECT_TRUE(explicit_.oversubscribed());
+    EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 'many'\n", "q"); }), HasSubstr("server.workers"));
+    EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 0\n", "q"); }), HasSubstr("server.workers"));
+}
+
 TEST(ShippedFiles, everyMachineMatrixAndFlavourFileLoads) {
     namespace fs = std::filesystem;
     std::string src = source_dir();

@@ -12,6 +12,7 @@ Knobs (environment):
   FAKE_BR_LOG=FILE                 append one line per server start (flavour/transport/model)
   FAKE_BR_FAIL_ONCE=FILE           client fails when FILE does not exist, and creates it
   FAKE_BR_MUTATE=1                 client appends a comment to this script (a binary that changes)
+  FAKE_BR_MUTATE_FILE=FILE         client appends a line to FILE (an artifact that changes)
 """
 import json, os, random, signal, socket, sys, time
 
@@ -92,6 +93,9 @@ def client(o):
     if os.environ.get("FAKE_BR_MUTATE"):
         with open(os.path.abspath(sys.argv[0]), "a") as f:
             f.write("# mutated\n")
+    if os.environ.get("FAKE_BR_MUTATE_FILE"):
+        with open(os.environ["FAKE_BR_MUTATE_FILE"], "a") as f:
+            f.write("mutated\n")
     if o.get("cores"):
         os.sched_setaffinity(0, {min(cores(o["cores"]))})
     socket.create_connection((o["host"], int(o["port"])), timeout=5).close()

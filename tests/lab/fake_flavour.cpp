@@ -119,12 +119,16 @@ private:
             kite::bench::OrderEcho e;
             ix.get(tag::ClOrdID, e.cl_ord_id);
             ix.get(tag::Symbol, e.symbol);
-            ix.get(tag::Side, e.side);
+            std::string_view side;
+            ix.get(tag::Side, side);
+            if (!side.empty()) e.side = side.front();
             ix.get(tag::OrderQty, e.order_qty);
             ix.get(tag::Price, e.price);
             ++orders_;
-            const std::int64_t now = kite::codec::utc_now_ns();
-            send("8", [&](MessageWriter& w) { kite::bench::add_execution_report_body(w, now, e, orders_, orders_); });
+            char buf[1024];
+            const std::size_t n = kite::bench::write_execution_report(*writer_, buf, sizeof buf, out_seq_++,
+                                                                      kite::codec::utc_now_ns(), e, orders_, orders_);
+            (void)::send(fd_, buf, n, MSG_NOSIGNAL);
         } else {
             send("j", [&](MessageWriter& w) {
                 w.add_uint(tag::RefSeqNum, h.msg_seq_num);
@@ -191,6 +195,10 @@ void serve(const Options& o, int listener, std::atomic<bool>& up) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && std::string(argv[1]) == "--version") {  // a sitting asks every server binary
+        std::printf("lab_fake_flavour (tests/lab)\n");
+        return 0;
+    }
     Options o;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];

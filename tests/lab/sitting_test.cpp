@@ -50,13 +50,13 @@ protected:
         fs::copy_file(src_ + "/tests/lab/fake_bench_roundtrip.py", root_ / "build" / "bench_roundtrip");
         fs::permissions(root_ / "build" / "bench_roundtrip", fs::perms::owner_all, fs::perm_options::add);
         for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
-                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE"})
+                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
             unsetenv(k);
         setenv("FAKE_BR_SCALE", "0.05", 1);
     }
     void TearDown() override {
         for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
-                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE"})
+                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
             unsetenv(k);
         fs::remove_all(root_);
     }
@@ -69,11 +69,41 @@ protected:
         o.machine = parse_machine(kMachine, "testbox.toml");
         o.matrix = parse_matrix("runs = 2\nwarmup_s = 0.2\nduration_s = 0.2\n" + matrix_body, "test-matrix.toml");
         o.audit = false;
+        o.check = false;  // the fake bench_roundtrip speaks no FIX; the check has its own tests below
         o.progress = false;
         return o;
     }
     json cell_json(const std::string& sitting, const std::string& file) {
         return json::parse(read_text((root_ / "results" / "testbox" / sitting / file).string()));
+    }
+    json sitting_json(const std::string& sitting) {
+        return json::parse(read_text((root_ / "results" / "testbox" / sitting / "sitting.json").string()));
+    }
+    // A flavour file in the test's own flavours folder; `extra` adds keys.
+    void write_flavour(const std::string& name, const std::string& binary, const std::string& args,
+                       const std::string& extra = "") {
+        fs::create_directories(root_ / "flavours");
+        std::ofstream(root_ / "flavours" / (name + ".toml"))
+            << "name = '" << name << "'\nbinary = '" << binary << "'\nargs = [" << args << "]\n"
+            << "models = ['single', 'mono', 'pool', 'shard']\ntransports = ['kernel']\n" << extra;
+    }
+    // A flavour served by the fake bench_roundtrip, as cpp is.
+    void write_fake_br_flavour(const std::string& name, const std::string& extra = "") {
+        write_flavour(name, "bench_roundtrip",
+                      "'server', '--flavour', '{flavour}', '--transport', '{transport}', '--model', '{model}', "
+                      "'--bind', '{bind}', '--port', '{port}', '--workers', '{workers}', '--cores', '{cores}', "
+                      "'--ready-file', '{ready_file}'",
+                      extra);
+    }
+    // A flavour served by tests/lab/fake_flavour.cpp, a real FIX server, broken as `--break` says.
+    void write_fake_flavour(const std::string& name, const std::string& broken) {
+        fs::create_directories(root_ / "flavours");
+        std::ofstream(root_ / "flavours" / (name + ".toml"))
+            << "name = '" << name << "'\nbinary = '" KITE_FAKE_FLAVOUR "'\n"
+            << "args = ['--model', '{model}', '--transport', '{transport}', '--bind', '{bind}', '--port', '{port}', "
+               "'--cores', '{cores}', '--busy-poll-usecs', '{busy_poll_usecs}', '--ready-file', '{ready_file}', "
+               "'--break', '"
+            << broken << "']\nmodels = ['single']\ntransports = ['kernel']\n";
     }
     std::vector<std::string> log_lines(const fs::path& p) {
         std::vector<std::string> out;
@@ -99,7 +129,8 @@ TEST(CellStateTest, eachStateIsWrittenAsItsResultFileTextAndReadBack) {
                                                         {CellState::refused, "refused"},
                                                         {CellState::marked, "marked"},
                                                         {CellState::unbuilt, "unbuilt"},
-                                                        {CellState::error, "error"}};
+                                                        {CellState::error, "error"},
+                                                        {CellState::check_failed, "check-failed"}};
     for (const auto& [state, text] : states) {
         EXPECT_EQ(to_string(state), text);
         EXPECT_EQ(cell_state_from_string(text), state) << text;
@@ -281,4 +312,122 @@ TEST_F(Sitting, compareRefusesTwoHardwareEpochs) {
     EXPECT_THAT(r.text, HasSubstr("Test CPU 9000"));
     EXPECT_THAT(r.text, HasSubstr("Test CPU 9500"));
     EXPECT_THAT(r.text, HasSubstr("never compared"));
+}
+
+TEST_F(Sitting, aFlavourThatFailsItsCheckHasItsCellsCheckFailedAndExitCodeTwo) {
+    write_fake_flavour("good", "nothing");
+    write_fake_flavour("broken", "no-report");
+    SittingOptions o = options("flavours = ['good', 'broken']\ntransports = ['kernel']\nmodels = ['single', 'pool']\n"
+                               "loops = ['closed', 'open']\n");
+    o.flavours_dir = (root_ / "flavours").string();
+    o.check = true;
+    SittingResult r = run_sitting(o);
+    EXPECT_EQ(r.exit_code, 2) << r.message;
+    EXPECT_THAT(r.message, HasSubstr("failed its check"));
+    EXPECT_EQ(find(r, "good/kernel/single/closed")->state, CellState::measured) << find(r, "good/kernel/single/closed")->reason;
+    for (const char* id : {"broken/kernel/single/closed", "broken/kernel/single/open"}) {
+        const CellOutcome* b = find(r, id);
+        ASSERT_NE(b, nullptr) << id;
+        EXPECT_EQ(b->state, CellState::check_failed) << id;
+        EXPECT_THAT(b->reason, HasSubstr("single/kernel orders"));
+    }
+    EXPECT_EQ(find(r, "broken/kernel/pool/closed")->marker, "unsupported");  // markers come first
+
+    json cell = cell_json("s1", "broken_kernel_single_closed.json");
+    EXPECT_EQ(cell["lab"]["state"], "check-failed");
+    EXPECT_EQ(cell["lab"]["check"]["outcome"], "failed");
+    EXPECT_EQ(cell_json("s1", "good_kernel_single_open.json")["lab"]["check"]["outcome"], "passed");
+
+    json checks = sitting_json("s1")["checks"];
+    EXPECT_EQ(checks["good"]["failed"], 0);
+    EXPECT_GT(checks["good"]["passed"].get<int>(), 10);
+    EXPECT_EQ(checks["good"]["models"], json::array({"single"}));  // the matrix's models the flavour declares
+    EXPECT_EQ(checks["broken"]["failed"], 1);
+    ASSERT_EQ(checks["broken"]["failing"].size(), 1u);
+    EXPECT_THAT(checks["broken"]["failing"][0].get<std::string>(), HasSubstr("FAIL single/kernel orders"));
+    fs::path log = root_ / "results" / "testbox" / "s1" / checks["broken"]["log"].get<std::string>();
+    EXPECT_THAT(read_text(log.string()), HasSubstr("1 failed"));
+}
+
+TEST_F(Sitting, noCheckAndEachFlavoursCannotAreRecordedInEveryResult) {
+    SittingResult r = run_sitting(
+        options("flavours = ['cpp', 'quickfix']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
+    EXPECT_EQ(r.exit_code, 0) << r.message;
+    json st = sitting_json("s1");
+    EXPECT_EQ(st["overrides"]["check"], false);
+    EXPECT_EQ(st["effective"]["check"], false);
+    EXPECT_EQ(st["checks"]["cpp"]["outcome"], "not run: --no-check");
+    json q = cell_json("s1", "quickfix_kernel_single_closed.json");
+    EXPECT_EQ(q["lab"]["check"]["enabled"], false);
+    EXPECT_EQ(q["lab"]["check"]["outcome"], "not run: --no-check");
+    EXPECT_THAT(q["stamp"]["effective"]["cannot"]["busy_poll"].get<std::string>(), HasSubstr("QuickFIX"));
+    EXPECT_TRUE(q["stamp"]["effective"]["cannot"].contains("direct_read"));
+    EXPECT_EQ(cell_json("s1", "cpp_kernel_single_closed.json")["stamp"]["effective"]["cannot"], json::object());
+}
+
+TEST_F(Sitting, anArtifactThatChangesDuringTheSittingStopsItAndAResumeRefusesIt) {
+    const fs::path jar = root_ / "build" / "engine.jar";
+    std::ofstream(jar) << "the engine\n";
+    write_fake_br_flavour("jvm", "artifacts = ['engine.jar']\n");
+    setenv("FAKE_BR_MUTATE_FILE", jar.c_str(), 1);
+    SittingOptions o = options("flavours = ['jvm']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n");
+    o.flavours_dir = (root_ / "flavours").string();
+    SittingResult r = run_sitting(o);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_THAT(r.message, HasSubstr("engine.jar changed during the sitting"));
+    EXPECT_EQ(r.cells.size(), 1u);  // the first cell ran; the second was never started
+    json bins = sitting_json("s1")["binaries"];
+    bool stamped = false;
+    for (const auto& [path, b] : bins.items())
+        if (path.find("engine.jar") != std::string::npos) {
+            stamped = true;
+            EXPECT_EQ(b["used_by"], json::array({"artifact:jvm"}));
+            EXPECT_FALSE(b.contains("version"));  // an artifact is not run
+        }
+    EXPECT_TRUE(stamped) << bins.dump();
+
+    unsetenv("FAKE_BR_MUTATE_FILE");
+    SittingOptions again = o;
+    again.resume_dir = (root_ / "results" / "testbox" / "s1").string();
+    SittingResult resumed = run_sitting(again);
+    EXPECT_EQ(resumed.exit_code, 3);
+    EXPECT_THAT(resumed.message, HasSubstr("not the artifact the sitting started with"));
+}
+
+TEST_F(Sitting, aFlavourWhoseRequiredCommandIsMissingIsUnbuilt) {
+    write_fake_br_flavour("needy", "requires = ['kite-no-such-toolchain']\n");
+    write_fake_br_flavour("lost", "artifacts = ['lost.jar']\n");
+    SittingOptions o = options("flavours = ['needy', 'lost']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
+    o.flavours_dir = (root_ / "flavours").string();
+    o.check = true;  // an unbuilt flavour is not checked
+    SittingResult r = run_sitting(o);
+    EXPECT_EQ(r.exit_code, 0) << r.message;
+    ASSERT_EQ(r.cells.size(), 2u);
+    EXPECT_EQ(find(r, "needy/kernel/single/closed")->state, CellState::unbuilt);
+    EXPECT_EQ(find(r, "needy/kernel/single/closed")->reason, "needs kite-no-such-toolchain, not found on PATH");
+    EXPECT_EQ(find(r, "lost/kernel/single/closed")->state, CellState::unbuilt);
+    EXPECT_THAT(find(r, "lost/kernel/single/closed")->reason, HasSubstr("artifact 'lost.jar'"));
+    EXPECT_EQ(sitting_json("s1")["checks"]["needy"]["outcome"], "not run: unbuilt");
+}
+
+TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
+    const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'pool', 'shard']\nloops = ['closed']\n";
+    SittingResult r = run_sitting(options(mx));  // workers = "auto" by default
+    EXPECT_EQ(r.exit_code, 0) << r.message;
+    for (const auto& c : r.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
+    json pool = cell_json("s1", "cpp_kernel_pool_closed.json");
+    EXPECT_EQ(pool["lab"]["workers"], json({{"count", 1}, {"server_cores", 1}, {"from", "server cores"}}));
+    EXPECT_THAT(pool["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--workers\",\"1\""));
+    EXPECT_FALSE(cell_json("s1", "cpp_kernel_single_closed.json")["lab"].contains("workers"));
+
+    SittingResult over = run_sitting(options(mx + "[server]\nworkers = 2\n", "s2"));
+    EXPECT_EQ(over.exit_code, 0) << over.message;
+    EXPECT_EQ(find(over, "cpp/kernel/single/closed")->state, CellState::measured);
+    for (const char* id : {"cpp/kernel/pool/closed", "cpp/kernel/shard/closed"}) {
+        EXPECT_EQ(find(over, id)->marker, "oversubscribed") << id;
+        EXPECT_THAT(find(over, id)->reason, HasSubstr("time slicing"));
+    }
+    json shard = cell_json("s2", "cpp_kernel_shard_closed.json");
+    EXPECT_EQ(shard["lab"]["workers"], json({{"count", 2}, {"server_cores", 1}, {"from", "matrix"}}));
+    EXPECT_FALSE(shard.contains("summary"));
 }

@@ -32,12 +32,15 @@ struct CheckOptions {
     std::string source_dir;    ///< {source_dir}
     std::string work_dir;      ///< ready files, stores and server logs; default a fresh folder under /tmp
     Machine machine;           ///< cores, transports and busy poll of this machine
-    int workers = 2;           ///< {workers} of pool and shard
+    int workers = 0;           ///< {workers} of pool and shard; 0: one per server core (a matrix's "auto")
+    std::vector<std::string> transports;  ///< play only these transports (empty: every declared one)
+    std::vector<std::string> models;      ///< play only these models (empty: every declared one)
     int busy_poll_usecs = 50;  ///< {busy_poll_usecs} on kernel (the machine's when it sets one)
     double ready_timeout_s = 10.0;  ///< as the lab's [cell] ready_timeout_s
     double grace_s = 5.0;           ///< SIGTERM to exit: the lab's grace before SIGKILL
     double burn_fraction = 0.25;    ///< runtime threads stay under the audit's threshold
     std::function<void(const CheckLine&)> on_line;  ///< called as each line is decided
+    std::function<bool()> stop;  ///< asked between cells: true ends the check early (a sitting's SIGINT)
 };
 
 struct CheckReport {

@@ -91,7 +91,7 @@ struct Matrix {
     int think_us = 0;          ///< closed loop
     double warmup_s = 1.0, duration_s = 5.0;
     int runs = 5;
-    int workers = 2;           ///< pool/shard server threads
+    std::optional<int> workers;  ///< [server] workers: pool/shard server threads; nullopt = "auto" (see workers_for)
     std::string idle = "spin";
     std::string store = "null";
     Thresholds thresholds;
@@ -169,9 +169,26 @@ struct Cell {
     std::string file_name() const { return flavour + "_" + transport + "_" + model + "_" + loop + ".json"; }
 };
 
+/// How many server threads a pool or shard cell starts, and where the number
+/// comes from. A spinning thread per server core: more of them than cores
+/// measures the scheduler's time slicing, not the model.
+struct Workers {
+    int count = 1;         ///< {workers}
+    int server_cores = 1;  ///< the machine file's server cores
+    bool from_matrix = false;  ///< an explicit [server] workers; false: "auto", one per server core
+    bool oversubscribed() const { return count > server_cores; }
+    /// "matrix" or "server cores".
+    std::string from() const { return from_matrix ? "matrix" : "server cores"; }
+};
+/// "auto": one worker per server core of the machine, at least 1.
+int auto_workers(const Machine& m);
+/// The matrix's [server] workers, or auto_workers when it says "auto" (the default).
+Workers workers_for(const Matrix& mx, const Machine& m);
+
 /// Why a cell cannot exist, or "" when it can be measured. Order of precedence:
-/// nopool/noshard (the transport), unmeasurable (the host), unsupported (the flavour).
-std::string marker_for(const Cell& c, const Machine& m, const Flavour& f);
+/// nopool/noshard (the transport), unmeasurable (the host), unsupported (the
+/// flavour), oversubscribed (a pool or shard cell with more workers than server cores).
+std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w = {});
 
 /// Every cell of the matrix in sitting order (transport, model, loop, flavour).
 std::vector<Cell> plan_cells(const Matrix& mx);

@@ -7,9 +7,10 @@
 //      refused by the audit with the reason in its result;
 //   1  the inputs were wrong (machine, matrix or flavour file; options);
 //   2  the sitting completed but at least one cell ended in error (the server
-//      never became ready, a process crashed, the client could not measure);
-//   3  the sitting stopped: a binary changed during it, or resuming a sitting
-//      whose binaries changed;
+//      never became ready, a process crashed, the client could not measure)
+//      or was not measured because its flavour failed its check (check-failed);
+//   3  the sitting stopped: a binary or artifact changed during it, or resuming
+//      a sitting whose binaries or artifacts changed;
 //   130 interrupted (SIGINT/SIGTERM); the folder can be resumed.
 #pragma once
 
@@ -40,6 +41,7 @@ struct SittingOptions {
     std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
     std::optional<std::string> network;  ///< overrides the machine's network path
     bool audit = true;
+    bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
     bool build_site = true;
     bool progress = true;
     std::string command_line;
@@ -51,11 +53,12 @@ enum class CellState {
     measured,  ///< the client measured it, and the audit passed or was off
     refused,   ///< measured, but the audit refused the set-up: no figures published
     marked,    ///< never run: nopool, noshard, unmeasurable or unsupported (the marker says)
-    unbuilt,   ///< never run: its server binary or the client is not built
+    unbuilt,   ///< never run: its server binary, a required command, an artifact or the client is missing
     error,     ///< every attempt failed (the reason says how)
+    check_failed,  ///< never run: its flavour failed check-flavour at the start of the sitting (the reason lists the failures)
 };
 
-/// "measured", "refused", "marked", "unbuilt" or "error".
+/// "measured", "refused", "marked", "unbuilt", "error" or "check-failed".
 std::string to_string(CellState s);
 /// The state a result file's text names; nullopt for any other text.
 std::optional<CellState> cell_state_from_string(std::string_view text);

@@ -42,5 +42,8 @@ std::string lab_build_flags();
 
 /// Finds an executable: absolute path, path relative to `base`, or a name on PATH. "" if none.
 std::string find_executable(const std::string& name, const std::string& base);
+/// Finds a file a flavour names under `artifacts` by the rules of its `binary`
+/// (absolute, relative to `base`, or a name on PATH), executable or not. "" if none.
+std::string find_artifact(const std::string& name, const std::string& base);
 
 }  // namespace kite::lab
