@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kite/lab/audit.hpp"
+#include "kite/lab/install.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/util.hpp"
@@ -119,6 +120,7 @@ struct Context {
     std::string dir, host, sitting;
     std::map<std::string, Binary> binaries;  // by absolute path
     std::string client_path;
+    SittingInstalls installed;  ///< the installs measured instead of the build tree (--installed)
     int busy_poll = 0;
     std::string idle, network;
     std::unique_ptr<NetnsPair> netns;
@@ -146,7 +148,15 @@ bool fail(Attempt& a, std::string reason) {
 }
 
 std::string flavour_binary(const Context& c, const Flavour& f) {
+    if (const Install* in = c.installed.server(f.name)) return in->binary;
     return find_executable(f.binary, c.opt.build_dir);
+}
+
+// stamp.effective's record of where a binary the cell ran comes from.
+json build_of(const Context& c, const Install* install, const std::string& path) {
+    std::string abs = fs::absolute(path).lexically_normal().string();
+    auto it = c.binaries.find(abs);
+    return build_origin(install, rel(abs, c.opt.source_dir), it == c.binaries.end() ? "" : it->second.sha256);
 }
 
 json effective_transport(const Context& c, const std::string& transport) {
@@ -300,6 +310,8 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
         {"sessions", p.sessions},
         {"workers", c.opt.matrix.workers},
         {"attempt", attempt_no},
+        {"server_build", build_of(c, c.installed.server(cell.flavour), flavour_binary(c, c.flavours.at(cell.flavour)))},
+        {"client_build", build_of(c, c.installed.client ? &*c.installed.client : nullptr, c.client_path)},
     };
 }
 
@@ -556,6 +568,8 @@ std::map<std::string, Binary> hash_binaries(const Context& c) {
     };
     add(c.client_path, "client");
     for (const auto& [n, f] : c.flavours) add(flavour_binary(c, f), "server:" + n);
+    for (const auto& [n, in] : c.installed.servers)
+        for (std::size_t i = 1; i < in.files.size(); ++i) add(in.dir + "/" + in.files[i].name, "server:" + n);
     for (auto& [p, b] : out) b.sha256 = sha256_file(p);
     return out;
 }
@@ -619,6 +633,8 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
     if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
     if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
     if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
+    if (ov.contains("installed")) opt.installed = ov["installed"].get<bool>();
+    opt.pinned_installs = pinned_installs(previous.value("installs", json::array()));
     return previous;
 }
 
@@ -653,6 +669,10 @@ void set_up_context(Context& c, const std::string& dir) {
         throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
     c.client_path = find_executable(opt.client_binary, "");
     if (c.client_path.empty()) c.client_path = opt.client_binary;
+    if (opt.installed || opt.matrix.installed) {
+        c.installed = choose_installs(opt.results_dir, opt.machine.name, opt.matrix.flavours, opt.pinned_installs);
+        if (c.installed.client) c.client_path = c.installed.client->binary;
+    }
 }
 
 // For the progress line's time left: how many cells after each one will run (not marked, not done before).
@@ -685,6 +705,7 @@ json overrides_json(const SittingOptions& opt) {
     if (opt.idle) overrides["idle"] = *opt.idle;
     if (opt.network) overrides["network"] = *opt.network;
     if (!opt.audit) overrides["audit"] = false;
+    if (opt.installed) overrides["installed"] = true;
     return overrides;
 }
 
@@ -700,6 +721,7 @@ json start_stamp(const Context& c, const json& previous) {
     stamp["cpu_model"] = opt.machine.cpu_model;
     stamp["epoch"] = opt.machine.epoch;
     stamp["binaries"] = binaries_json(c);
+    stamp["installs"] = installs_json(c.installed);
     stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
     stamp["git"] = git_stamp(opt.source_dir);
     stamp["sysctls"] = host_latency_sysctls();
