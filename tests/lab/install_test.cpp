@@ -17,28 +17,15 @@
 #include "kite/lab/process.hpp"
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/util.hpp"
+#include "sitting_fixture.hpp"
 
 using namespace kite::lab;
+using namespace kite::lab::test;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string env_or(const char* k, const char* d) {
-    const char* v = std::getenv(k);
-    return v ? v : d;
-}
-
-const char* kMachine = R"(
-name = "testbox"
-cpu_model = "Test CPU 9000"
-[cores]
-server = "0"
-client = "1"
-[transports]
-available = ["kernel"]
-)";
 
 const char* kOneCell = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
 
@@ -49,9 +36,7 @@ protected:
         root_ = fs::temp_directory_path() / ("kite-lab-install-" + std::to_string(getpid()) + "-" +
                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
         remove_tree(root_);
-        fs::create_directories(root_ / "build");
-        fs::copy_file(src_ + "/tests/lab/fake_bench_roundtrip.py", fake());
-        fs::permissions(fake(), fs::perms::owner_all, fs::perm_options::add);
+        place_fake_bench_roundtrip(src_, root_ / "build");
         setenv("FAKE_BR_SCALE", "0.05", 1);
     }
     void TearDown() override { remove_tree(root_); }
@@ -76,16 +61,8 @@ protected:
         r.host = "testbox";
         return r;
     }
-    SittingOptions options(const std::string& matrix_body, const std::string& name = "s1") const {
-        SittingOptions o;
-        o.source_dir = src_;
-        o.build_dir = (root_ / "build").string();
-        o.results_dir = results();
-        o.sitting_name = name;
-        o.machine = parse_machine(kMachine, "testbox.toml");
-        o.matrix = parse_matrix("runs = 2\nwarmup_s = 0.2\nduration_s = 0.2\n" + matrix_body, "test-matrix.toml");
-        o.audit = false;
-        o.progress = false;
+    SittingOptions options(const std::string& matrix_body) const {
+        SittingOptions o = test_sitting_options(src_, root_, matrix_body, "s1");
         o.build_site = false;
         return o;
     }
@@ -279,7 +256,7 @@ TEST_F(Installs, aResumedSittingKeepsTheInstallsItStartedWith) {
 // The command line: install, install again, --list, and a sitting that refuses (exit 1).
 TEST_F(Installs, benchRunInstallListAndRefusal) {
     const std::string bench_run = env_or("KITE_BINARY_DIR", "build/release") + "/bench-run";
-    std::ofstream(root_ / "testbox.toml") << kMachine;
+    std::ofstream(root_ / "testbox.toml") << kTestMachine;
     const std::vector<std::string> common = {"--source-dir", src_, "--build-dir", (root_ / "build").string(),
                                              "--machine", (root_ / "testbox.toml").string()};
     auto run = [&](std::vector<std::string> args) {
