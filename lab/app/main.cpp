@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
         "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error; 3 a binary\n"
         "changed; 130 interrupted (resume with --resume)."};
     std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
+    bool installed = false;
     int busy_poll = -1;
-    bool quick = false, no_audit = false, no_site = false, no_progress = false, version = false, installed = false;
+    bool quick = false, no_audit = false, no_site = false, no_progress = false, version = false;
     app.add_option("--machine", machine_arg, "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
     app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
     app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
@@ -185,6 +186,7 @@ int main(int argc, char** argv) {
         o.client_binary = client;
         o.sitting_name = sitting;
         o.resume_dir = resume;
+        o.installed = installed;
         if (resume.empty()) {
             o.machine = machine_arg == "local" ? derive_local_machine()
                                                : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
@@ -195,7 +197,6 @@ int main(int argc, char** argv) {
         if (!idle.empty()) o.idle = idle;
         if (!network.empty()) o.network = network;
         o.audit = !no_audit;
-        o.installed = installed;
         o.build_site = !no_site;
         o.progress = !no_progress;
         for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);

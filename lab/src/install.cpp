@@ -105,10 +105,10 @@ json build_facts(const std::string& binary) {
 Install read_install(const fs::path& dir) {
     Install in;
     in.info = json::parse(read_text((dir / kInstallJson).string()));
-    in.dir = dir.string();
+    in.dir = fs::absolute(dir).lexically_normal().string();
     in.id = dir.filename().string();
     in.flavour = in.info.at("flavour").get<std::string>();
-    in.binary = (dir / in.info.at("binary").get<std::string>()).string();
+    in.binary = in.dir + "/" + in.info.at("binary").get<std::string>();
     in.date = in.info.at("date").get<std::string>();
     for (const auto& f : in.info.at("files"))
         in.files.push_back({f.at("name").get<std::string>(), f.at("source").get<std::string>(),
@@ -300,6 +300,12 @@ SittingInstalls choose_installs(const std::string& results_dir, const std::strin
     if (const Install* cpp = s.server("cpp")) s.client = *cpp;
     else s.client = pick("cpp");
     return s;
+}
+
+void point_at_install(Flavour& f, const Install& in) {
+    f.binary = in.binary;
+    f.artifacts.clear();
+    for (std::size_t i = 1; i < in.files.size(); ++i) f.artifacts.push_back(in.dir + "/" + in.files[i].name);
 }
 
 json installs_json(const SittingInstalls& s) {

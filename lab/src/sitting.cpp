@@ -148,7 +148,6 @@ bool fail(Attempt& a, std::string reason) {
 }
 
 std::string flavour_binary(const Context& c, const Flavour& f) {
-    if (const Install* in = c.installed.server(f.name)) return in->binary;
     return find_executable(f.binary, c.opt.build_dir);
 }
 
@@ -157,6 +156,16 @@ json build_of(const Context& c, const Install* install, const std::string& path)
     std::string abs = fs::absolute(path).lexically_normal().string();
     auto it = c.binaries.find(abs);
     return build_origin(install, rel(abs, c.opt.source_dir), it == c.binaries.end() ? "" : it->second.sha256);
+}
+
+// A sitting of installs (--installed, or the matrix's `installed`): each
+// flavour's files and the client become the copies in its install.
+void use_installs(Context& c) {
+    const SittingOptions& opt = c.opt;
+    if (!opt.installed && !opt.matrix.installed) return;
+    c.installed = choose_installs(opt.results_dir, opt.machine.name, opt.matrix.flavours, opt.pinned_installs);
+    for (auto& [name, f] : c.flavours) point_at_install(f, *c.installed.server(name));
+    if (c.installed.client) c.client_path = c.installed.client->binary;
 }
 
 json effective_transport(const Context& c, const std::string& transport) {
@@ -568,8 +577,6 @@ std::map<std::string, Binary> hash_binaries(const Context& c) {
     };
     add(c.client_path, "client");
     for (const auto& [n, f] : c.flavours) add(flavour_binary(c, f), "server:" + n);
-    for (const auto& [n, in] : c.installed.servers)
-        for (std::size_t i = 1; i < in.files.size(); ++i) add(in.dir + "/" + in.files[i].name, "server:" + n);
     for (auto& [p, b] : out) b.sha256 = sha256_file(p);
     return out;
 }
@@ -629,12 +636,12 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
     opt.matrix = parse_matrix(previous.at("matrix_file").get<std::string>(),
                               previous.at("matrix_source").get<std::string>() + " (recorded)");
     const json& ov = previous.value("overrides", json::object());
+    if (ov.contains("installed")) opt.installed = ov["installed"].get<bool>();
+    opt.pinned_installs = pinned_installs(previous.value("installs", json::array()));
     if (ov.contains("busy_poll_usecs")) opt.busy_poll_usecs = ov["busy_poll_usecs"].get<int>();
     if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
     if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
     if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
-    if (ov.contains("installed")) opt.installed = ov["installed"].get<bool>();
-    opt.pinned_installs = pinned_installs(previous.value("installs", json::array()));
     return previous;
 }
 
@@ -669,10 +676,6 @@ void set_up_context(Context& c, const std::string& dir) {
         throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
     c.client_path = find_executable(opt.client_binary, "");
     if (c.client_path.empty()) c.client_path = opt.client_binary;
-    if (opt.installed || opt.matrix.installed) {
-        c.installed = choose_installs(opt.results_dir, opt.machine.name, opt.matrix.flavours, opt.pinned_installs);
-        if (c.installed.client) c.client_path = c.installed.client->binary;
-    }
 }
 
 // For the progress line's time left: how many cells after each one will run (not marked, not done before).
@@ -704,8 +707,8 @@ json overrides_json(const SittingOptions& opt) {
     if (opt.busy_poll_usecs) overrides["busy_poll_usecs"] = *opt.busy_poll_usecs;
     if (opt.idle) overrides["idle"] = *opt.idle;
     if (opt.network) overrides["network"] = *opt.network;
-    if (!opt.audit) overrides["audit"] = false;
     if (opt.installed) overrides["installed"] = true;
+    if (!opt.audit) overrides["audit"] = false;
     return overrides;
 }
 
@@ -1067,6 +1070,7 @@ SittingResult run_sitting(SittingOptions opt) {
     const json previous = opt.resume_dir.empty() ? json() : resume_stamp(opt, dir);
     Context c(opt);
     set_up_context(c, dir);
+    use_installs(c);
     const std::vector<Cell> cells = plan_cells(opt.matrix);
     count_cells_to_run(c, cells);
     c.binaries = hash_binaries(c);

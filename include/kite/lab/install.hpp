@@ -100,6 +100,11 @@ SittingInstalls choose_installs(const std::string& results_dir, const std::strin
                                 const std::vector<std::string>& flavours,
                                 const std::map<std::string, std::string>& pinned);
 
+/// Points a flavour at its install: `binary` and `artifacts` become the
+/// absolute paths of the installed copies, so that everything a sitting does
+/// with a flavour's files (start, hash, check before every cell) uses them.
+void point_at_install(Flavour& f, const Install& install);
+
 /// sitting.json's "installs": one entry per install used, with what uses it
 /// ("server:<flavour>", "client") and its install.json facts.
 nlohmann::json installs_json(const SittingInstalls& installs);
