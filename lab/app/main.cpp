@@ -9,6 +9,7 @@
 
 #include "kite/lab/check.hpp"
 #include "kite/lab/config.hpp"
+#include "kite/lab/install.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/sitting.hpp"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
         "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error or its flavour\n"
         "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
     std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
+    bool installed = false;
     int busy_poll = -1;
     bool quick = false, no_audit = false, no_check = false, no_site = false, no_progress = false, version = false;
     app.add_option("--machine", machine_arg, "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
@@ -70,6 +72,9 @@ int main(int argc, char** argv) {
     app.add_option("--busy-poll-usecs", busy_poll, "override transports.kernel.busy_poll_usecs of the machine file");
     app.add_option("--idle", idle, "override the matrix's idle strategy (spin|block)");
     app.add_option("--network", network, "override the machine's network path (loopback|netns|nic)");
+    app.add_flag("--installed", installed,
+                 "measure each flavour's newest install (bench-run install NAME) instead of the build tree; the client "
+                 "comes from cpp's install when there is one");
     app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
     app.add_flag("--no-check", no_check,
                  "do not check-flavour each flavour before its cells (recorded in every result and sitting.json)");
@@ -93,6 +98,14 @@ int main(int argc, char** argv) {
     std::string chk_flavour, chk_flavours_dir;
     chk->add_option("NAME", chk_flavour, "flavour: lab/flavours/<NAME>.toml")->required();
     chk->add_option("--flavours-dir", chk_flavours_dir, "folder of flavour files (default: <source-dir>/lab/flavours)");
+    auto* inst = app.add_subcommand(
+        "install", "copy a flavour's built files (binary and artifacts) into results/<host>/installs/<NAME>-<hash12>/, "
+                   "read-only, with install.json; --list lists the installs");
+    std::string inst_flavour;
+    bool inst_list = false;
+    inst->add_option("NAME", inst_flavour, "flavour: lab/flavours/<NAME>.toml (with --list: only its installs)");
+    inst->add_flag("--list", inst_list, "list the installs: name, hash, date, git, host-tuned or portable");
+    inst->fallthrough();  // --results, --machine, --build-dir after the subcommand
     app.require_subcommand(0, 1);
 
     CLI11_PARSE(app, argc, argv);
@@ -132,6 +145,25 @@ int main(int argc, char** argv) {
             std::printf("%s\n", build_site(results).c_str());
             return 0;
         }
+        if (*inst) {
+            const std::string host = machine_arg == "local"
+                                         ? host_name()
+                                         : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines")).name;
+            if (inst_list) {
+                std::printf("%s", install_listing(list_installs(results, host, inst_flavour)).c_str());
+                return 0;
+            }
+            if (inst_flavour.empty()) throw ConfigError("install: name the flavour to install, or give --list");
+            InstallOutcome r = install_flavour({inst_flavour, "", build_dir, source_dir, results, host});
+            std::printf("%s %s: %s\n", r.reused ? "already installed, reused" : "installed", r.install.id.c_str(),
+                        r.install.dir.c_str());
+            std::printf("%s", install_listing({r.install}).c_str());
+            std::vector<Install> all = list_installs(results, host, inst_flavour);
+            if (!all.empty() && all.back().id != r.install.id)
+                std::printf("note: %s is newer, and a sitting with --installed measures the newest install\n",
+                            all.back().id.c_str());
+            return 0;
+        }
         if (*chk) {
             CheckOptions co;
             co.flavour = chk_flavour;
@@ -156,6 +188,7 @@ int main(int argc, char** argv) {
         o.client_binary = client;
         o.sitting_name = sitting;
         o.resume_dir = resume;
+        o.installed = installed;
         if (resume.empty()) {
             o.machine = machine_arg == "local" ? derive_local_machine()
                                                : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));

@@ -1029,9 +1029,15 @@ CheckReport check_flavour(const CheckOptions& options) {
         o.work_dir = tmpl;
     }
     if (o.machine.kernel_busy_poll_usecs > 0) o.busy_poll_usecs = o.machine.kernel_busy_poll_usecs;
-    const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
-    if (read_text_or_empty(path).empty()) throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
-    const Flavour f = load_flavour(path);
+    Flavour f;
+    if (o.resolved) {
+        f = *o.resolved;
+    } else {
+        const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
+        if (read_text_or_empty(path).empty())
+            throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
+        f = load_flavour(path);
+    }
 
     CheckReport report;
     Runner run(o, f, report);

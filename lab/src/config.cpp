@@ -344,7 +344,7 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     const TomlReader r(name);
     toml::table root = r.parse(text);
     r.only(root, "", {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s",
-                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell"});
+                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell", "installed"});
     Matrix m;
     m.source_text = text;
     m.source_name = name;
@@ -368,6 +368,7 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     for (const auto& t : m.loops) check_one_of(r, "loops", t, kLoops, "loop");
     m.idle = r.string(root, "idle", "").value_or("spin");
     check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
+    m.installed = r.boolean(root, "installed", "").value_or(false);
     m.runs = static_cast<int>(r.integer(root, "runs", "").value_or(5));
     if (m.runs < 1 || m.runs > 100) r.fail("runs", "must be 1..100");
     m.warmup_s = r.number(root, "warmup_s", "").value_or(1.0);

@@ -17,6 +17,7 @@
 
 #include "kite/lab/audit.hpp"
 #include "kite/lab/check.hpp"
+#include "kite/lab/install.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/util.hpp"
@@ -138,6 +139,7 @@ struct Context {
     Workers workers;                         // of pool and shard cells
     std::map<std::string, FlavourCheck> checks;  // by flavour
     std::string client_path;
+    SittingInstalls installed;  ///< the installs measured instead of the build tree (--installed)
     int busy_poll = 0;
     std::string idle, network;
     std::unique_ptr<NetnsPair> netns;
@@ -166,6 +168,23 @@ bool fail(Attempt& a, std::string reason) {
 
 std::string flavour_binary(const Context& c, const Flavour& f) {
     return find_executable(f.binary, c.opt.build_dir);
+}
+
+// stamp.effective's record of where a binary the cell ran comes from.
+json build_of(const Context& c, const Install* install, const std::string& path) {
+    std::string abs = fs::absolute(path).lexically_normal().string();
+    auto it = c.binaries.find(abs);
+    return build_origin(install, rel(abs, c.opt.source_dir), it == c.binaries.end() ? "" : it->second.sha256);
+}
+
+// A sitting of installs (--installed, or the matrix's `installed`): each
+// flavour's files and the client become the copies in its install.
+void use_installs(Context& c) {
+    const SittingOptions& opt = c.opt;
+    if (!opt.installed && !opt.matrix.installed) return;
+    c.installed = choose_installs(opt.results_dir, opt.machine.name, opt.matrix.flavours, opt.pinned_installs);
+    for (auto& [name, f] : c.flavours) point_at_install(f, *c.installed.server(name));
+    if (c.installed.client) c.client_path = c.installed.client->binary;
 }
 
 json effective_transport(const Context& c, const std::string& transport) {
@@ -322,6 +341,8 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
         {"workers", c.workers.count},
         {"cannot", c.flavours.at(cell.flavour).cannot},
         {"attempt", attempt_no},
+        {"server_build", build_of(c, c.installed.server(cell.flavour), flavour_binary(c, c.flavours.at(cell.flavour)))},
+        {"client_build", build_of(c, c.installed.client ? &*c.installed.client : nullptr, c.client_path)},
     };
 }
 
@@ -677,6 +698,8 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
     opt.matrix = parse_matrix(previous.at("matrix_file").get<std::string>(),
                               previous.at("matrix_source").get<std::string>() + " (recorded)");
     const json& ov = previous.value("overrides", json::object());
+    if (ov.contains("installed")) opt.installed = ov["installed"].get<bool>();
+    opt.pinned_installs = pinned_installs(previous.value("installs", json::array()));
     if (ov.contains("busy_poll_usecs")) opt.busy_poll_usecs = ov["busy_poll_usecs"].get<int>();
     if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
     if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
@@ -752,6 +775,7 @@ json overrides_json(const SittingOptions& opt) {
     if (opt.busy_poll_usecs) overrides["busy_poll_usecs"] = *opt.busy_poll_usecs;
     if (opt.idle) overrides["idle"] = *opt.idle;
     if (opt.network) overrides["network"] = *opt.network;
+    if (opt.installed) overrides["installed"] = true;
     if (!opt.audit) overrides["audit"] = false;
     if (!opt.check) overrides["check"] = false;
     return overrides;
@@ -769,6 +793,7 @@ json start_stamp(const Context& c, const json& previous) {
     stamp["cpu_model"] = opt.machine.cpu_model;
     stamp["epoch"] = opt.machine.epoch;
     stamp["binaries"] = binaries_json(c);
+    stamp["installs"] = installs_json(c.installed);
     stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
     stamp["git"] = git_stamp(opt.source_dir);
     stamp["sysctls"] = host_latency_sysctls();
@@ -1042,6 +1067,7 @@ FlavourCheck check_one(Context& c, const Flavour& f, std::vector<std::string> tr
     std::ofstream log(c.dir + "/" + fc.log, std::ios::trunc);
     CheckOptions o;
     o.flavour = f.name;
+    o.resolved = f;  // an installed sitting checks the install it measures
     o.flavours_dir = c.opt.flavours_dir;
     o.build_dir = c.opt.build_dir;
     o.source_dir = c.opt.source_dir;
@@ -1248,6 +1274,7 @@ SittingResult run_sitting(SittingOptions opt) {
     const json previous = opt.resume_dir.empty() ? json() : resume_stamp(opt, dir);
     Context c(opt);
     set_up_context(c, dir);
+    use_installs(c);
     const std::vector<Cell> cells = plan_cells(opt.matrix);
     c.binaries = hash_binaries(c);
     SittingResult res;

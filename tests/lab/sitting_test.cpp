@@ -16,28 +16,15 @@
 #include "kite/lab/report.hpp"
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/util.hpp"
+#include "sitting_fixture.hpp"
 
 using namespace kite::lab;
+using namespace kite::lab::test;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string env_or(const char* k, const char* d) {
-    const char* v = std::getenv(k);
-    return v ? v : d;
-}
-
-const char* kMachine = R"(
-name = "testbox"
-cpu_model = "Test CPU 9000"
-[cores]
-server = "0"
-client = "1"
-[transports]
-available = ["kernel"]
-)";
 
 class Sitting : public ::testing::Test {
 protected:
@@ -46,9 +33,7 @@ protected:
         root_ = fs::temp_directory_path() / ("kite-lab-sitting-" + std::to_string(getpid()) + "-" +
                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(root_);
-        fs::create_directories(root_ / "build");
-        fs::copy_file(src_ + "/tests/lab/fake_bench_roundtrip.py", root_ / "build" / "bench_roundtrip");
-        fs::permissions(root_ / "build" / "bench_roundtrip", fs::perms::owner_all, fs::perm_options::add);
+        place_fake_bench_roundtrip(src_, root_ / "build");
         for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
                               "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
             unsetenv(k);
@@ -61,17 +46,7 @@ protected:
         fs::remove_all(root_);
     }
     SittingOptions options(const std::string& matrix_body, const std::string& name = "s1") {
-        SittingOptions o;
-        o.source_dir = src_;
-        o.build_dir = (root_ / "build").string();
-        o.results_dir = (root_ / "results").string();
-        o.sitting_name = name;
-        o.machine = parse_machine(kMachine, "testbox.toml");
-        o.matrix = parse_matrix("runs = 2\nwarmup_s = 0.2\nduration_s = 0.2\n" + matrix_body, "test-matrix.toml");
-        o.audit = false;
-        o.check = false;  // the fake bench_roundtrip speaks no FIX; the check has its own tests below
-        o.progress = false;
-        return o;
+        return test_sitting_options(src_, root_, matrix_body, name);
     }
     json cell_json(const std::string& sitting, const std::string& file) {
         return json::parse(read_text((root_ / "results" / "testbox" / sitting / file).string()));
@@ -301,7 +276,7 @@ TEST_F(Sitting, compareRefusesTwoHardwareEpochs) {
     const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
     ASSERT_EQ(run_sitting(options(mx, "old")).exit_code, 0);
     SittingOptions o = options(mx, "new");
-    std::string text = kMachine;
+    std::string text = kTestMachine;
     text.replace(text.find("9000"), 4, "9500");
     o.machine = parse_machine(text, "testbox.toml");
     ASSERT_EQ(run_sitting(o).exit_code, 0);

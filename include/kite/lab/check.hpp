@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct CheckLine {
 
 struct CheckOptions {
     std::string flavour;       ///< its file is <flavours_dir>/<flavour>.toml
+    /// The flavour as the caller resolved it (a sitting of installs points its
+    /// binary and artifacts at the install); empty: read from its file.
+    std::optional<Flavour> resolved;
     std::string flavours_dir;  ///< default <source_dir>/lab/flavours
     std::string build_dir;     ///< where a relative `binary` is found; {build_dir}
     std::string source_dir;    ///< {source_dir}

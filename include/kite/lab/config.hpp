@@ -99,6 +99,7 @@ struct Matrix {
     double audit_burn_fraction = 0.25;  ///< a foreign thread above this share of a sample burns
     double ready_timeout_s = 10.0;
     int attempts = 2;                   ///< a failed cell is tried again once; a repeat makes it partial
+    bool installed = false;             ///< measure each flavour's newest install, not the build tree (install.hpp)
     std::string source_text, source_name;
 };
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -40,6 +41,12 @@ struct SittingOptions {
     std::optional<int> busy_poll_usecs;  ///< overrides transports.kernel.busy_poll_usecs
     std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
     std::optional<std::string> network;  ///< overrides the machine's network path
+    /// Measure each flavour's newest install (and take the client from cpp's
+    /// when there is one) instead of the build tree; so does the matrix's
+    /// `installed = true`. A flavour without an install: ConfigError.
+    bool installed = false;
+    /// flavour -> install id: a resumed sitting's installs, read from its sitting.json.
+    std::map<std::string, std::string> pinned_installs;
     bool audit = true;
     bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
     bool build_site = true;
