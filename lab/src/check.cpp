@@ -513,6 +513,21 @@ public:
         return true;
     }
 
+    // The sitting stamps every binary with its `--version` answer; a server
+    // that does not know the flag would start serving instead.
+    void version() {
+        if (!claimed("", "version")) return;
+        const CommandResult r = run_command({binary, "--version"}, 5.0);
+        const std::string out = trim(r.output);
+        if (r.code == 0 && !out.empty()) {
+            line(CheckStatus::ok, "", "version", out.substr(0, out.find('\n')));
+        } else {
+            line(CheckStatus::fail, "", "version",
+                 "'--version' exited " + std::to_string(r.code) + (out.empty() ? " with no output" : "") +
+                     ": a server answers it with its build (one line, exit 0) and does not start");
+        }
+    }
+
     ServerStart start_of(const std::string& model, const std::string& transport, const std::string& work) const {
         const Machine& m = o_.machine;
         ServerStart s;
@@ -1008,7 +1023,7 @@ std::string CheckReport::summary() const {
 
 std::string contract_part_of(const std::string& check) {
     static const std::map<std::string, std::string> part = {
-        {"build", "process"},          {"ready", "process"},         {"sigterm", "process"},
+        {"build", "process"},          {"version", "process"},       {"ready", "process"},         {"sigterm", "process"},
         {"unsupported", "process"},    {"logon", "logon"},           {"orders", "orders"},
         {"heartbeat", "session"},      {"test-request", "session"},  {"garbled", "session"},
         {"unknown-type", "session"},   {"logout", "session"},        {"gap", "session"},
@@ -1042,6 +1057,7 @@ CheckReport check_flavour(const CheckOptions& options) {
     CheckReport report;
     Runner run(o, f, report);
     if (!run.build()) return report;
+    run.version();
     auto wanted = [](const std::vector<std::string>& only, const std::string& x) {
         return only.empty() || std::find(only.begin(), only.end(), x) != only.end();
     };

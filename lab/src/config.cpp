@@ -558,7 +558,7 @@ const std::vector<std::string> kPlaceholders = {
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
-    "build",        "ready",        "logon",        "orders",    "heartbeat",   "test-request",
+    "build",        "version",      "ready",        "logon",        "orders",    "heartbeat",   "test-request",
     "garbled",      "unknown-type", "logout",       "gap",       "too-low",     "thread-names",
     "pinning",      "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm",
     "unsupported"};

@@ -14,12 +14,14 @@ namespace fs = std::filesystem;
 namespace {
 
 // The names of the checks that failed when check-flavour ran the fake with `--break what`.
-std::set<std::string> failed_checks(const std::string& what, CheckReport* out = nullptr) {
+// `binary` replaces the fake's path (a wrapper around it).
+std::set<std::string> failed_checks(const std::string& what, CheckReport* out = nullptr,
+                                    const std::string& binary = KITE_FAKE_FLAVOUR) {
     const fs::path dir = fs::temp_directory_path() / ("kite-check-test-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     write_text_atomic((dir / "fake.toml").string(),
                       "name = \"fake\"\n"
-                      "binary = \"" KITE_FAKE_FLAVOUR "\"\n"
+                      "binary = \"" + binary + "\"\n"
                       "args = [\"--model\", \"{model}\", \"--transport\", \"{transport}\", \"--bind\", \"{bind}\",\n"
                       "        \"--port\", \"{port}\", \"--cores\", \"{cores}\", \"--busy-poll-usecs\", \"{busy_poll_usecs}\",\n"
                       "        \"--ready-file\", \"{ready_file}\", \"--break\", \"" + what + "\"]\n"
@@ -48,7 +50,7 @@ TEST(CheckFlavour, aFlavourThatKeepsTheContractPassesEveryCheck) {
     CheckReport r;
     EXPECT_EQ(failed_checks("nothing", &r), std::set<std::string>{});
     EXPECT_EQ(r.skipped, 0);
-    EXPECT_GE(r.passed, 19);  // build, 17 checks of single/kernel, two unsupported starts
+    EXPECT_GE(r.passed, 20);  // build, version, 17 checks of single/kernel, two unsupported starts
 }
 
 TEST(CheckFlavour, aWrongThreadNameFailsTheChecksThatGoByName) {
@@ -67,4 +69,13 @@ TEST(CheckFlavour, aServerThatIgnoresSigtermFailsTheSigtermCheckOnly) {
 
 TEST(CheckFlavour, anUnpinnedThreadFailsThePinningCheckOnly) {
     EXPECT_EQ(failed_checks("unpinned"), std::set<std::string>{"pinning"});
+}
+
+TEST(CheckFlavour, aServerThatDoesNotAnswerVersionFailsTheVersionCheckOnly) {
+    // The fake behind a wrapper that refuses --version and runs it otherwise.
+    const fs::path wrapper = fs::temp_directory_path() / ("kite-check-noversion-" + std::to_string(::getpid()));
+    write_text_atomic(wrapper.string(), "#!/bin/sh\n[ \"$1\" = --version ] && exit 2\nexec \"" KITE_FAKE_FLAVOUR "\" \"$@\"\n");
+    fs::permissions(wrapper, fs::perms::owner_all);
+    EXPECT_EQ(failed_checks("nothing", nullptr, wrapper.string()), std::set<std::string>{"version"});
+    fs::remove(wrapper);
 }
