@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -222,14 +223,10 @@ class Client {
         buf_.erase(0, nl + 1);
         return true;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
       char tmp[4096];
-      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n <= 0) return false;
-      buf_.append(tmp, static_cast<std::size_t>(n));
+      const std::optional<ssize_t> n = recv_by(deadline, tmp, sizeof tmp);
+      if (!n || *n <= 0) return false;
+      buf_.append(tmp, static_cast<std::size_t>(*n));
     }
   }
   // True when nothing is readable right now (no reply pending).
@@ -246,15 +243,21 @@ class Client {
   bool wait_eof(int timeout_ms = 5000) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
       char tmp[4096];
-      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n == 0) return true;
-      if (n < 0) return errno == ECONNRESET;
+      const std::optional<ssize_t> n = recv_by(deadline, tmp, sizeof tmp);
+      if (!n) return false;
+      if (*n == 0) return true;
+      if (*n < 0) return errno == ECONNRESET;
     }
+  }
+  // One recv() once the socket is readable before `deadline`; nullopt when
+  // the deadline comes first.
+  std::optional<ssize_t> recv_by(std::chrono::steady_clock::time_point deadline, char* to, std::size_t cap) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+    return ::recv(fd_, to, cap, 0);
   }
   void close() {
     if (fd_ >= 0) ::close(fd_);
