@@ -567,6 +567,9 @@ public:
         return "";
     }
 
+    // spawn(), or a FAIL line under `check` when the server cannot start.
+    bool start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
+               Child& server);
     void cell(const std::string& model, const std::string& transport);
     void unsupported(const std::string& model, const std::string& transport, const std::string& what);
 
@@ -576,17 +579,23 @@ private:
     CheckReport& report_;
 };
 
+bool Runner::start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
+                   Child& server) {
+    try {
+        server = spawn(st, work);
+        return true;
+    } catch (const std::exception& e) {
+        line(CheckStatus::fail, scope, check, std::string("server did not start: ") + e.what());
+        return false;
+    }
+}
+
 void Runner::cell(const std::string& model, const std::string& transport) {
     const std::string scope = model + "/" + transport;
     const std::string work = o_.work_dir + "/" + model + "_" + transport;
     ServerStart st = start_of(model, transport, work);
     Child server;
-    try {
-        server = spawn(st, work);
-    } catch (const std::exception& e) {
-        line(CheckStatus::fail, scope, "ready", std::string("server did not start: ") + e.what());
-        return;
-    }
+    if (!start(st, work, scope, "ready", server)) return;
     const pid_t pid = server.pid();
 
     // ready: the port and a newline, once it listens.
@@ -990,12 +999,7 @@ void Runner::unsupported(const std::string& model, const std::string& transport,
     const std::string work = o_.work_dir + "/unsupported_" + model + "_" + transport;
     const ServerStart st = start_of(model, transport, work);
     Child server;
-    try {
-        server = spawn(st, work);
-    } catch (const std::exception& e) {
-        line(CheckStatus::fail, scope, "unsupported", std::string("server did not start: ") + e.what());
-        return;
-    }
+    if (!start(st, work, scope, "unsupported", server)) return;
     const auto code = server.wait_for(o_.ready_timeout_s);
     const std::string err = read_text_or_empty(work + "/server.err");
     const std::string u = unsupported_line(err);
