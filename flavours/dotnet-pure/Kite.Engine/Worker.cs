@@ -59,6 +59,8 @@ public sealed unsafe class Worker : IDisposable
     public int OpenCount => Volatile.Read(ref _open);
     public int Capacity => _slots.Length;
     public ulong Orders => _app.Orders;
+    /// <summary>What the thread allocated from its first pass to the stop (the steady state: 0 expected).</summary>
+    public long LoopAllocatedBytes { get; private set; }
 
     public Worker(string name, int core, ReadMode mode, int capacity, IdleKind idle, int busyPollUsecs, ulong idBase)
     {
@@ -216,6 +218,7 @@ public sealed unsafe class Worker : IDisposable
         CurrentThread.Pin(Core);
         started.Signal();
         _startTicks = Stopwatch.GetTimestamp();
+        long allocated0 = GC.GetAllocatedBytesForCurrentThread();
         long last = _startTicks;
         while (!stop.IsSet)
         {
@@ -228,6 +231,7 @@ public sealed unsafe class Worker : IDisposable
             _idle.Idle(work);
         }
         _endTicks = Stopwatch.GetTimestamp();
+        LoopAllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - allocated0;
         Shutdown(logoutWaitMs);
     }
 

@@ -128,6 +128,7 @@ public static class Program
 
         foreach (Thread t in threads) t.Join();
         foreach (Worker w in workers) Console.Error.WriteLine(w.LoadLine());
+        foreach (Worker w in workers) Console.Error.WriteLine($"dotnet alloc: {w.Name} allocated={w.LoopAllocatedBytes} bytes in its loop");
         long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocated0;
         int g0 = GC.CollectionCount(0) - gc0[0], g1 = GC.CollectionCount(1) - gc0[1], g2 = GC.CollectionCount(2) - gc0[2];
         Console.Error.WriteLine(FormattableString.Invariant($"dotnet gc: since ready gen0={g0} gen1={g1} gen2={g2} allocated={allocated} bytes"));
