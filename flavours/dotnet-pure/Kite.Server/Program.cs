@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using System.Reflection;
 using System.Runtime;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
@@ -55,7 +56,8 @@ public static class Program
         string aot = RuntimeFeature.IsDynamicCodeSupported ? "jit" : "nativeaot";
         string tiered = AppContext.TryGetSwitch("System.Runtime.TieredCompilation", out bool tc) ? (tc ? "on" : "off") : "default";
         string gc = (GCSettings.IsServerGC ? "server" : "workstation") + "," + GCSettings.LatencyMode.ToString().ToLowerInvariant();
-        return $"kite-dotnet-pure version={typeof(Program).Assembly.GetName().Version} runtime=\"{RuntimeInformation.FrameworkDescription}\" " +
+        string version = typeof(Program).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? "?";
+        return $"kite-dotnet-pure version={version} runtime=\"{RuntimeInformation.FrameworkDescription}\" " +
                $"code={aot} tiered_compilation={tiered} gc={gc} simd={(System.Runtime.Intrinsics.Vector256.IsHardwareAccelerated ? "256" : "128")}";
     }
 
