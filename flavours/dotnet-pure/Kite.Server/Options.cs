@@ -10,12 +10,14 @@ public sealed class UsageException(string message) : Exception(message);
 public sealed class Options
 {
     public const string Usage =
-        "usage: kite-dotnet-pure [--version] --model single|mono|pool|shard [--transport kernel|onload|vma]\n" +
+        "usage: kite-dotnet-pure [--version | --cost ORDERS] --model single|mono|pool|shard [--transport kernel|onload|vma]\n" +
         "         [--bind ADDR] [--port N] [--sessions N] [--workers N] [--cores C0,C1,..] [--coordinator-core C]\n" +
         "         [--busy-poll-usecs N] [--idle spin|yield|block] [--store null] [--store-dir DIR]\n" +
         "         [--ready-file PATH] [--flavour NAME]";
 
     public bool Version;
+    /// <summary>--cost N: measure the engine's CPU cost over N orders and exit.</summary>
+    public int CostOrders;
     public string Model = "single";
     public string Transport = "kernel";
     public string Bind = "127.0.0.1";
@@ -43,6 +45,7 @@ public sealed class Options
             string v = args[++i];
             switch (a)
             {
+                case "--cost": o.CostOrders = Int(a, v, 1, int.MaxValue); break;
                 case "--model": o.Model = v; break;
                 case "--transport": o.Transport = v; break;
                 case "--bind": o.Bind = v; break;
@@ -62,7 +65,7 @@ public sealed class Options
                 default: throw new UsageException($"unknown option {a}");
             }
         }
-        if (o.Version) return o;
+        if (o.Version || o.CostOrders > 0) return o;
         if (o.Model is not ("single" or "mono" or "pool" or "shard"))
             throw new UsageException($"--model {o.Model}: expected single, mono, pool or shard");
         if (o.Transport is not ("kernel" or "onload" or "vma"))

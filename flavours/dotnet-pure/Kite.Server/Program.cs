@@ -35,6 +35,7 @@ public static class Program
             Console.WriteLine(VersionLine());
             return 0;
         }
+        if (o.CostOrders > 0) return Cost.Run(o.CostOrders);
         if (o.Unsupported is string why)
         {
             Console.Error.WriteLine($"unsupported: {why}");
