@@ -45,7 +45,7 @@ public static class Program
         {
             return Serve(o);
         }
-        catch (Exception e) when (e is InvalidOperationException or ArgumentException)
+        catch (Exception e) when (e is InvalidOperationException or ArgumentException or IOException)
         {
             Console.Error.WriteLine($"kite-dotnet-pure: {e.Message}");
             return 1;
@@ -69,8 +69,6 @@ public static class Program
         // before any role thread exists.
         using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; stop.Set(); });
         using var intr = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; stop.Set(); });
-
-        Warmup.Run();
 
         int port = o.Port;
         var listeners = new List<int>();
@@ -114,13 +112,35 @@ public static class Program
             }
         }
 
+        // Listening already (a bad address or a taken port fails before the warm-up).
+        Warmup.Run();
+
         var started = new CountdownEvent(workers.Count + (front != null ? 1 : 0));
+        string? failure = null;
+        void Guard(Action body)
+        {
+            try
+            {
+                body();
+            }
+            catch (Exception e) when (e is InvalidOperationException or ArgumentException)
+            {
+                failure ??= e.Message;  // e.g. a core outside the process's CPU set
+                stop.Set();
+            }
+        }
         var threads = new List<Thread>();
         foreach (Worker w in workers)
-            threads.Add(new Thread(() => w.Run(stop, started, LogoutWaitMs)) { IsBackground = true });
-        if (front != null) threads.Add(new Thread(() => front.Run(stop, started)) { IsBackground = true });
+            threads.Add(new Thread(() => Guard(() => w.Run(stop, started, LogoutWaitMs))) { IsBackground = true });
+        if (front != null) threads.Add(new Thread(() => Guard(() => front.Run(stop, started))) { IsBackground = true });
         foreach (Thread t in threads) t.Start();
-        started.Wait();
+        while (!started.Wait(50) && failure == null) { }
+        if (failure != null)
+        {
+            stop.Set();
+            foreach (Thread t in threads) t.Join();
+            throw new InvalidOperationException(failure);
+        }
 
         // What the runtime did during warm-up is behind us; what follows is the cell's.
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
