@@ -73,7 +73,8 @@ public sealed unsafe class Connection : IOutbox, IDisposable
     /// <summary>One non-blocking read and the frames it completed. Returns bytes read; -1 when the connection ended.</summary>
     public int Read(FieldIndex ix)
     {
-        if (_rxLength == RxCapacity) return Process(ix) > 0 ? 0 : -1;
+        // A full receive buffer waits for room to send (back-pressure); full of garbage, it ends the connection.
+        if (_rxLength == RxCapacity) return Process(ix) > 0 || RxBacklog ? 0 : -1;
         nint n = Native.Recv(Fd, _rx + _rxLength, (nuint)(RxCapacity - _rxLength), Native.MSG_DONTWAIT);
         if (n > 0)
         {
