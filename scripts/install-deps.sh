@@ -18,6 +18,9 @@ packages=(
   python3
 )
 
+# The .NET SDK (dotnet-pure flavour) is not a Debian 12 package: docs/dotnet-pure.md says how to add it.
+command -v dotnet >/dev/null || echo "install-deps: no dotnet on PATH: the dotnet-pure tests report SKIPPED, its cells unbuilt" >&2
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
