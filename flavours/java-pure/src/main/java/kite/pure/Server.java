@@ -1,0 +1,242 @@
+package kite.pure;
+
+import java.io.IOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Sets up a model's threads (docs/flavours.md "Threads"), warms the hot path,
+ * writes the ready file, serves until stopped, then prints one
+ * `server load:` line per serving thread and the `gc since ready:` line.
+ */
+public final class Server {
+    /** Exit codes: 0 clean stop, 1 cannot serve (set-up failed), 3 unsupported. */
+    public static final int OK = 0, FAILED = 1, UNSUPPORTED = 3;
+
+    private final Options o;
+    private final List<AgentRunner> runners = new ArrayList<>();
+    private final List<ServerSocketChannel> listeners = new ArrayList<>();
+    private FrontDoor frontDoor;
+    private Thread frontThread;
+    private final GcReport gc = new GcReport();
+
+    public Server(Options o) { this.o = o; }
+
+    /** The line for a cell this server cannot serve, or null. */
+    public static String unsupported(Options o) {
+        if (!o.transport.equals("kernel"))
+            return "java-pure has no " + o.transport + " transport: it serves kernel TCP through NIO only";
+        if (!o.store.equals("null"))
+            return "java-pure keeps no message store (--store " + o.store +
+                   "): a ResendRequest is answered with a gap fill";
+        return null;
+    }
+
+    /** Serves until `stop` counts down; returns the exit code. */
+    public int run(CountDownLatch stop) throws InterruptedException {
+        final int core0 = o.cores.isEmpty() ? -1 : o.cores.get(0);
+        if (o.busyPollUsecs > 0)
+            System.err.println("java-pure: SO_BUSY_POLL " + o.busyPollUsecs +
+                               " us not applied: the JDK has no busy-poll socket option (declared in the flavour file)");
+        final long warmed = warmUp();
+        final CountDownLatch started;
+        try {
+            final SessionRegistry registry = new SessionRegistry("BENCH", o.sessions);
+            final long idBase = System.currentTimeMillis() * 1000;  // 16-digit IDs, as Kite's C++ application
+            final int maxConnections = o.sessions + 4;  // room for reconnects while old connections close
+            switch (o.model) {
+                case "single": {
+                    started = new CountDownLatch(1);
+                    final SingleAgent a = new SingleAgent(listen(o.port, false), registry, new OrderApp(idBase), maxConnections);
+                    runners.add(new AgentRunner("kite-single", core0, a, IdleStrategy.of(o.idle), started));
+                    break;
+                }
+                case "mono": {
+                    started = new CountDownLatch(1);
+                    final SelectorAgent a = new SelectorAgent(listen(o.port, false), null, registry, new OrderApp(idBase),
+                                                              maxConnections);
+                    runners.add(new AgentRunner("kite-mono", core0, a, IdleStrategy.of(o.idle), started));
+                    break;
+                }
+                case "shard": {
+                    started = new CountDownLatch(o.workers);
+                    int port = o.port;
+                    for (int i = 0; i < o.workers; i++) {
+                        final ServerSocketChannel l = listen(port, true);
+                        port = ((InetSocketAddress) l.getLocalAddress()).getPort();  // the others share the first's
+                        final SelectorAgent a = new SelectorAgent(l, null, registry, new OrderApp(idBase + i * 10_000_000_000_000L),
+                                                                  maxConnections);
+                        runners.add(new AgentRunner("kite-shard-" + i, core(i), a, IdleStrategy.of(o.idle), started));
+                    }
+                    break;
+                }
+                default: {  // pool
+                    started = new CountDownLatch(o.workers + 1);
+                    @SuppressWarnings({"unchecked", "rawtypes"})
+                    final SpscQueue<SocketChannel>[] queues = new SpscQueue[o.workers];
+                    for (int i = 0; i < o.workers; i++) {
+                        queues[i] = new SpscQueue<>(64);
+                        final SelectorAgent a = new SelectorAgent(null, queues[i], registry,
+                                                                  new OrderApp(idBase + i * 10_000_000_000_000L), maxConnections);
+                        runners.add(new AgentRunner("kite-pool-" + i, core(i), a, IdleStrategy.of(o.idle), started));
+                    }
+                    frontDoor = new FrontDoor(listen(o.port, false), queues);
+                    final int coordinator = o.coordinatorCore >= 0 ? o.coordinatorCore : core0;
+                    final String[] pinError = new String[1];
+                    frontThread = new Thread(() -> {
+                        try {
+                            if (coordinator >= 0) Affinity.pinThisThread(coordinator);
+                        } catch (RuntimeException e) {
+                            pinError[0] = e.getMessage();
+                            frontDoor.close();
+                        }
+                        started.countDown();
+                        frontDoor.run();
+                    }, "kite-front");
+                    break;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            System.err.println("java-pure: " + e.getMessage());
+            closeAll();
+            return FAILED;
+        }
+        for (AgentRunner r : runners) r.start();
+        if (frontThread != null) frontThread.start();
+        started.await();
+        for (AgentRunner r : runners) {
+            if (r.pinError() != null) {
+                System.err.println("java-pure: " + r.pinError());
+                stopAll();
+                return FAILED;
+            }
+        }
+        if (frontDoor != null && !listeners.get(0).isOpen()) {
+            System.err.println("java-pure: cannot pin kite-front to core " + o.coordinatorCore);
+            stopAll();
+            return FAILED;
+        }
+        // Warm-up garbage goes now, so that a collection after the ready file is the cell's.
+        System.gc();
+        gc.mark();
+        final int port;
+        try {
+            port = ((InetSocketAddress) listeners.get(0).getLocalAddress()).getPort();
+            writeReadyFile(port);
+        } catch (IOException e) {
+            System.err.println("java-pure: cannot write the ready file " + o.readyFile + ": " + e.getMessage());
+            stopAll();
+            return FAILED;
+        }
+        System.out.println("java-pure: " + o.model + " on " + o.bind + ":" + port + ", " + runners.size() +
+                           " serving thread(s), warm-up " + warmed + " orders");
+        stop.await();
+        stopAll();
+        for (AgentRunner r : runners) System.err.println(r.loadLine());
+        System.err.println(gc.line());
+        return OK;
+    }
+
+    private int core(int i) {
+        return o.cores.isEmpty() ? -1 : o.cores.get(i % o.cores.size());
+    }
+
+    private ServerSocketChannel listen(int port, boolean reusePort) throws IOException {
+        final InetAddress address;
+        try {
+            address = InetAddress.getByName(o.bind);
+        } catch (UnknownHostException e) {
+            throw new IOException("bad bind address " + o.bind);
+        }
+        final ServerSocketChannel l = ServerSocketChannel.open();
+        listeners.add(l);
+        l.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        if (reusePort) l.setOption(StandardSocketOptions.SO_REUSEPORT, true);
+        try {
+            l.bind(new InetSocketAddress(address, port), 1024);
+        } catch (IOException e) {
+            throw new IOException("cannot listen on " + o.bind + ":" + port + ": " + e.getMessage());
+        }
+        return l;
+    }
+
+    private void writeReadyFile(int port) throws IOException {
+        if (o.readyFile.isEmpty()) return;
+        final Path ready = Path.of(o.readyFile);
+        final Path tmp = Path.of(o.readyFile + ".tmp");
+        Files.writeString(tmp, port + "\n");
+        Files.move(tmp, ready, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private void stopAll() throws InterruptedException {
+        if (frontDoor != null) frontDoor.close();
+        for (AgentRunner r : runners) r.stop();
+        for (AgentRunner r : runners) r.thread().join();
+        if (frontThread != null) frontThread.join();
+        closeAll();
+    }
+
+    private void closeAll() {
+        for (ServerSocketChannel l : listeners) {
+            try {
+                l.close();
+            } catch (IOException ignored) {
+                // stopping
+            }
+        }
+    }
+
+    /**
+     * Runs the serving code over loopback on this thread (the same classes
+     * the model's threads run) for up to --warmup seconds, then waits a
+     * little for the compiler to finish what it queued. Returns the orders.
+     */
+    private long warmUp() {
+        if (o.warmupS <= 0) return 0;
+        final long deadline = System.nanoTime() + (long) (o.warmupS * 1e9);
+        long orders = 0;
+        try (ServerSocketChannel l = ServerSocketChannel.open()) {
+            l.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+            final SessionRegistry registry = new SessionRegistry("BENCH", 1);
+            final OrderApp app = new OrderApp(0);
+            final Agent agent = o.model.equals("single") ? new SingleAgent(l, registry, app, 2)
+                                                         : new SelectorAgent(l, null, registry, app, 2);
+            try (LoopbackDrill drill = new LoopbackDrill(agent, ((InetSocketAddress) l.getLocalAddress()).getPort(), "BENCH0")) {
+                drill.logon();
+                while (System.nanoTime() < deadline && orders < 200_000) orders += drill.orders(1000);
+                drill.logout();
+            }
+            agent.close();
+        } catch (IOException e) {
+            System.err.println("java-pure: warm-up: " + e.getMessage() + " (serving unwarmed)");
+        }
+        // The compiler's queue: wait until it has compiled nothing new for 100 ms (at most 1 s).
+        final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit != null && jit.isCompilationTimeMonitoringSupported()) {
+            long before = jit.getTotalCompilationTime();
+            for (int i = 0; i < 10; i++) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    break;
+                }
+                final long now = jit.getTotalCompilationTime();
+                if (now == before) break;
+                before = now;
+            }
+        }
+        return orders;
+    }
+}
