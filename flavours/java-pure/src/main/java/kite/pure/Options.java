@@ -18,7 +18,8 @@ public final class Options {
     public String store = "null";
     public String storeDir = "";
     public String readyFile = "";
-    public double warmupS = 1.0;
+    public double warmupS = 3.0;       // the warm-up's cap
+    public int warmupOrders = 30_000;
     public boolean version;
     public boolean help;
 
@@ -26,7 +27,8 @@ public final class Options {
         "usage: kite-java-pure [--model single|mono|pool|shard] [--transport kernel] [--bind ADDR] [--port N]\n" +
         "                      [--sessions N] [--workers N] [--cores LIST] [--coordinator-core N]\n" +
         "                      [--busy-poll-usecs N] [--idle spin|yield|block] [--store null]\n" +
-        "                      [--store-dir DIR] [--ready-file PATH] [--warmup SECONDS] [--version]";
+        "                      [--store-dir DIR] [--ready-file PATH] [--warmup-orders N] [--warmup SECONDS]\n" +
+        "                      [--version]";
 
     /** Parses args; throws IllegalArgumentException with a message naming the option at fault. */
     public static Options parse(String[] args) {
@@ -58,6 +60,7 @@ public final class Options {
                 case "--store-dir": o.storeDir = v; break;
                 case "--ready-file": o.readyFile = v; break;
                 case "--warmup": o.warmupS = decimal(a, v, 0, 10); break;
+                case "--warmup-orders": o.warmupOrders = integer(a, v, 0, 10_000_000); break;
                 default: throw new IllegalArgumentException("unknown option " + a);
             }
         }

@@ -200,11 +200,12 @@ public final class Server {
 
     /**
      * Runs the serving code over loopback on this thread (the same classes
-     * the model's threads run) for up to --warmup seconds, then waits a
+     * the model's threads run) for --warmup-orders orders or --warmup
+     * seconds, whichever comes first, then waits a
      * little for the compiler to finish what it queued. Returns the orders.
      */
     private long warmUp() {
-        if (o.warmupS <= 0) return 0;
+        if (o.warmupS <= 0 || o.warmupOrders == 0) return 0;
         final long deadline = System.nanoTime() + (long) (o.warmupS * 1e9);
         long orders = 0;
         try (ServerSocketChannel l = ServerSocketChannel.open()) {
@@ -215,7 +216,7 @@ public final class Server {
                                                          : new SelectorAgent(l, null, registry, app, 2);
             try (LoopbackDrill drill = new LoopbackDrill(agent, ((InetSocketAddress) l.getLocalAddress()).getPort(), "BENCH0")) {
                 drill.logon();
-                while (System.nanoTime() < deadline && orders < 200_000) orders += drill.orders(1000);
+                while (orders < o.warmupOrders && System.nanoTime() < deadline) orders += drill.orders(500);
                 drill.logout();
             }
             agent.close();

@@ -51,7 +51,7 @@ public final class Session {
     private int sessionId = -1;     // in the registry, once logged on
     private long expectedIn;        // the next MsgSeqNum we expect
     private long nextOut;           // the MsgSeqNum of our next message
-    private long resendAskedUntil;  // the highest number a ResendRequest of ours covers
+    private long resendAskedUntil;  // the highest number seen beyond a gap we asked to be resent
     private int heartBtMs;
     private long lastSentMs, lastReceivedMs, testRequestSentMs, stateSinceMs;
     private final byte[] peer = new byte[32];  // the peer's SenderCompID
@@ -251,8 +251,10 @@ public final class Session {
     }
 
     private void askResend(long seen, long nowMs) {
-        if (seen <= resendAskedUntil) return;  // this gap is asked for already
-        resendAskedUntil = seen;
+        // One ResendRequest (to infinity, 16=0) per gap: none while an earlier one is still being answered.
+        final boolean asked = expectedIn <= resendAskedUntil;
+        if (seen > resendAskedUntil) resendAskedUntil = seen;
+        if (asked) return;
         begin((byte) '2', nowMs).putLong(Tag.BeginSeqNo, expectedIn).putLong(Tag.EndSeqNo, 0);
         send();
     }
