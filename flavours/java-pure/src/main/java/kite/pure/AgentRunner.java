@@ -20,7 +20,8 @@ public final class AgentRunner implements Runnable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile String pinError;
-    private long polls, empty, busyNs, totalNs;
+    private static final int PASSES = 1024;  // between looks at the stop flag
+    private long polls, empty, busyNs, totalNs, last;
 
     public AgentRunner(String name, int core, Agent agent, IdleStrategy idle, CountDownLatch started) {
         this.name = name;
@@ -32,6 +33,7 @@ public final class AgentRunner implements Runnable {
     }
 
     public String name() { return name; }
+    public int core() { return core; }
     public Thread thread() { return thread; }
     /** Why pinning failed, or null. */
     public String pinError() { return pinError; }
@@ -51,8 +53,25 @@ public final class AgentRunner implements Runnable {
         }
         started.countDown();
         final long t0 = System.nanoTime();
-        long last = t0;
-        while (running) {
+        last = t0;
+        while (running) runPasses(PASSES);
+        totalNs = System.nanoTime() - t0;
+        agent.shutdown();
+        final long deadline = System.nanoTime() + DRAIN_NS;
+        while (!agent.drained() && System.nanoTime() < deadline) {
+            if (agent.doWork() == 0) Thread.onSpinWait();
+        }
+        agent.close();
+    }
+
+    /**
+     * n passes of the duty cycle, with their accounting. The loop lives here,
+     * not in run(): the warm-up calls this method so often that the JIT
+     * compiles it (the agent's work inlined) before the ready file, and the
+     * serving thread's run() then only calls the compiled code.
+     */
+    public void runPasses(int n) {
+        for (int i = 0; i < n; i++) {
             final int work = agent.doWork();
             final long t = System.nanoTime();
             polls++;
@@ -61,13 +80,6 @@ public final class AgentRunner implements Runnable {
             last = t;
             idle.idle(work);
         }
-        totalNs = System.nanoTime() - t0;
-        agent.shutdown();
-        final long deadline = System.nanoTime() + DRAIN_NS;
-        while (!agent.drained() && System.nanoTime() < deadline) {
-            if (agent.doWork() == 0) Thread.onSpinWait();
-        }
-        agent.close();
     }
 
     /** `server load: NAME polls=N empty=E% busy=B% busy/order=U us orders=K` (docs/flavours.md). */

@@ -36,7 +36,7 @@ class AgentTest {
         try (ServerSocketChannel l = listener()) {
             final OrderApp app = new OrderApp(1_000_000_000_000_000L);
             final Agent agent = f.make(l, new SessionRegistry("BENCH", 1), app);
-            try (LoopbackDrill drill = new LoopbackDrill(agent, port(l), "BENCH0")) {
+            try (LoopbackDrill drill = new LoopbackDrill(agent::doWork, port(l), "BENCH0")) {
                 assertEquals('A', drill.logon());
                 assertEquals(20_000, drill.orders(20_000));  // warm: class loading, the JIT, first-use caches
                 final long before = threads.getCurrentThreadAllocatedBytes();
