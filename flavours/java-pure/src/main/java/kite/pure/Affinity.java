@@ -34,6 +34,11 @@ public final class Affinity {
             FunctionDescriptor.of(CLinker.C_INT, CLinker.C_INT, CLinker.C_LONG, CLinker.C_POINTER));
     }
 
+    /** Loads the foreign linker and looks sched_setaffinity up (else done at the first pinning). */
+    public static void load() {
+        if (Native.SCHED_SETAFFINITY == null) throw new IllegalStateException("sched_setaffinity not found");
+    }
+
     /** Pins the calling thread to `core`; throws with the reason when the kernel refuses. */
     public static void pinThisThread(int core) {
         if (setAffinity(0, List.of(core)) != 0)

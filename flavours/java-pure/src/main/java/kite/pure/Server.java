@@ -23,6 +23,8 @@ public final class Server {
     /** Exit codes: 0 clean stop, 1 cannot serve (set-up failed), 3 unsupported. */
     public static final int OK = 0, FAILED = 1, UNSUPPORTED = 3;
 
+    private static final long WARMUP_END_MS = 4_500, SETTLED_BY_MS = 6_000;  // of the JVM's uptime
+
     private final Options o;
     private final List<AgentRunner> runners = new ArrayList<>();
     private final List<ServerSocketChannel> listeners = new ArrayList<>();
@@ -48,7 +50,10 @@ public final class Server {
         if (o.busyPollUsecs > 0)
             System.err.println("java-pure: SO_BUSY_POLL " + o.busyPollUsecs +
                                " us not applied: the JDK has no busy-poll socket option (declared in the flavour file)");
+        Affinity.load();  // the foreign linker's start-up, before the warm-up's time budget is set
+        final long startMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
         final long warmed = warmUp();
+        final long warmedMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
         final CountDownLatch started;
         try {
             final SessionRegistry registry = new SessionRegistry("BENCH", o.sessions);
@@ -140,8 +145,9 @@ public final class Server {
             return FAILED;
         }
         System.out.println("java-pure: " + o.model + " on " + o.bind + ":" + port + ", " + runners.size() +
-                           " serving thread(s), warm-up " + warmed + " orders, ready " +
-                           java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() + " ms after the JVM started");
+                           " serving thread(s); JVM start " + startMs + " ms, warm-up " + warmed + " orders and the compilers' queue " +
+                           (warmedMs - startMs) + " ms, ready at " +
+                           java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() + " ms");
         stop.await();
         stopAll();
         for (AgentRunner r : runners) System.err.println(r.loadLine());
@@ -197,13 +203,14 @@ public final class Server {
     }
 
     /**
-     * Waits (at most 3 s) until the JIT's compiler threads ran less than 5% of
+     * Waits (at most 1.6 s) until the JIT's compiler threads ran less than 5% of
      * a 200 ms window: what the lab's audit measures of them after the ready
      * file. Their time comes from /proc/self/task (they are no Java threads).
      */
     private static void waitForCompilers() {
         final long windowNs = 200_000_000L;
-        final long deadline = System.nanoTime() + 3_000_000_000L;
+        final long leftMs = Math.max(0, SETTLED_BY_MS - java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
+        final long deadline = System.nanoTime() + Math.min(1_600_000_000L, leftMs * 1_000_000L);
         long before = compilerNs();
         while (System.nanoTime() < deadline) {
             try {
@@ -271,7 +278,10 @@ public final class Server {
      */
     private long warmUp() {
         if (o.warmupS <= 0 || o.warmupOrders == 0) return 0;
-        final long deadline = System.nanoTime() + (long) (o.warmupS * 1e9);
+        // The lab waits 10 s for the ready file: on a loaded machine the JVM's own start eats into
+        // that, so the warm-up ends 4.5 s and the compilers' wait 6 s after the JVM started at the latest.
+        final long leftMs = Math.max(0, WARMUP_END_MS - java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
+        final long deadline = System.nanoTime() + Math.min((long) (o.warmupS * 1e9), leftMs * 1_000_000L);
         final int sessions = o.model.equals("single") ? 1 : 4;
         long orders = 0;
         try (ServerSocketChannel l = ServerSocketChannel.open()) {
