@@ -12,6 +12,7 @@ packages=(
   libhowardhinnant-date-dev tzdata    # IANA time zones for session schedules
   liburing-dev
   libquickfix-dev                     # peer flavour, benchmarks, interop tests
+  openjdk-17-jdk-headless junit5      # the Java flavours and their tests
   sockperf                            # cross-check of the raw floor
   iproute2 procps util-linux          # network namespaces, veth, taskset
   valgrind                            # instruction counts (callgrind)
