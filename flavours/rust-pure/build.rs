@@ -1,0 +1,23 @@
+//! Stamps the build into `rust_pure --version`: commit, compiler, profile, target.
+
+use std::process::Command;
+
+fn output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into());
+    let git = output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=RUST_PURE_RUSTC={}", version);
+    println!("cargo:rustc-env=RUST_PURE_GIT={}", git);
+    println!("cargo:rustc-env=RUST_PURE_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    println!("cargo:rustc-env=RUST_PURE_TARGET={}", std::env::var("TARGET").unwrap_or_default());
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../../.git/HEAD");
+}
