@@ -17,6 +17,11 @@ packages=(
   valgrind                            # instruction counts (callgrind)
   python3
 )
+# The rust-pure flavour (flavours/rust-pure): Debian's Rust toolchain, unless a
+# cargo is on PATH already (rustup's, for one).
+if ! command -v cargo >/dev/null 2>&1; then
+  packages+=(cargo rustc)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

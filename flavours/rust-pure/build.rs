@@ -19,5 +19,17 @@ fn main() {
     println!("cargo:rustc-env=RUST_PURE_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
     println!("cargo:rustc-env=RUST_PURE_TARGET={}", std::env::var("TARGET").unwrap_or_default());
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../../.git/HEAD");
+    // A new commit changes HEAD or the branch it names. Only files that exist are
+    // named: cargo reruns a script whose named file is missing every time.
+    let mut watched = vec!["HEAD".to_string()];
+    if let Some(branch) = output("git", &["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(branch);
+    }
+    for name in watched {
+        if let Some(path) = output("git", &["rev-parse", "--path-format=absolute", "--git-path", &name]) {
+            if std::path::Path::new(&path).exists() {
+                println!("cargo:rerun-if-changed={}", path);
+            }
+        }
+    }
 }
