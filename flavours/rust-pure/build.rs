@@ -17,6 +17,11 @@ fn main() {
     println!("cargo:rustc-env=RUST_PURE_RUSTC={}", version);
     println!("cargo:rustc-env=RUST_PURE_GIT={}", git);
     println!("cargo:rustc-env=RUST_PURE_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    // The lab reads flags= for its stamp (target-cpu=native marks a host-tuned build).
+    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default().replace('\x1f', " ");
+    let flags = format!("opt-level={} {}", std::env::var("OPT_LEVEL").unwrap_or_default(), rustflags);
+    println!("cargo:rustc-env=RUST_PURE_FLAGS={}", flags.trim());
+    println!("cargo:rerun-if-env-changed=RUSTFLAGS");
     println!("cargo:rustc-env=RUST_PURE_TARGET={}", std::env::var("TARGET").unwrap_or_default());
     println!("cargo:rerun-if-changed=build.rs");
     // A new commit changes HEAD or the branch it names. Only files that exist are

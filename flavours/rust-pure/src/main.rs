@@ -15,10 +15,11 @@ fn main() {
         Ok(Parsed::Run(o)) => o,
         Ok(Parsed::Version) => {
             println!(
-                "rust_pure version={} git={} rustc=\"{}\" profile={} target={}",
+                "rust_pure version={} git={} compiler=\"{}\" flags=\"{}\" profile={} target={}",
                 env!("CARGO_PKG_VERSION"),
                 env!("RUST_PURE_GIT"),
                 env!("RUST_PURE_RUSTC"),
+                env!("RUST_PURE_FLAGS"),
                 env!("RUST_PURE_PROFILE"),
                 env!("RUST_PURE_TARGET")
             );
