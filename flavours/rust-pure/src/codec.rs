@@ -218,7 +218,7 @@ fn walk_with(
 
 /// The value of a field.
 #[inline(always)]
-pub fn value<'a>(frame: &'a [u8], f: Field) -> &'a [u8] {
+pub fn value(frame: &[u8], f: Field) -> &[u8] {
     &frame[f.start as usize..f.end as usize]
 }
 
@@ -442,6 +442,8 @@ pub fn put_bytes(dst: &mut [u8], src: &[u8]) {
         dst[n - 4..n].copy_from_slice(&b);
         dst[..4].copy_from_slice(&a);
     } else {
+        // Under 4 bytes: a loop, which copy_from_slice would turn into a memcpy call.
+        #[allow(clippy::manual_memcpy)]
         for i in 0..n {
             dst[i] = src[i];
         }
@@ -800,7 +802,7 @@ mod tests {
         for i in 0..20_000u64 {
             let n = match i % 4 {
                 0 => i,
-                1 => r.next(),
+                1 => r.next_u64(),
                 2 => 10u64.saturating_pow((i % 21) as u32),
                 _ => 10u64.saturating_pow((i % 21) as u32).wrapping_sub(1),
             };

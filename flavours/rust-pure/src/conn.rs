@@ -31,18 +31,13 @@ impl Acceptor {
 }
 
 /// Order and execution IDs, unique across threads: each thread takes blocks.
+#[derive(Default)]
 pub struct Ids {
     next: u64,
     end: u64,
 }
 
 const ID_BLOCK: u64 = 1 << 20;
-
-impl Default for Ids {
-    fn default() -> Self {
-        Ids { next: 0, end: 0 }
-    }
-}
 
 impl Ids {
     #[inline]

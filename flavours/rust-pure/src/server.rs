@@ -237,6 +237,8 @@ struct Worker<'a> {
     inbox: Option<Arc<Spsc<Fd>>>,
     load: Option<Arc<AtomicUsize>>,
     conns: Vec<Option<(Fd, Box<Conn>)>>,
+    // Boxed: a connection moves between its slot and the spares as a pointer.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<Conn>>,
     e: Engine,
 }

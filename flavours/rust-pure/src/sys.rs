@@ -277,7 +277,10 @@ fn clock(id: c_int) -> i64 {
     let mut ts = Timespec { sec: 0, nsec: 0 };
     // SAFETY: ts is valid for writing.
     unsafe { clock_gettime(id, &mut ts) };
-    ts.sec as i64 * 1_000_000_000 + ts.nsec as i64
+    // c_long is i64 on the 64-bit targets served; the conversion keeps 32-bit ones building.
+    #[allow(clippy::useless_conversion)]
+    let ns = i64::from(ts.sec) * 1_000_000_000 + i64::from(ts.nsec);
+    ns
 }
 
 /// Nanoseconds since the Unix epoch.

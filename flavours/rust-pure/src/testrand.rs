@@ -7,7 +7,7 @@ impl Rand {
         Rand(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
     /// xorshift64*.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -17,7 +17,7 @@ impl Rand {
         if n == 0 {
             0
         } else {
-            self.next() % n
+            self.next_u64() % n
         }
     }
 }
