@@ -18,6 +18,11 @@ packages=(
   valgrind                            # instruction counts (callgrind)
   python3
 )
+# The rust-pure flavour (flavours/rust-pure): Debian's Rust toolchain, unless a
+# cargo is on PATH already (rustup's, for one).
+if ! command -v cargo >/dev/null 2>&1; then
+  packages+=(cargo rustc)
+fi
 
 # The .NET SDK (dotnet-pure flavour) is not a Debian 12 package: docs/dotnet-pure.md says how to add it.
 command -v dotnet >/dev/null || echo "install-deps: no dotnet on PATH: the dotnet-pure tests report SKIPPED, its cells unbuilt" >&2
