@@ -21,6 +21,7 @@ static jclass g_exception;       /* kite.KiteException */
 static jmethodID g_exception_init;
 static jmethodID g_thread_started;  /* Bridge.threadStarted */
 static jmethodID g_on_message, g_on_logon, g_on_logout, g_on_thread_stop, g_rebind;
+static jfieldID g_bridge_app;       /* Bridge.app */
 
 enum { kFrameBytes = 64 * 1024, kFieldSlots = 1024, kReplyHeader = 16, kReplyBody = 64 * 1024 };
 
@@ -59,13 +60,14 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   g_thread_started = (*env)->GetMethodID(
       env, bridge, "threadStarted",
       "(Ljava/lang/String;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)Lkite/Dispatcher;");
+  g_bridge_app = (*env)->GetFieldID(env, bridge, "app", "Lkite/Application;");
   g_on_message = (*env)->GetMethodID(env, disp, "onMessage", "(JIIIJJ)I");
   g_on_logon = (*env)->GetMethodID(env, disp, "onLogon", "(JI)V");
   g_on_logout = (*env)->GetMethodID(env, disp, "onLogout", "(JILjava/lang/String;)V");
   g_on_thread_stop = (*env)->GetMethodID(env, disp, "onThreadStop", "()V");
   g_rebind = (*env)->GetMethodID(env, disp, "rebind",
                                  "(Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V");
-  if (g_exception_init == NULL || g_thread_started == NULL || g_on_message == NULL || g_on_logon == NULL ||
+  if (g_exception_init == NULL || g_thread_started == NULL || g_bridge_app == NULL || g_on_message == NULL || g_on_logon == NULL ||
       g_on_logout == NULL || g_on_thread_stop == NULL || g_rebind == NULL)
     return JNI_ERR;
   return JNI_VERSION_1_8;
@@ -270,9 +272,12 @@ static jlong start(JNIEnv* env, jstring text, jstring name, jboolean is_file, jo
   const char* t = (*env)->GetStringUTFChars(env, text, NULL);
   const char* n = name != NULL ? (*env)->GetStringUTFChars(env, name, NULL) : NULL;
   const kite_callbacks cb = callbacks_for(b);
+  /* A Bridge without an Application: kite-acceptor's own (no crossing). */
+  const int builtin = (*env)->GetObjectField(env, bridge, g_bridge_app) == NULL;
   kite_status st;
   if (acceptor) {
-    st = is_file ? kite_acceptor_start_file(t, &cb, &b->acceptor) : kite_acceptor_start_string(t, n, &cb, &b->acceptor);
+    const kite_callbacks* c = builtin ? NULL : &cb;
+    st = is_file ? kite_acceptor_start_file(t, c, &b->acceptor) : kite_acceptor_start_string(t, n, c, &b->acceptor);
   } else {
     st = is_file ? kite_initiator_start_file(t, &cb, &b->initiator)
                  : kite_initiator_start_string(t, n, &cb, &b->initiator);

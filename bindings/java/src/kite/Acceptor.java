@@ -19,7 +19,11 @@ public final class Acceptor implements AutoCloseable {
         this.bridge = bridge;
     }
 
-    /** From the file's text; {@code name} stands for the file in error messages. */
+    /**
+     * From the file's text; {@code name} stands for the file in error
+     * messages. {@code app} null: no Java application, the acceptor answers
+     * as kite-acceptor does ([app] mode), and no engine thread attaches.
+     */
     public static Acceptor start(String toml, String name, Application app) {
         final Bridge b = new Bridge(app);
         final Acceptor a = new Acceptor(Native.acceptorStart(toml, name, false, b), b);

@@ -10,8 +10,8 @@ final class Bridge {
     private final AtomicLong errors = new AtomicLong();
     Object owner;
 
+    /** app null: the acceptor answers as kite-acceptor does (no Java callbacks). */
     Bridge(Application app) {
-        if (app == null) throw new NullPointerException("application");
         this.app = app;
     }
 

@@ -17,6 +17,7 @@ public final class Initiator implements AutoCloseable {
     }
 
     public static Initiator start(String toml, String name, Application app) {
+        java.util.Objects.requireNonNull(app, "application");
         final Bridge b = new Bridge(app);
         final Initiator i = new Initiator(Native.initiatorStart(toml, name, false, b), b);
         b.owner = i;
@@ -24,6 +25,7 @@ public final class Initiator implements AutoCloseable {
     }
 
     public static Initiator startFile(String path, Application app) {
+        java.util.Objects.requireNonNull(app, "application");
         final Bridge b = new Bridge(app);
         final Initiator i = new Initiator(Native.initiatorStart(path, path, true, b), b);
         b.owner = i;
