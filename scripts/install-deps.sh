@@ -18,6 +18,12 @@ packages=(
   python3
 )
 
+# The Java binding and the java-jni flavour (bindings/java): a JDK 17 and
+# JUnit 5's console launcher, where javac or the launcher is missing.
+if ! command -v javac >/dev/null || [[ ! -f /usr/share/java/junit-platform-console-standalone.jar ]]; then
+  packages+=(openjdk-17-jdk-headless junit5)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -223,8 +223,10 @@ KITE_API void kite_initiator_free(kite_initiator* i);
  *    into the connection's send buffer now; when that cannot take it, it is
  *    stored under its MsgSeqNum for the peer's resend (KITE_STORED).
  *  - From any other thread: copied into the session's queue (bounded, 64
- *    KiB) and sent by the session's thread at its next timer turn (within
- *    about 100 us); KITE_BACK_PRESSURED when the queue is full, and
+ *    KiB) and sent by the session's thread at its next timer turn: within
+ *    the engine's timer interval (100 us) when the thread spins, up to the
+ *    idle strategy's block timeout (1 ms) when it sleeps; sends keep their
+ *    order. KITE_BACK_PRESSURED when the queue is full, and
  *    KITE_NOT_LOGGED_ON when the session is not logged on now (a queued
  *    message whose session logs out first is dropped).
  * `body` is read during the call only. */

@@ -11,17 +11,18 @@ import kite.Initiator;
 import kite.Message;
 import kite.Reply;
 import kite.Session;
-import kite.ThreadLoad;
 import kite.Warmup;
 
 /**
- * The cost of the crossing per order: the acceptor thread's busy time per
- * order (AgentLoad busy_ns / orders: the time of the loop passes that did
- * work) with kite-acceptor's C++ application (no crossing) and with the same
- * ExecutionReport written in Java through the JNI binding (C callback, JNI
- * upcall through a cached method ID, Java, reply sent from the callback).
- * The acceptor (single model, busy_spin) and the initiator (spin_yield) run
- * in this process on the given cores; variants alternate over the rounds.
+ * The cost of the crossing per order: the acceptor thread's CPU time per
+ * order (/proc/self/task/TID/schedstat: time on a CPU, so preemption by
+ * other processes does not count) with kite-acceptor's C++ application (no
+ * crossing) and with the same ExecutionReport written in Java through the
+ * JNI binding (C callback, JNI upcall through a cached method ID, Java,
+ * reply sent from the callback). The acceptor (single model, idle block:
+ * its CPU time is its work and its wake-ups, the same for both) and the
+ * initiator (spin_yield) run in this process on the given cores, 16 orders
+ * in flight; variants alternate over the rounds.
  *
  * Usage: CrossingBench [--orders N] [--rounds R] [--server-core C] [--client-core C]
  */
@@ -66,7 +67,7 @@ public final class CrossingBench {
 
     /** Server busy ns per order for one variant. */
     static double run(boolean java, int orders, int serverCore, int clientCore) throws Exception {
-        final String acc = "[engine]\nmodel = \"single\"\nport = 0\nidle = \"busy_spin\"\ncores = [" + serverCore + "]\n"
+        final String acc = "[engine]\nmodel = \"single\"\nport = 0\nidle = \"block\"\ncores = [" + serverCore + "]\n"
                 + "[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\nResetOnLogon = true\nStoreKind = \"null\"\n"
                 + "UseDataDictionary = false\nCheckLatency = false\n[[session]]\nTargetCompID = \"BENCH0\"\n";
         final JavaAck app = new JavaAck();
@@ -84,13 +85,13 @@ public final class CrossingBench {
                 final byte[] tail = ORDER.replace('|', '\u0001').getBytes(StandardCharsets.US_ASCII);
                 final byte[] d = {'D'};
                 final int warm = orders / 5;
-                ThreadLoad before = null;
+                long before = 0;
                 for (int n = 0; n < warm + orders; ++n) {
                     if (n == warm) {
                         while (c.reports.get() < warm) LockSupport.parkNanos(10_000);
-                        before = a.threadLoads()[0];
+                        before = cpuNanos("kite-single");
                     }
-                    while (n - c.reports.get() >= 16) Thread.onSpinWait();
+                    while (n - c.reports.get() >= 16) LockSupport.parkNanos(10_000);
                     b.put(0, (byte) '1').put(1, (byte) '1').put(2, (byte) '=').put(3, (byte) 'C');
                     long v = n;
                     for (int k = 15; k >= 4; --k) {
@@ -98,14 +99,26 @@ public final class CrossingBench {
                         v /= 10;
                     }
                     b.put(16, (byte) 1).put(17, tail);
-                    while (s.send(d, b, 17 + tail.length) == 7) Thread.onSpinWait();
+                    while (s.send(d, b, 17 + tail.length) == 7) LockSupport.parkNanos(10_000);
                 }
                 while (c.reports.get() < warm + orders) LockSupport.parkNanos(10_000);
-                final ThreadLoad after = a.threadLoads()[0];
+                final long after = cpuNanos("kite-single");
                 in.shutdown(2000);
-                return (double) (after.busyNanos() - before.busyNanos()) / orders;
+                return (double) (after - before) / orders;
             }
         }
+    }
+
+    /** CPU time (ns) of this process's thread with that name. */
+    static long cpuNanos(String name) throws java.io.IOException {
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> tasks =
+                java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path t : tasks) {
+                if (java.nio.file.Files.readString(t.resolve("comm")).trim().equals(name))
+                    return Long.parseLong(java.nio.file.Files.readString(t.resolve("schedstat")).trim().split(" ")[0]);
+            }
+        }
+        throw new IllegalStateException("no thread " + name);
     }
 
     public static void main(String[] args) throws Exception {
@@ -117,7 +130,7 @@ public final class CrossingBench {
         for (int r = 0; r < rounds; ++r) {
             cpp[r] = run(false, orders, serverCore, clientCore);
             jni[r] = run(true, orders, serverCore, clientCore);
-            System.out.printf("round %d: server busy per order: C++ application %.0f ns, Java through JNI %.0f ns%n", r + 1,
+            System.out.printf("round %d: server CPU per order: C++ application %.0f ns, Java through JNI %.0f ns%n", r + 1,
                     cpp[r], jni[r]);
         }
         Arrays.sort(cpp);
