@@ -3,12 +3,16 @@
 // leaves the library.
 #include "kite/kite.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

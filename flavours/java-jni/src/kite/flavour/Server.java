@@ -38,7 +38,7 @@ public final class Server {
     static final String WARMUP_ORDER = "8=FIX.4.4|9=178|35=D|34=2|49=BENCH0|52=20261201-10:00:00.000|56=KITE|11=C000000000001|"
             + "21=1|1=BENCH-ACCOUNT-001|55=KITE.XPAR|54=1|60=20261201-10:00:00.000000|38=100|40=2|44=101.25|59=0|10=000|";
     // Over the wire: every other path (logon, JNI, session) once more, briefly.
-    static final int WARMUP_ORDERS = 2_000;
+    static final int WARMUP_ORDERS = 500;
     static final long WARMUP_LIMIT_NS = 1_000_000_000L;
 
     static String arg(String[] a, String name, String dflt) {
