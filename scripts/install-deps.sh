@@ -27,6 +27,12 @@ fi
 # The .NET SDK (dotnet-pure flavour) is not a Debian 12 package: docs/dotnet-pure.md says how to add it.
 command -v dotnet >/dev/null || echo "install-deps: no dotnet on PATH: the dotnet-pure tests report SKIPPED, its cells unbuilt" >&2
 
+# The Java binding and the java-jni flavour (bindings/java): a JDK 17 and
+# JUnit 5's console launcher, where javac or the launcher is missing.
+if ! command -v javac >/dev/null || [[ ! -f /usr/share/java/junit-platform-console-standalone.jar ]]; then
+  packages+=(openjdk-17-jdk-headless junit5)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

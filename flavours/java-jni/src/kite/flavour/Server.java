@@ -1,0 +1,181 @@
+package kite.flavour;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import kite.Acceptor;
+import kite.Application;
+import kite.Initiator;
+import kite.Kite;
+import kite.KiteException;
+import kite.Message;
+import kite.Reply;
+import kite.Session;
+import kite.ThreadLoad;
+import kite.Warmup;
+
+/**
+ * The java-jni flavour (docs/flavours.md): the lab's order-entry server with
+ * its application in Java (OrderAck) on libkite through the Java binding.
+ * Arguments as bench_roundtrip server's (lab/flavours/java-jni.toml).
+ *
+ * Before the ready file it warms up, so that the JIT has compiled the
+ * order path and the compiler threads are quiet when the lab measures:
+ * OrderAck's Java path WARMUP_CALLS times on the main thread (kite.Warmup),
+ * then an in-process Kite initiator logs on as BENCH0 and sends up to
+ * WARMUP_ORDERS orders through the whole path (socket, session, JNI) for at
+ * most a second, logs out, and its thread ends.
+ */
+public final class Server {
+    // In-process: the Java path alone, as often as the JIT needs to compile it.
+    static final int WARMUP_CALLS = 50_000;
+    static final String WARMUP_ORDER = "8=FIX.4.4|9=178|35=D|34=2|49=BENCH0|52=20261201-10:00:00.000|56=KITE|11=C000000000001|"
+            + "21=1|1=BENCH-ACCOUNT-001|55=KITE.XPAR|54=1|60=20261201-10:00:00.000000|38=100|40=2|44=101.25|59=0|10=000|";
+    // Over the wire: every other path (logon, JNI, session) once more, briefly.
+    static final int WARMUP_ORDERS = 500;
+    static final long WARMUP_LIMIT_NS = 1_000_000_000L;
+
+    static String arg(String[] a, String name, String dflt) {
+        for (int i = 0; i + 1 < a.length; ++i) if (a[i].equals(name)) return a[i + 1];
+        return dflt;
+    }
+
+    static String quoted(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /** The kite-acceptor file of this cell: the cpp flavour's (bench/roundtrip/cpp_server.cpp). */
+    static String config(String[] a) {
+        final int sessions = Math.max(1, Integer.parseInt(arg(a, "--sessions", "1")));
+        final StringBuilder t = new StringBuilder();
+        t.append("[engine]\n");
+        t.append("model = ").append(quoted(arg(a, "--model", "single"))).append('\n');
+        t.append("transport = ").append(quoted(arg(a, "--transport", "kernel"))).append('\n');
+        t.append("bind = ").append(quoted(arg(a, "--bind", "127.0.0.1"))).append('\n');
+        t.append("port = ").append(Integer.parseInt(arg(a, "--port", "0"))).append('\n');
+        t.append("workers = ").append(Math.max(1, Integer.parseInt(arg(a, "--workers", "1")))).append('\n');
+        t.append("cores = [").append(arg(a, "--cores", "")).append("]\n");
+        t.append("coordinator_core = ").append(Integer.parseInt(arg(a, "--coordinator-core", "-1"))).append('\n');
+        t.append("idle = ").append(arg(a, "--idle", "spin").equals("spin") ? "\"busy_spin\"" : "\"block\"").append('\n');
+        t.append("busy_poll_usecs = ").append(Integer.parseInt(arg(a, "--busy-poll-usecs", "0"))).append('\n');
+        t.append("quickack = false\n");
+        t.append("max_connections = ").append(sessions + 4).append('\n');
+        t.append("\n[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\n");
+        t.append("ResetOnLogon = true\nResetOnDisconnect = true\nUseDataDictionary = false\nCheckLatency = false\n");
+        t.append("StoreKind = ").append(quoted(arg(a, "--store", "null"))).append('\n');
+        final String dir = arg(a, "--store-dir", "");
+        t.append("FileStorePath = ").append(quoted(dir.isEmpty() ? "." : dir)).append('\n');
+        for (int k = 0; k < sessions; ++k) t.append("\n[[session]]\nTargetCompID = \"BENCH").append(k).append("\"\n");
+        return t.toString();
+    }
+
+    /** The warm-up client: closed loop, a window of orders in flight. */
+    static final class WarmupClient implements Application {
+        final CountDownLatch logon = new CountDownLatch(1);
+        final AtomicInteger reports = new AtomicInteger();
+
+        @Override
+        public void onLogon(Session s) {
+            logon.countDown();
+        }
+
+        @Override
+        public void onMessage(Session s, Message m, Reply r) {
+            reports.incrementAndGet();
+        }
+    }
+
+    static void warmUp(int port, String bind) throws InterruptedException {
+        final String host = bind.equals("0.0.0.0") ? "127.0.0.1" : bind;
+        final WarmupClient w = new WarmupClient();
+        try (Initiator in = Initiator.start("[engine]\nidle = \"spin_yield\"\n[defaults]\nBeginString = \"FIX.4.4\"\n"
+                + "ConnectionType = \"initiator\"\nSenderCompID = \"BENCH0\"\nTargetCompID = \"KITE\"\n"
+                + "ResetOnLogon = true\nStoreKind = \"null\"\nSocketConnectHost = " + quoted(host) + "\n"
+                + "SocketConnectPort = " + port + "\n[[session]]\n", "java-jni warm-up", w)) {
+            if (!w.logon.await(5, java.util.concurrent.TimeUnit.SECONDS)) {
+                System.err.println("java-jni: warm-up client did not log on; serving without warm-up");
+                return;
+            }
+            final Session s = in.session(0);
+            final ByteBuffer b = ByteBuffer.allocateDirect(256);
+            final byte[] d = {'D'};
+            final long deadline = System.nanoTime() + WARMUP_LIMIT_NS;
+            for (int n = 0; n < WARMUP_ORDERS && System.nanoTime() < deadline; ++n) {
+                while (n - w.reports.get() >= 32 && System.nanoTime() < deadline) LockSupport.parkNanos(20_000);
+                b.clear();
+                b.put(("11=W" + n + "\u000121=1\u00011=BENCH-ACCOUNT-001\u000155=KITE.XPAR\u000154=1\u0001"
+                        + "60=20261201-10:00:00.000000\u000138=100\u000140=2\u000144=101.25\u000159=0\u0001")
+                        .getBytes(StandardCharsets.US_ASCII));
+                while (s.send(d, b, b.position()) == 7) LockSupport.parkNanos(20_000);
+            }
+            System.out.printf("java-jni: warm-up %d orders in %.2f s%n", w.reports.get(),
+                    (System.nanoTime() - deadline + WARMUP_LIMIT_NS) * 1e-9);
+            in.shutdown(2000);
+        }
+    }
+
+    static void writeReady(String path, int port) throws IOException {
+        final Path p = Path.of(path), tmp = Path.of(path + ".tmp");
+        Files.writeString(tmp, port + "\n");
+        Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    public static void main(String[] args) throws Exception {
+        for (String a : args) {
+            if (a.equals("--version")) {
+                System.out.println("java-jni libkite " + Kite.version() + " java=\"" + System.getProperty("java.vm.name")
+                        + " " + System.getProperty("java.runtime.version") + "\"");
+                return;
+            }
+        }
+        final long t0 = System.nanoTime();
+        final OrderAck app = new OrderAck();
+        final Acceptor acceptor;
+        try {
+            acceptor = Acceptor.start(config(args), "java-jni server", app);
+        } catch (KiteException e) {
+            if (e.status() == KiteException.UNSUPPORTED) {
+                System.err.println(e.getMessage().startsWith("unsupported:") ? e.getMessage() : "unsupported: " + e.getMessage());
+                System.exit(3);
+            }
+            System.err.println("java-jni: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        final int port = acceptor.port();
+        final long t1 = System.nanoTime();
+        Warmup.run(app, WARMUP_ORDER, WARMUP_CALLS);
+        final long t2 = System.nanoTime();
+        warmUp(port, arg(args, "--bind", "127.0.0.1"));
+        System.out.printf("java-jni: acceptor started in %.2f s, Java path warmed in %.2f s, wire warm-up done %.2f s%n",
+                (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (System.nanoTime() - t2) * 1e-9);
+        // Compilations the warm-up queued finish before the lab looks.
+        Thread.sleep(300);
+        app.orders = 0;
+
+        final CountDownLatch done = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            acceptor.shutdown();  // Logout to every logged-on session, as kite-acceptor on SIGTERM
+            final ThreadLoad[] loads = acceptor.threadLoads();
+            for (ThreadLoad l : loads) {
+                final double busy = l.busyNanos() * 1e-9, total = l.totalNanos() * 1e-9;
+                final long orders = loads.length == 1 ? app.orders : 0;
+                System.err.printf("server load: %s polls=%d empty=%.1f%% busy=%.1f%% busy/order=%.2f us orders=%d%n",
+                        l.name(), l.cycles(), l.cycles() > 0 ? 100.0 * l.idleCycles() / l.cycles() : 0.0,
+                        total > 0 ? 100.0 * busy / total : 0.0, orders > 0 ? busy * 1e6 / orders : 0.0, orders);
+            }
+            System.err.flush();
+            done.countDown();
+            // SIGTERM's exit status would be 143; the contract asks for 0.
+            Runtime.getRuntime().halt(0);
+        }, "kite-shutdown"));
+        writeReady(arg(args, "--ready-file", "ready"), port);
+        done.await();
+    }
+}
