@@ -12,7 +12,6 @@ packages=(
   libhowardhinnant-date-dev tzdata    # IANA time zones for session schedules
   liburing-dev
   libquickfix-dev                     # peer flavour, benchmarks, interop tests
-  openjdk-17-jdk-headless junit5      # the Java flavours and their tests
   sockperf                            # cross-check of the raw floor
   iproute2 procps util-linux          # network namespaces, veth, taskset
   valgrind                            # instruction counts (callgrind)
@@ -27,7 +26,7 @@ fi
 # The .NET SDK (dotnet-pure flavour) is not a Debian 12 package: docs/dotnet-pure.md says how to add it.
 command -v dotnet >/dev/null || echo "install-deps: no dotnet on PATH: the dotnet-pure tests report SKIPPED, its cells unbuilt" >&2
 
-# The Java binding and the java-jni flavour (bindings/java): a JDK 17 and
+# The Java flavours (java-pure, java-jni) and the Java binding: a JDK 17 and
 # JUnit 5's console launcher, where javac or the launcher is missing.
 if ! command -v javac >/dev/null || [[ ! -f /usr/share/java/junit-platform-console-standalone.jar ]]; then
   packages+=(openjdk-17-jdk-headless junit5)
