@@ -82,8 +82,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
     if (!handle_frame(framed.index, std::string_view(data + used, fr.size))) break;  // back-pressure: the frame waits
     used += fr.size;
   }
-  rx_ns_ = 0;
-  if (m_ != nullptr) publish();
+  rx_ns_ = 0;  // the state is published on the next timer turn
   if (closed_) return n;
   return used;
 }
