@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -346,7 +347,44 @@ TEST_F(AdminTest, messageLogHoldsEveryMessageBothWaysAndSwitchesPerSession) {
   }
   EXPECT_EQ(ins, 6);
   EXPECT_EQ(outs, 6);
+  // kite-fixprint reads the log as it is: each message titled with its time and direction.
+  const std::string cmd = std::string(KITE_FIXPRINT_BIN) + " " +
+                          (dir / "messages" / "FIX.4.4_KITE-PEER1.messages").string() + " 2>&1";
+  std::string printed;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char b[4096];
+  std::size_t n;
+  while ((n = std::fread(b, 1, sizeof b, p)) > 0) printed.append(b, n);
+  EXPECT_EQ(::pclose(p), 0) << printed;
+  EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #1  \[\S+Z IN\]  Logon \(35=A\)  seq 1  PEER1 -> KITE)")))
+      << printed;
+  EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #12  \[\S+Z OUT\]  ExecutionReport \(35=8\))")))
+      << printed;
   EXPECT_FALSE(fs::exists(dir / "messages" / "FIX.4.4_KITE-PEER2.messages"));  // not switched on
+}
+
+TEST(JsonLinesLogger, writesOneValidObjectPerLineWithEscapes) {
+  const fs::path dir = temp_dir();
+  const fs::path file = dir / "err.log";
+  const int saved = ::dup(2);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 2);
+  session::JsonLinesLogger log;
+  log.log(session::LogLevel::warn, "FIX.4.4:KITE->PEER1", "said \"hi\"\tand left\n");
+  log.logf(session::LogLevel::info, "admin", "uid %d", 0);
+  ::dup2(saved, 2);
+  ::close(fd);
+  ::close(saved);
+  std::ifstream in(file);
+  std::string l1, l2, l3;
+  std::getline(in, l1);
+  std::getline(in, l2);
+  EXPECT_FALSE(std::getline(in, l3));
+  EXPECT_TRUE(std::regex_match(l1, std::regex(R"(\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","level":"warn",)"
+                                             R"("who":"FIX\.4\.4:KITE->PEER1","text":"said \\"hi\\"\\tand left\\n"\})")))
+      << l1;
+  EXPECT_NE(l2.find(R"("level":"info","who":"admin","text":"uid 0"})"), std::string::npos) << l2;
+  fs::remove_all(dir);
 }
 
 TEST_F(AdminTest, metricsAreServedOverHttpOnLocalhost) {
