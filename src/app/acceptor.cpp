@@ -1,7 +1,16 @@
 #include "kite/app/acceptor.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
 #include <thread>
+
+#include "admin.hpp"
 
 #include "kite/util/toml_reader.hpp"
 
@@ -97,6 +106,68 @@ void read_app(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
   }
 }
 
+void read_admin(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "socket") {
+      c.admin.socket = r.string(v, key);
+      if (c.admin.socket.empty()) r.fail(v, key, "empty path");
+    } else if (key == "socket_mode") {
+      const std::string m = r.string(v, key);
+      unsigned mode = 0;
+      bool ok = !m.empty() && m.size() <= 4;
+      for (const char ch : m) ok = ok && ch >= '0' && ch <= '7', mode = mode * 8 + static_cast<unsigned>(ch - '0');
+      if (!ok || mode > 0777) r.fail(v, key, "expected an octal file mode such as \"0600\", got \"" + m + "\"");
+      if ((mode & 0600) != 0600) r.fail(v, key, "the owner must be able to read and write the socket (0600 at least)");
+      c.admin.socket_mode = mode;
+    } else if (key == "metrics_port") {
+      c.admin.metrics_port = static_cast<std::uint16_t>(r.integer(v, key, 0, 65535));
+    } else if (key == "metrics_bind") {
+      c.admin.metrics_bind = r.string(v, key);
+    } else {
+      r.fail(v, key, "unknown setting");
+    }
+  }
+}
+
+void read_message_log(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "dir") {
+      c.message_log.dir = r.string(v, key);
+      struct stat st {};
+      if (::stat(c.message_log.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        r.fail(v, key, "\"" + c.message_log.dir + "\" is not a folder");
+      if (::access(c.message_log.dir.c_str(), W_OK) != 0)
+        r.fail(v, key, "\"" + c.message_log.dir + "\" is not writable");
+    } else if (key == "max_bytes") {
+      c.message_log.max_bytes = static_cast<std::uint64_t>(r.integer(v, key, 4096, std::int64_t{1} << 40));
+    } else if (key == "keep") {
+      c.message_log.keep = static_cast<int>(r.integer(v, key, 0, 1000));
+    } else if (key == "sessions") {
+      const auto* a = v.as_array();
+      if (a == nullptr) r.fail(v, key, "expected an array of session IDs (or [\"*\"])");
+      for (const auto& x : *a) c.message_log.sessions.push_back(r.string(x, key));
+    } else {
+      r.fail(v, key, "unknown setting");
+    }
+  }
+}
+
+void read_log(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "format") {
+      const std::string f = r.string(v, key);
+      if (f == "text") c.log_format = LogFormat::text;
+      else if (f == "json") c.log_format = LogFormat::json;
+      else r.fail(v, key, "expected \"text\" or \"json\", got \"" + f + "\"");
+    } else {
+      r.fail(v, key, "unknown setting");
+    }
+  }
+}
+
 AcceptorConfig finish(session::Config sessions) {
   AcceptorConfig c;
   c.sessions = std::move(sessions);
@@ -109,15 +180,23 @@ AcceptorConfig finish(session::Config sessions) {
     if (key == "defaults" || key == "session") continue;
     const std::string table = std::string("[").append(key).append("]");
     const auto* t = v.as_table();
-    if (key != "engine" && key != "app") reader.fail(table, "unknown table");
+    if (key != "engine" && key != "app" && key != "admin" && key != "message_log" && key != "log")
+      reader.fail(table, "unknown table");
     if (t == nullptr) reader.fail(v, table, "must be a table");
     bool port_given = false;
     const TableReader r(reader, std::string(key));
-    if (key == "engine") {
-      read_engine(c, *t, r, port_given);
-    } else {
-      read_app(c, *t, r);
-    }
+    if (key == "engine") read_engine(c, *t, r, port_given);
+    else if (key == "app") read_app(c, *t, r);
+    else if (key == "admin") read_admin(c, *t, r);
+    else if (key == "message_log") read_message_log(c, *t, r);
+    else read_log(c, *t, r);
+  }
+  if (!c.message_log.sessions.empty() && c.message_log.dir.empty())
+    throw ConfigError(name + ": [message_log]: setting sessions: needs dir");
+  for (const std::string& id : c.message_log.sessions) {
+    bool known = id == "*";
+    for (const session::SessionSettings& s : c.sessions.sessions) known = known || s.id() == id;
+    if (!known) throw ConfigError(name + ": [message_log]: setting sessions: no session \"" + id + "\"");
   }
   const toml::node* port_node = c.sessions.document.at_path("engine.port").node();
   std::size_t i = 0;
@@ -170,6 +249,73 @@ AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& n
 
 // --- the running acceptor ------------------------------------------------------
 
+// One session's mailbox for operator commands: the admin thread fills `cmd`
+// and bumps `asked`; the thread that owns the session's connection runs it on
+// its next timer turn, writes the result and sets `done` to what it ran.
+struct Acceptor::Control {
+  std::mutex mu;  // the asking side: one command at a time per session
+  std::atomic<std::uint32_t> asked{0};
+  std::atomic<std::uint32_t> done{0};
+  SessionCommand cmd;
+  char text[256] = {};  // cmd.text points here
+  bool ok = false;
+  char result[192] = {};
+};
+
+namespace {
+void say(char* buf, std::size_t cap, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+void say(char* buf, std::size_t cap, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, cap, fmt, ap);
+  va_end(ap);
+}
+
+// Runs an operator's command on a session held by the calling thread (its
+// connection's, or the admin thread's when it has none: out == nullptr).
+// Allocation-free: it may run on an engine thread.
+bool apply_command(session::Session& s, const SessionCommand& cmd, engine::Outbound* out, session::Logger& log,
+                   char* result, std::size_t cap) noexcept {
+  using Kind = SessionCommand::Kind;
+  switch (cmd.kind) {
+    case Kind::logout:
+      if (!s.logged_on()) {
+        say(result, cap, "not logged on (%s): nothing sent", to_string(s.state()));
+        return false;
+      }
+      s.logout(cmd.text.empty() ? std::string_view("Logged out by the operator") : cmd.text);
+      say(result, cap, "Logout sent; the connection closes on the answer or after the logout timeout");
+      break;
+    case Kind::disconnect:
+      if (out == nullptr) {
+        say(result, cap, "not connected: nothing to disconnect");
+        return false;
+      }
+      out->close("disconnected by the operator", true);
+      say(result, cap, "connection closed (no Logout sent)");
+      break;
+    case Kind::set_seq:
+    case Kind::reset:
+      if (s.logged_on() && !cmd.force) {
+        say(result, cap, "logged on: log it out first, or add --force (the counterparty then sees the new numbers "
+                         "on the next message)");
+        return false;
+      }
+      if (cmd.kind == Kind::reset) {
+        s.reset_sequences();
+      } else {
+        if (cmd.next_in != 0) s.set_next_target_seq(cmd.next_in);
+        if (cmd.next_out != 0) s.set_next_sender_seq(cmd.next_out);
+      }
+      say(result, cap, "next_in %llu, next_out %llu", static_cast<unsigned long long>(s.next_target_seq()),
+          static_cast<unsigned long long>(s.next_sender_seq()));
+      break;
+  }
+  log.logf(session::LogLevel::warn, s.id(), "operator: %s", result);
+  return true;
+}
+}  // namespace
+
 // Wraps the link's connection to act on the daemon's requests (logout at
 // shutdown, the skip hook) from the connection's own thread, and to count
 // connections.
@@ -185,6 +331,8 @@ class GuardedConnection final : public engine::Protocol {
 
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override {
     owner_.open_.fetch_add(1, std::memory_order_acq_rel);
+    out_ = &out;
+    ctl_session_ = nullptr;
     inner_->on_connected(out, now_ns);
   }
   std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override {
@@ -213,18 +361,42 @@ class GuardedConnection final : public engine::Protocol {
         ++work;
       }
     }
+    if (s != nullptr) work += take_command(*s);
     return work;
   }
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
     inner_->on_disconnected(reason, now_ns);
+    out_ = nullptr;
+    ctl_session_ = nullptr;
     owner_.open_.fetch_sub(1, std::memory_order_acq_rel);
   }
 
  private:
+  // An operator's command waiting in the session's mailbox (Acceptor::run).
+  int take_command(session::Session& s) noexcept {
+    if (&s != ctl_session_) {
+      // Commands asked before this connection held the session are not its
+      // own: the asker retries them.
+      ctl_session_ = &s;
+      ctl_ = &owner_.controls_[owner_.registry_->index_of(&s)];
+      ctl_seen_ = ctl_->asked.load(std::memory_order_acquire);
+    }
+    const std::uint32_t a = ctl_->asked.load(std::memory_order_acquire);
+    if (a == ctl_seen_) return 0;
+    ctl_seen_ = a;
+    ctl_->ok = apply_command(s, ctl_->cmd, out_, owner_.log_, ctl_->result, sizeof ctl_->result);
+    ctl_->done.store(a, std::memory_order_release);
+    return 1;
+  }
+
   Acceptor& owner_;
   link::SessionConnection* inner_ = nullptr;
+  engine::Outbound* out_ = nullptr;
   std::uint32_t logout_seen_ = 0;
   std::uint32_t skip_seen_ = 0;
+  session::Session* ctl_session_ = nullptr;
+  Acceptor::Control* ctl_ = nullptr;
+  std::uint32_t ctl_seen_ = 0;
 };
 
 // Lends a GuardedConnection around each of the link's connections.
@@ -272,13 +444,99 @@ Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* h
   }
   inner_ = std::make_unique<link::AcceptorFactory>(*registry_, config_.limits);
   factory_ = std::make_unique<Factory>(*this, *inner_, config_.limits.max_connections);
+  controls_ = std::make_unique<Control[]>(registry_->size());
+  if (config_.admin.enabled() || !config_.message_log.dir.empty()) {
+    metrics_ = std::make_unique<link::Metrics>(registry_->size());
+    for (std::size_t k = 0; k < registry_->size(); ++k) {
+      const session::Session& s = registry_->at(k);
+      if (config_.message_log.dir.empty()) {
+        log_ptrs_.push_back(nullptr);
+        continue;
+      }
+      logs_.push_back(std::make_unique<link::MessageLog>(
+          config_.message_log.dir + "/" + link::message_log_name(s.id()), config_.message_log.max_bytes,
+          config_.message_log.keep));
+      log_ptrs_.push_back(logs_.back().get());
+      for (const std::string& id : config_.message_log.sessions)
+        if (id == "*" || id == s.id()) {
+          logs_.back()->prepare();
+          metrics_->session(k).message_log.store(true, std::memory_order_release);
+        }
+    }
+    inner_->observe(metrics_.get(), log_ptrs_.data());
+  }
 }
 
 Acceptor::~Acceptor() { stop(); }
 
+void Acceptor::publish_idle(std::size_t i) {
+  if (!metrics_) return;
+  session::Session& s = registry_->at(i);
+  link::SessionMetrics& m = metrics_->session(i);
+  m.next_in.store(s.next_target_seq(), std::memory_order_relaxed);
+  m.next_out.store(s.next_sender_seq(), std::memory_order_relaxed);
+}
+
 bool Acceptor::start(std::string& error) {
+  started_ns_ = clock_.now_ns();
+  for (std::size_t i = 0; i < registry_->size(); ++i) publish_idle(i);
   engine_ = engine::Engine::start(config_.engine, *factory_, error);
-  return engine_ != nullptr;
+  if (engine_ == nullptr) return false;
+  if (config_.admin.enabled()) {
+    admin_ = std::make_unique<AdminServer>(*this, config_.admin, log_);
+    if (!admin_->start(error)) {
+      admin_.reset();
+      engine_->stop();
+      engine_.reset();
+      return false;
+    }
+  }
+  return true;
+}
+
+CommandResult Acceptor::run(std::size_t i, const SessionCommand& cmd, int timeout_ms) {
+  if (i >= registry_->size()) return {false, "no such session"};
+  Control& c = controls_[i];
+  std::lock_guard lock(c.mu);
+  session::Session& s = registry_->at(i);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (s.try_bind()) {
+      // No connection holds it: run it here (a Logon arriving in these
+      // microseconds is refused as "already logged on" and retried by the peer).
+      char result[192];
+      const bool ok = apply_command(s, cmd, nullptr, log_, result, sizeof result);
+      publish_idle(i);
+      s.unbind();
+      return {ok, result};
+    }
+    const std::size_t n = std::min(cmd.text.size(), sizeof c.text - 1);
+    std::memcpy(c.text, cmd.text.data(), n);
+    c.text[n] = 0;
+    c.cmd = cmd;
+    c.cmd.text = std::string_view(c.text, n);
+    const std::uint32_t a = c.asked.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const auto retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+    while (c.done.load(std::memory_order_acquire) != a && std::chrono::steady_clock::now() < retry)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (c.done.load(std::memory_order_acquire) == a) return {c.ok, c.result};
+    if (std::chrono::steady_clock::now() >= deadline)
+      return {false, "the session's thread did not take the command within " + std::to_string(timeout_ms) +
+                         " ms (it may still run it)"};
+  }
+}
+
+CommandResult Acceptor::set_message_log(std::size_t i, bool on) {
+  if (i >= registry_->size()) return {false, "no such session"};
+  if (!metrics_ || logs_.empty())
+    return {false, "no message log folder: set [message_log] dir in the configuration"};
+  link::MessageLog& l = *logs_[i];
+  if (on) l.prepare();
+  const bool was = metrics_->session(i).message_log.exchange(on, std::memory_order_acq_rel);
+  log_.logf(session::LogLevel::info, registry_->at(i).id(), "operator: message log %s (%s)", on ? "on" : "off",
+            l.path().c_str());
+  return {true, registry_->at(i).id() + ": message log " + (on ? (was ? "was already on" : "on") : (was ? "off" : "was already off")) +
+                    ": " + l.path()};
 }
 
 std::uint16_t Acceptor::port() const noexcept { return engine_ ? engine_->port() : 0; }
@@ -308,7 +566,9 @@ void Acceptor::shutdown() noexcept {
 
 // The stopped engine is kept: its counters stay readable until destruction.
 void Acceptor::stop() noexcept {
+  if (admin_) admin_->stop();
   if (engine_) engine_->stop();
+  for (auto& l : logs_) l->close();  // the engine's threads are gone: this thread owns the logs now
 }
 
 engine::EngineStats Acceptor::engine_stats() const { return engine_ ? engine_->stats() : engine::EngineStats{}; }

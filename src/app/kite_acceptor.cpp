@@ -26,16 +26,20 @@ int main(int argc, char** argv) {
                "SIGUSR1 makes every logged-on session skip 5 outbound sequence numbers (interop tests)");
   CLI11_PARSE(cli, argc, argv);
 
-  kite::session::StderrLogger log;
+  kite::session::StderrLogger text_log;
+  kite::session::JsonLinesLogger json_log;
+  kite::session::Logger* chosen = &text_log;
   kite::app::AcceptorConfig config;
   std::unique_ptr<kite::app::Acceptor> acceptor;
   try {
     config = kite::app::load_acceptor_config(config_path);
-    acceptor = std::make_unique<kite::app::Acceptor>(std::move(config), log);
+    if (config.log_format == kite::app::LogFormat::json) chosen = &json_log;
+    acceptor = std::make_unique<kite::app::Acceptor>(std::move(config), *chosen);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kite-acceptor: %s\n", e.what());
     return 2;
   }
+  kite::session::Logger& log = *chosen;
   const auto& c = acceptor->config();
   if (check) {
     std::printf("%s: ok: %zu session(s), mode %s, %s/%s on %s:%u\n", config_path.c_str(), c.sessions.sessions.size(),
@@ -57,6 +61,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kite-acceptor: %s: %s\n", config_path.c_str(), error.c_str());
     return 1;
   }
+  if (!c.admin.socket.empty())
+    log.logf(kite::session::LogLevel::info, "kite-acceptor", "admin socket %s (mode %04o)", c.admin.socket.c_str(),
+             c.admin.socket_mode);
   log.logf(kite::session::LogLevel::info, "kite-acceptor", "listening on %s:%u: %zu session(s), mode %s, %s/%s",
            c.engine.bind_address.c_str(), acceptor->port(), c.sessions.sessions.size(), kite::app::to_string(c.mode),
            kite::transport::to_string(c.engine.transport), kite::engine::to_string(c.engine.model));

@@ -1,8 +1,10 @@
 #include "kite/link/connection.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 #include "kite/codec/framer.hpp"
+#include "kite/engine/agent.hpp"
 
 namespace kite::link {
 
@@ -53,6 +55,7 @@ void SessionConnection::refuse(const char* reason) noexcept {
 }
 
 std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int64_t) noexcept {
+  if (metrics_ != nullptr) rx_ns_ = engine::monotonic_ns();
   std::size_t used = 0;
   while (used < n && !closed_) {
     if (session_ != nullptr && session_->state() == SessionState::closing) break;
@@ -72,12 +75,14 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       }
       if (session_ != nullptr) session_->on_garbled(codec::to_string(fr.error));
       else log_.logf(LogLevel::warn, who_, "garbled bytes before Logon ignored (%s)", codec::to_string(fr.error));
+      if (m_ != nullptr) m_->garbled_in.add();
       used += fr.size;
       continue;
     }
-    if (!handle_frame(framed.index)) break;  // back-pressure: the frame waits
+    if (!handle_frame(framed.index, std::string_view(data + used, fr.size))) break;  // back-pressure: the frame waits
     used += fr.size;
   }
+  rx_ns_ = 0;  // the state is published on the next timer turn
   if (closed_) return n;
   return used;
 }
@@ -88,14 +93,16 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const codec::IndexResult& ir) noexcept {
+bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_view frame) noexcept {
   if (!ir) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
+    if (m_ != nullptr) m_->garbled_in.add();
     return true;
   }
   const codec::HeaderResult hr = codec::read_header(index_, header_);
   if (!hr) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(hr.error));
+    if (m_ != nullptr) m_->garbled_in.add();
     return true;
   }
   // Lossless back-pressure: an application message is handled only when the
@@ -127,6 +134,14 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir) noexcept {
     // Two connections of one session may race on different threads: one wins.
     if (l.refusal == Refusal::none && !l.session->try_bind()) l.refusal = Refusal::already_logged_on;
     if (l.refusal != Refusal::none) {
+      if (metrics_ != nullptr && l.session != nullptr) {
+        // Possibly another thread's session: a racing count may be lost, never torn.
+        const std::size_t i = session_index(l.session);
+        if (i < metrics_->sessions()) {
+          metrics_->session(i).refused_logons.add();
+          metrics_->session(i).last_refusal.store(to_string(l.refusal), std::memory_order_relaxed);
+        }
+      }
       log_.logf(LogLevel::error, who_, "Logon refused (%s): %.*s:%.*s->%.*s", to_string(l.refusal),
                 static_cast<int>(header_.begin_string.size()), header_.begin_string.data(),
                 static_cast<int>(header_.sender_comp_id.size()), header_.sender_comp_id.data(),
@@ -137,13 +152,145 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir) noexcept {
     session_ = l.session;
     bound_by_logon_ = true;
     log_.logf(LogLevel::info, who_, "Logon identifies session %s", session_->id().c_str());
+    if (metrics_ != nullptr) watch_session();
     session_->on_connected(output_);
+  }
+  if (m_ != nullptr) {
+    m_->messages_in.add();
+    m_->bytes_in.add(frame.size());
+    if (header_.msg_type.size() == 1) {
+      if (header_.msg_type[0] == '2') m_->resend_requests_in.add();
+      else if (header_.msg_type[0] == '4') m_->sequence_resets_in.add();
+    }
+    if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }
   session_->on_message(header_, index_);
   return true;
 }
 
-int SessionConnection::on_timer(std::int64_t) noexcept {
+// ------------------------------------------------------------------ counting
+
+void SessionConnection::observe(Metrics* metrics, MessageLog* const* logs) noexcept {
+  metrics_ = metrics;
+  logs_ = logs;
+  output_.watch(metrics != nullptr ? this : nullptr);
+}
+
+std::size_t SessionConnection::session_index(const Session* s) const noexcept {
+  if (registry_ != nullptr) return registry_->index_of(s);
+  return 0;  // an initiator connection counts into slot 0 of its own Metrics
+}
+
+void SessionConnection::watch_session() noexcept {
+  const std::size_t i = session_index(session_);
+  if (i >= metrics_->sessions()) return;
+  m_ = &metrics_->session(i);
+  mlog_ = logs_ != nullptr ? logs_[i] : nullptr;
+  last_state_ = static_cast<std::uint8_t>(SessionState::disconnected);
+  out_remaining_ = 0;
+  out_head_len_ = 0;
+}
+
+void SessionConnection::publish() noexcept {
+  const auto st = static_cast<std::uint8_t>(session_->state());
+  if (st != last_state_) {
+    if (st == static_cast<std::uint8_t>(SessionState::active)) m_->logons.add();
+    last_state_ = st;
+  }
+  m_->state.store(st, std::memory_order_relaxed);
+  m_->next_in.store(session_->next_target_seq(), std::memory_order_relaxed);
+  m_->next_out.store(session_->next_sender_seq(), std::memory_order_relaxed);
+  m_->in_gap.store(session_->in_gap(), std::memory_order_relaxed);
+}
+
+namespace {
+// The value of the field starting with `key` ("\x01" "373=") in [p, end), or -1.
+long field_number(const char* p, const char* end, const char* key, std::size_t key_len) noexcept {
+  for (const char* q = p; q + key_len < end; ++q) {
+    if (std::memcmp(q, key, key_len) != 0) continue;
+    long v = 0;
+    for (q += key_len; q < end && *q >= '0' && *q <= '9'; ++q) v = v * 10 + (*q - '0');
+    return v;
+  }
+  return -1;
+}
+}  // namespace
+
+// One message whose header (8=, 9=, 35=) is head; body: the rest of it that
+// this commit holds (rejects are looked into for 373).
+void SessionConnection::sent_message(const char* head, std::size_t head_len, const char* body,
+                                     std::size_t body_len) noexcept {
+  m_->messages_out.add();
+  const char* t = static_cast<const char*>(memmem(head, head_len, "\x01" "35=", 4));
+  if (t == nullptr) return;
+  const char type = t + 4 < head + head_len ? t[4] : 0;
+  const bool one = t + 5 < head + head_len && t[5] == '\x01';
+  if (!one) return;
+  switch (type) {
+    case '3': {
+      const long r = field_number(body, body + body_len, "\x01" "373=", 5);
+      m_->rejects_out[reject_slot(r >= 0, r >= 0 ? static_cast<std::uint64_t>(r) : 0)].add();
+      break;
+    }
+    case 'j': m_->business_rejects_out.add(); break;
+    case '2': m_->resend_requests_out.add(); break;
+    case '4': m_->sequence_resets_out.add(); break;
+    default: break;
+  }
+}
+
+void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
+  if (m_ == nullptr) return;
+  m_->bytes_out.add(n);
+  if (rx_ns_ != 0) {
+    // The first reply to the bytes on_data is handling.
+    if (ThreadLatency* t = metrics_->this_thread()) t->record(engine::monotonic_ns() - rx_ns_);
+    rx_ns_ = 0;
+  }
+  const bool logging = mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire);
+  const char* end = p + n;
+  while (p < end) {
+    if (out_remaining_ != 0) {
+      const std::size_t k = std::min<std::size_t>(out_remaining_, static_cast<std::size_t>(end - p));
+      p += k;
+      out_remaining_ -= k;
+      continue;
+    }
+    // A message starts: its header "8=...|9=LEN|" gives its length.
+    const std::size_t take = std::min<std::size_t>(sizeof out_head_ - out_head_len_, static_cast<std::size_t>(end - p));
+    std::memcpy(out_head_ + out_head_len_, p, take);
+    const std::size_t have = out_head_len_ + take;
+    const char* h = out_head_;
+    const char* soh1 = static_cast<const char*>(std::memchr(h, '\x01', have));
+    const char* soh2 = soh1 != nullptr ? static_cast<const char*>(std::memchr(soh1 + 1, '\x01', have - static_cast<std::size_t>(soh1 + 1 - h))) : nullptr;
+    const char* soh3 = soh2 != nullptr ? static_cast<const char*>(std::memchr(soh2 + 1, '\x01', have - static_cast<std::size_t>(soh2 + 1 - h))) : nullptr;
+    if (soh3 == nullptr) {
+      if (have < sizeof out_head_) {  // split by this commit: the rest comes with the next one
+        out_head_len_ = have;
+        return;
+      }
+      out_head_len_ = 0;  // not FIX: count the bytes only
+      return;
+    }
+    std::size_t body_len = 0;
+    for (const char* q = soh1 + 3; q < soh2 && *q >= '0' && *q <= '9'; ++q) body_len = body_len * 10 + static_cast<std::size_t>(*q - '0');
+    const std::size_t header_len = static_cast<std::size_t>(soh2 + 1 - h);
+    const std::size_t total = header_len + body_len + 7;  // "10=NNN|"
+    const std::size_t consumed_here = have - out_head_len_;  // bytes of this commit copied into out_head_
+    const std::size_t msg_start_offset = out_head_len_;      // bytes of the message from earlier commits
+    out_head_len_ = 0;
+    const char* msg_here = p - msg_start_offset;  // valid only when msg_start_offset == 0
+    const std::size_t here = std::min<std::size_t>(total - msg_start_offset, static_cast<std::size_t>(end - p));
+    sent_message(h, static_cast<std::size_t>(soh3 + 1 - h), p, here);
+    if (logging && msg_start_offset == 0 && here == total) mlog_->write(false, clock_.now_ns(), {msg_here, total});
+    (void)consumed_here;
+    p += here;
+    out_remaining_ = total - msg_start_offset - here;
+  }
+  m_->last_activity_ns.store(clock_.now_ns(), std::memory_order_relaxed);
+}
+
+int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
   if (closed_) return 0;
   if (session_ == nullptr) {
     if (registry_ != nullptr &&
@@ -154,13 +301,37 @@ int SessionConnection::on_timer(std::int64_t) noexcept {
     }
     return 0;
   }
-  return session_->on_timer();
+  const int work = session_->on_timer();
+  if (m_ != nullptr) {
+    publish();
+    if (mlog_ != nullptr) {
+      if (m_->message_log.load(std::memory_order_acquire)) {
+        mlog_->flush(now_ns, false);
+        if (mlog_->error() != nullptr && !mlog_logged_error_) {
+          mlog_logged_error_ = true;
+          log_.logf(LogLevel::error, session_->id(), "%s %s", mlog_->error(), mlog_->path().c_str());
+        }
+      } else {
+        mlog_->close();  // switched off: what was written is flushed
+      }
+    }
+  }
+  return work;
 }
 
 void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexcept {
   if (session_ != nullptr && bound_by_logon_) {
     if (session_->connected()) session_->on_disconnected(reason);
+    if (m_ != nullptr) {
+      m_->count_disconnect(reason);
+      publish();
+      if (mlog_ != nullptr) mlog_->flush(0, true);
+    }
     session_->unbind();
+  }
+  if (registry_ != nullptr) {
+    m_ = nullptr;
+    mlog_ = nullptr;
   }
   bound_by_logon_ = false;
   if (registry_ != nullptr) session_ = nullptr;
@@ -192,6 +363,10 @@ engine::Protocol* AcceptorFactory::open(int connection_id) noexcept {
   c->set_connection_id(connection_id);
   ++in_use_;
   return c;
+}
+
+void AcceptorFactory::observe(Metrics* metrics, MessageLog* const* logs) noexcept {
+  for (auto& c : pool_) c->observe(metrics, logs);
 }
 
 void AcceptorFactory::release(engine::Protocol* p) noexcept {

@@ -1,6 +1,7 @@
 #include "kite/session/log.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <unistd.h>
 
@@ -48,6 +49,52 @@ void StderrLogger::log(LogLevel level, std::string_view who, std::string_view te
     const std::size_t len = static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1;
     [[maybe_unused]] const ssize_t w = ::write(2, line, len);
   }
+}
+
+namespace {
+// Appends `s` as the inside of a JSON string; false when it does not fit.
+bool json_escape(char*& p, char* end, std::string_view s) noexcept {
+  for (const char c : s) {
+    if (end - p < 7) return false;
+    switch (c) {
+      case '"': *p++ = '\\'; *p++ = '"'; break;
+      case '\\': *p++ = '\\'; *p++ = '\\'; break;
+      case '\n': *p++ = '\\'; *p++ = 'n'; break;
+      case '\t': *p++ = '\\'; *p++ = 't'; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          p += std::snprintf(p, static_cast<std::size_t>(end - p), "\\u%04x", static_cast<unsigned>(c));
+        } else {
+          *p++ = c;
+        }
+    }
+  }
+  return true;
+}
+}  // namespace
+
+void JsonLinesLogger::log(LogLevel level, std::string_view who, std::string_view text) noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t;
+  gmtime_r(&ts.tv_sec, &t);
+  char line[1536];
+  char* p = line;
+  char* const end = line + sizeof line - 4;
+  const char* lv = level == LogLevel::info ? "info" : level == LogLevel::warn ? "warn" : "error";
+  p += std::snprintf(p, static_cast<std::size_t>(end - p),
+                     "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"who\":\"",
+                     (t.tm_year + 1900) % 10000, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                     ts.tv_nsec / 1'000'000, lv);
+  json_escape(p, end, who);
+  const char mid[] = "\",\"text\":\"";
+  std::memcpy(p, mid, sizeof mid - 1);
+  p += sizeof mid - 1;
+  json_escape(p, end, text);  // a text too long for the line is cut; the object stays valid
+  *p++ = '"';
+  *p++ = '}';
+  *p++ = '\n';
+  [[maybe_unused]] const ssize_t w = ::write(2, line, static_cast<std::size_t>(p - line));
 }
 
 void MemoryLogger::log(LogLevel level, std::string_view who, std::string_view text) noexcept {

@@ -13,6 +13,7 @@ const char* to_string(Refusal r) noexcept {
     case Refusal::wrong_password: return "wrong password";
     case Refusal::already_logged_on: return "session already logged on";
     case Refusal::outside_schedule: return "outside the session's schedule";
+    case Refusal::logons_paused: return "logons paused by the operator";
   }
   return "?";
 }
@@ -42,6 +43,12 @@ Session* SessionRegistry::find(std::string_view id) const noexcept {
   return nullptr;
 }
 
+std::size_t SessionRegistry::index_of(const Session* s) const noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].session.get() == s) return i;
+  return entries_.size();
+}
+
 Lookup SessionRegistry::identify(const codec::Header& h, const codec::FieldIndex& ix) const noexcept {
   for (const Entry& e : entries_) {
     const SessionSettings& s = e.session->settings();
@@ -60,6 +67,7 @@ Lookup SessionRegistry::identify(const codec::Header& h, const codec::FieldIndex
         return {session, Refusal::wrong_password};
     }
     if (session->bound()) return {session, Refusal::already_logged_on};
+    if (logons_paused()) return {session, Refusal::logons_paused};
     if (!s.schedule.in_session(clock_.now_ns())) return {session, Refusal::outside_schedule};
     return {session, Refusal::none};
   }

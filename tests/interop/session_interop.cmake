@@ -20,3 +20,12 @@ if(KITE_QUICKFIX)
     KITE_STORE_BIN="$<TARGET_FILE:kite-store>")
   add_dependencies(session_crash_test kite-acceptor kite_qf_peer kite-store)
 endif()
+
+if(KITE_QUICKFIX)
+  kite_test(admin_interop_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/admin_interop_test.cpp LABELS interop)
+  target_compile_definitions(admin_interop_test PRIVATE
+    KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>"
+    KITE_ADMIN_BIN="$<TARGET_FILE:kite-admin>")
+  target_compile_options(admin_interop_test PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
+  add_dependencies(admin_interop_test kite-acceptor kite_qf_peer kite-admin)
+endif()

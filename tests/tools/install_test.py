@@ -70,7 +70,7 @@ def main():
             return
         bin_dir = os.path.join(prefix, "bin")
         dicts = os.path.join(prefix, "share", "kite", "dictionaries")
-        for name in ("kite-acceptor", "kite-fixprint", "kite-demo", "kite-store", "bench_roundtrip", "bench-run"):
+        for name in ("kite-acceptor", "kite-admin", "kite-fixprint", "kite-demo", "kite-store", "bench_roundtrip", "bench-run"):
             check(os.access(os.path.join(bin_dir, name), os.X_OK), "bin/" + name + " installed")
         for name in ("FIX42.xml", "FIX44.xml", "FIXT11.xml", "FIX50SP2.xml", "LICENSE.quickfix"):
             check(os.path.isfile(os.path.join(dicts, name)), "share/kite/dictionaries/" + name + " installed")

@@ -12,11 +12,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kite/app/order_app.hpp"
 #include "kite/engine/engine.hpp"
 #include "kite/link/connection.hpp"
+#include "kite/link/message_log.hpp"
+#include "kite/link/metrics.hpp"
 #include "kite/session/clock.hpp"
 #include "kite/session/config.hpp"
 #include "kite/session/log.hpp"
@@ -24,18 +27,59 @@
 
 namespace kite::app {
 
+// [admin]: the operators' channel (docs/operations.md). Off unless `socket`
+// or `metrics_port` is set.
+struct AdminConfig {
+  std::string socket;              // Unix-domain socket for kite-admin; its file mode is the access control
+  unsigned socket_mode = 0600;     // socket_mode, an octal string ("0660")
+  std::uint16_t metrics_port = 0;  // Prometheus text over HTTP GET /metrics; 0: none
+  std::string metrics_bind = "127.0.0.1";
+  bool enabled() const noexcept { return !socket.empty() || metrics_port != 0; }
+};
+
+// [message_log]: FIX message logs (link::MessageLog), one file per session in
+// `dir`, for the sessions named (or every one: "*"); kite-admin switches them
+// on and off per session while running.
+struct MessageLogConfig {
+  std::string dir;
+  std::uint64_t max_bytes = 64ull << 20;  // rotate at this size
+  int keep = 5;                            // rotated files kept
+  std::vector<std::string> sessions;       // on from the start
+};
+
+enum class LogFormat : std::uint8_t { text, json };
+
 struct AcceptorConfig {
   session::Config sessions;         // path, document, sessions
   engine::EngineConfig engine;      // [engine]
   link::AcceptorLimits limits;   // [engine] max_connections, logon_timeout, max_message_size
   Mode mode = Mode::ack;            // [app] mode
   int shutdown_wait_ms = 2000;      // [app] shutdown_wait_ms: how long SIGTERM waits for Logout answers
+  AdminConfig admin;                // [admin]
+  MessageLogConfig message_log;     // [message_log]
+  LogFormat log_format = LogFormat::text;  // [log] format: "text" or "json" (JSON lines)
 };
 
 AcceptorConfig load_acceptor_config(const std::string& path);
 AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& name);
 
 class GuardedConnection;
+class AdminServer;
+
+// What an operator asks of one session (kite-admin). Run by the thread that
+// owns the session's connection, or, when it has none, by the caller.
+struct SessionCommand {
+  enum class Kind : std::uint8_t { logout, disconnect, set_seq, reset };
+  Kind kind = Kind::logout;
+  std::string_view text;        // logout: the Logout's Text
+  std::uint64_t next_in = 0;    // set_seq: 0 leaves it
+  std::uint64_t next_out = 0;
+  bool force = false;           // set_seq, reset: also while logged on
+};
+struct CommandResult {
+  bool ok = false;
+  std::string text;  // what was done, or why not
+};
 
 // What an embedding (the C API) changes in an Acceptor: each session's
 // application and a timer turn per connection. Engine threads' hooks go in
@@ -92,6 +136,17 @@ class Acceptor {
   // resend, which the session serves with a SequenceReset-GapFill.
   void skip_outbound(std::uint64_t n) noexcept;
 
+  // --- operations (kite-admin); any thread ---------------------------------
+  // Runs `cmd` on session i (its connection's thread, waited for up to
+  // timeout_ms). Bad requests change nothing.
+  CommandResult run(std::size_t session, const SessionCommand& cmd, int timeout_ms = 3000);
+  // Switches session i's message log ([message_log] dir must be set).
+  CommandResult set_message_log(std::size_t session, bool on);
+  // Counters and published state; nullptr when neither [admin] nor
+  // [message_log] is configured.
+  const link::Metrics* metrics() const noexcept { return metrics_.get(); }
+  std::int64_t started_ns() const noexcept { return started_ns_; }
+
   // The engine's counters and threads (engine::Engine::stats(), threads());
   // after stop() they keep their final values. Empty before start().
   engine::EngineStats engine_stats() const;
@@ -105,6 +160,8 @@ class Acceptor {
  private:
   friend class GuardedConnection;
   class Factory;
+  struct Control;
+  void publish_idle(std::size_t i);
   AcceptorConfig config_;
   session::Logger& log_;
   AcceptorHooks* hooks_;
@@ -116,6 +173,12 @@ class Acceptor {
   std::unique_ptr<link::AcceptorFactory> inner_;
   std::unique_ptr<Factory> factory_;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<link::Metrics> metrics_;
+  std::vector<std::unique_ptr<link::MessageLog>> logs_;
+  std::vector<link::MessageLog*> log_ptrs_;
+  std::unique_ptr<Control[]> controls_;
+  std::unique_ptr<AdminServer> admin_;
+  std::int64_t started_ns_ = 0;
   std::atomic<int> open_{0};
   std::atomic<std::uint32_t> logout_generation_{0};
   std::atomic<std::uint32_t> skip_generation_{0};

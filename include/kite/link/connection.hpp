@@ -35,25 +35,35 @@
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/engine/protocol.hpp"
+#include "kite/link/message_log.hpp"
+#include "kite/link/metrics.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 
 namespace kite::link {
 
-// The session's SessionOutput over an engine::Outbound.
+class SessionConnection;
+
+// The session's SessionOutput over an engine::Outbound. With a watcher (the
+// operator's counters are on) each commit is shown to it.
 class OutboundOutput final : public session::SessionOutput {
  public:
   void bind(engine::Outbound* out) noexcept { out_ = out; }
-  char* claim(std::size_t min) noexcept override { return out_ ? out_->claim(min) : nullptr; }
-  void commit(std::size_t n) noexcept override {
-    if (out_) out_->commit(n);
+  void watch(SessionConnection* w) noexcept { watch_ = w; }
+  char* claim(std::size_t min) noexcept override {
+    if (out_ == nullptr) return nullptr;
+    last_ = out_->claim(min);
+    return last_;
   }
+  inline void commit(std::size_t n) noexcept override;
   void disconnect(const char* reason) noexcept override {
     if (out_) out_->close(reason, true);
   }
 
  private:
   engine::Outbound* out_ = nullptr;
+  SessionConnection* watch_ = nullptr;
+  char* last_ = nullptr;
 };
 
 // Limits on the acceptor's connections (before a session is known).
@@ -76,6 +86,12 @@ class SessionConnection final : public engine::Protocol {
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override;
 
   session::Session* session() const noexcept { return session_; }
+  // The operator's view: counters per session (indexed as the registry's
+  // sessions) and each session's message log (nullptr entries: none). Set at
+  // set-up, before the connection is used; nullptr turns counting off.
+  void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
+  // Bytes [p, p + n) were committed to the send buffer (OutboundOutput).
+  void on_sent(const char* p, std::size_t n) noexcept;
   // A label for logs ("conn 7").
   void set_connection_id(int id) noexcept;
   bool closed() const noexcept { return closed_; }
@@ -84,7 +100,11 @@ class SessionConnection final : public engine::Protocol {
   void refuse(const char* reason) noexcept;
   // The frame index_ holds (ir: how its build went). False when the frame
   // must wait for room in the send buffer (not consumed).
-  bool handle_frame(const codec::IndexResult& ir) noexcept;
+  bool handle_frame(const codec::IndexResult& ir, std::string_view frame) noexcept;
+  // Counters: the session is bound / the connection ends / state published.
+  void watch_session() noexcept;
+  void publish() noexcept;
+  std::size_t session_index(const session::Session* s) const noexcept;
 
   session::SessionRegistry* registry_ = nullptr;
   const session::Clock& clock_;
@@ -99,7 +119,28 @@ class SessionConnection final : public engine::Protocol {
   std::int64_t connected_ns_ = 0;
   bool closed_ = false;
   char who_[24] = "conn";
+  // Counting (observe()): the bound session's slot, its log, and the time the
+  // current inbound bytes arrived (monotonic; 0 once their first reply went).
+  Metrics* metrics_ = nullptr;
+  MessageLog* const* logs_ = nullptr;
+  SessionMetrics* m_ = nullptr;
+  MessageLog* mlog_ = nullptr;
+  bool mlog_logged_error_ = false;
+  std::int64_t rx_ns_ = 0;
+  std::uint8_t last_state_ = 0;
+  // Outbound parsing across commits: bytes left of the current message, and
+  // the start of a header split by a commit.
+  std::size_t out_remaining_ = 0;
+  char out_head_[48] = {};
+  std::size_t out_head_len_ = 0;
+  void sent_message(const char* head, std::size_t head_len, const char* body, std::size_t body_len) noexcept;
 };
+
+inline void OutboundOutput::commit(std::size_t n) noexcept {
+  if (out_ == nullptr) return;
+  if (watch_ != nullptr && n != 0) watch_->on_sent(last_, n);
+  out_->commit(n);
+}
 
 // ProtocolFactory for an acceptor: a pool of MaxConnections connections made
 // at construction; open() refuses (nullptr, logged) when all are in use.
@@ -109,6 +150,8 @@ class AcceptorFactory final : public engine::ProtocolFactory {
   engine::Protocol* open(int connection_id) noexcept override;
   void release(engine::Protocol* p) noexcept override;
   std::size_t open_connections() const noexcept { return in_use_; }
+  // Counting for every connection (see SessionConnection::observe); set-up only.
+  void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
 
  private:
   session::SessionRegistry& registry_;

@@ -33,6 +33,13 @@ class StderrLogger final : public Logger {
   void log(LogLevel level, std::string_view who, std::string_view text) noexcept override;
 };
 
+// Writes one JSON object per line to stderr, for log shippers:
+// {"time":"2026-11-30T03:52:18.123Z","level":"info","who":"FIX.4.4:KITE->PEER","text":"..."}
+class JsonLinesLogger final : public Logger {
+ public:
+  void log(LogLevel level, std::string_view who, std::string_view text) noexcept override;
+};
+
 // Drops everything.
 class NullLogger final : public Logger {
  public:

@@ -5,10 +5,11 @@
 // peer's, i.e. our TargetCompID and SenderCompID), plus the Sub/Location IDs
 // a session configures. It is refused, with a logged reason, when no session
 // matches, when the configured Password differs, when the session is already
-// bound to a live connection (the live one is left alone), or when it is
-// outside the session's schedule.
+// bound to a live connection (the live one is left alone), when it is
+// outside the session's schedule, or while logons are paused.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string_view>
@@ -26,6 +27,7 @@ enum class Refusal : unsigned char {
   wrong_password,
   already_logged_on,
   outside_schedule,
+  logons_paused,  // the operator paused logons (kite-admin pause-logons)
 };
 const char* to_string(Refusal r) noexcept;
 
@@ -48,6 +50,12 @@ class SessionRegistry {
   Lookup identify(const codec::Header& logon, const codec::FieldIndex& ix) const noexcept;
 
   Session* find(std::string_view id) const noexcept;
+  // The position of a session in the registry (size() when not one of its own).
+  std::size_t index_of(const Session* s) const noexcept;
+  // While paused, every Logon is refused with Refusal::logons_paused; sessions
+  // already logged on are left alone. Any thread.
+  void pause_logons(bool paused) noexcept { paused_.store(paused, std::memory_order_release); }
+  bool logons_paused() const noexcept { return paused_.load(std::memory_order_acquire); }
   std::size_t size() const noexcept { return entries_.size(); }
   Session& at(std::size_t i) const noexcept { return *entries_[i].session; }
   const Clock& clock() const noexcept { return clock_; }
@@ -62,6 +70,7 @@ class SessionRegistry {
   const Clock& clock_;
   Logger& log_;
   std::vector<Entry> entries_;
+  std::atomic<bool> paused_{false};
 };
 
 }  // namespace kite::session

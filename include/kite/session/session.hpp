@@ -211,6 +211,8 @@ class Session {
   void reset_sequences() noexcept;
   std::int32_t heart_bt_int() const noexcept { return heart_bt_int_; }
   std::size_t queued() const noexcept { return queue_count_ - queue_head_; }
+  // A gap in the peer's numbers is open (a ResendRequest is outstanding).
+  bool in_gap() const noexcept { return gap_open_; }
   std::uint64_t garbled_count() const noexcept { return garbled_; }
   // Messages send_or_store kept for a resend instead of sending.
   std::uint64_t stored_unsent_count() const noexcept { return stored_unsent_; }
