@@ -17,6 +17,11 @@ packages=(
   valgrind                            # instruction counts (callgrind)
   python3
 )
+# The results page (lab/site): Node.js and npm from Debian only where they are
+# not on PATH already (a newer Node.js from elsewhere conflicts with Debian's
+# npm); chromium for its browser tests. The build runs `npm ci` in lab/site.
+packages+=(chromium)
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

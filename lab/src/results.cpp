@@ -104,6 +104,15 @@ const StoredResult* StoredSitting::find(const Cell& c) const {
     return nullptr;
 }
 
+bool StoredSitting::runs_reference_matrix() const {
+    if (matrix_name != kReferenceMatrix) return false;
+    const json o = stamp.value("overrides", json::object());
+    if (!o.is_object()) return true;
+    for (const char* k : {"network", "busy_poll_usecs", "idle", "audit"})
+        if (o.contains(k)) return false;
+    return true;
+}
+
 std::map<std::string, int> StoredSitting::outcome() const {
     std::map<std::string, int> n;
     for (const auto& r : results) ++n[r.state == CellState::marked ? "marked" : r.word()];
@@ -271,7 +280,7 @@ void note_used(ComposedMatrix& m, const StoredSitting* s) {
 ComposedMatrix compose_era(const Era& era) {
     ComposedMatrix m;
     for (auto it = era.sittings.rbegin(); it != era.sittings.rend() && !m.reference; ++it)
-        if ((*it)->matrix_name == kReferenceMatrix) m.reference = *it;
+        if ((*it)->runs_reference_matrix()) m.reference = *it;
     if (!m.reference && !era.sittings.empty()) m.reference = era.sittings.back();
     if (!m.reference) return m;
     std::vector<const StoredResult*> taken;

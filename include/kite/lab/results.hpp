@@ -63,6 +63,9 @@ struct StoredSitting {
     /// Settings of a cell of this sitting (from its matrix file and effective settings).
     Settings settings_for(const std::string& transport, const std::string& model, const std::string& loop) const;
     const StoredResult* find(const Cell& c) const;
+    /// A sitting of the reference matrix run as the file says: no --network,
+    /// --busy-poll-usecs, --idle or --no-audit override.
+    bool runs_reference_matrix() const;
     /// Counts of its results by verdict or state ("ok", "partial", "refused", "marked", ...).
     std::map<std::string, int> outcome() const;
 };
@@ -115,8 +118,8 @@ struct ComposedMatrix {
     const ComposedCell* at(const Cell& c) const;
 };
 
-/// The matrix of an era: the reference is its newest sitting of the reference
-/// matrix (`kReferenceMatrix`), else its newest sitting; a sitting's cell
+/// The matrix of an era: the reference is its newest sitting that
+/// runs_reference_matrix(), else its newest sitting; a sitting's cell
 /// enters when its settings equal the reference's for that cell's model and loop.
 ComposedMatrix compose_era(const Era& era);
 /// The matrix of one sitting alone.
