@@ -116,7 +116,7 @@ test("the response/service switch changes the open cells", async () => {
 
 test("a cell's CDF opens with its peers overlaid", async () => {
   const page = await open("alpha/index.html");
-  await page.click('td[data-cell="cpp/vma/single/closed"] a');
+  await page.click('td[data-cell="cpp/kernel/single/closed"] a');
   await page.waitForSelector("#cdf[data-ready='1']", { timeout: 10000 });
   assert.equal(await page.getAttribute("#cdf", "data-series"), "3");
   assert.ok(await page.$("#cdf canvas"), "no chart canvas");
