@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
     std::string check_file;
     mach->add_option("FILE", check_file, "a machine file to check instead");
     auto* site = app.add_subcommand("site", "rebuild the results page, results/site/, from every sitting under results/");
+    site->fallthrough();  // --results after the subcommand
     auto* serve = app.add_subcommand("serve", "serve results/ on http://127.0.0.1:PORT/site/index.html until Ctrl-C");
     int serve_port = 8080;
     serve->add_option("--port", serve_port, "port on 127.0.0.1 (default 8080; 0 picks a free one)");

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL, fileURLToPath } from "node:url";
+import { pathToFileURL } from "node:url";
 
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
@@ -18,13 +18,14 @@ if (!site || !out) {
 }
 const host = hostArg || readdirSync(site).find((d) => d !== "assets" && statSync(path.join(site, d)).isDirectory());
 mkdirSync(out, { recursive: true });
-const browser = await chromium.launch({
+// A fresh profile (the --user-data-dir playwright passes) in a new temporary folder.
+const browser = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), "kite-shot-")), {
   executablePath: process.env.KITE_CHROMIUM || "/usr/bin/chromium",
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${mkdtempSync(path.join(tmpdir(), "kite-shot-"))}`],
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1280, height: 900 },
 });
-const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+const page = await browser.newPage();
 const open = (rel) => page.goto(pathToFileURL(path.join(site, host, rel)).href);
 await open("index.html");
 await page.screenshot({ path: path.join(out, "matrix.png") });

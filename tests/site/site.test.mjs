@@ -22,20 +22,25 @@ const shots = process.env.KITE_SITE_SHOTS;
 const site = path.join(results, "site");
 const url = (rel) => pathToFileURL(path.join(site, rel)).href;
 
-let browser, context;
-
-before(async () => {
-  browser = await chromium.launch({
+// Chromium with the flags this machine needs and a fresh --user-data-dir (a new temporary folder).
+function launch(options = {}) {
+  return chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), "kite-site-chromium-")), {
     executablePath: process.env.KITE_CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      `--user-data-dir=${mkdtempSync(path.join(tmpdir(), "kite-site-chromium-"))}`],
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1400, height: 900 },
+    ...options,
   });
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+}
+
+let context;
+
+before(async () => {
+  context = await launch();
 });
 
 after(async () => {
-  await browser?.close();
+  await context?.close();
 });
 
 async function open(rel, ctx = context) {
@@ -227,7 +232,7 @@ test("the host page and every sitting's own matrix", async () => {
 });
 
 test("the matrix reads without scripts", async () => {
-  const noJs = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1400, height: 900 } });
+  const noJs = await launch({ javaScriptEnabled: false });
   const page = await open("alpha/index.html", noJs);
   const cells = await cellTexts(page);
   const c = cells.find((x) => x.id === "cpp/vma/single/open");
