@@ -107,6 +107,27 @@ struct CellSpec {
     std::vector<std::string> reasons;
 };
 
+inline CellSpec cell_spec(const std::string& f, const std::string& t, const std::string& m, const std::string& l) {
+    CellSpec c;
+    c.flavour = f;
+    c.transport = t;
+    c.model = m;
+    c.loop = l;
+    return c;
+}
+
+inline SittingSpec sitting_spec(const std::string& host, const std::string& name, const std::string& start,
+                                const FixtureCpu& cpu, const std::string& method, const std::string& matrix) {
+    SittingSpec s;
+    s.host = host;
+    s.name = name;
+    s.start = start;
+    s.cpu = cpu;
+    s.method = method;
+    s.matrix = matrix;
+    return s;
+}
+
 inline void write_json(const std::filesystem::path& p, const json& j) {
     std::filesystem::create_directories(p.parent_path());
     std::ofstream(p) << j.dump(1);
@@ -230,7 +251,7 @@ inline std::vector<CellSpec> full_cells(const std::vector<std::string>& flavours
         for (const std::string m : {"single", "mono", "pool", "shard"})
             for (const std::string l : {"closed", "open"})
                 for (const auto& f : flavours) {
-                    CellSpec c{f, t, m, l};
+                    CellSpec c = cell_spec(f, t, m, l);
                     c.p50 = base_p50(f, t, m) * scale;
                     if (t == "tcpdirect" && (m == "pool" || m == "shard")) {
                         c.state = "marked";
@@ -270,12 +291,12 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     const std::vector<std::string> four = {"cpp", "quickfix", "raw", "rust-pure"};
     // a: an older hardware epoch.
     {
-        SittingSpec s{"alpha", "a-epoch-old", "2026-09-01T10:00:00Z", fixture_cpu_old(), "v1", "default"};
+        SittingSpec s = sitting_spec("alpha", "a-epoch-old", "2026-09-01T10:00:00Z", fixture_cpu_old(), "v1", "default");
         std::vector<CellSpec> cells;
         for (const std::string m : {"single", "mono"})
             for (const std::string l : {"closed", "open"})
                 for (const std::string f : {"cpp", "quickfix"}) {
-                    CellSpec c{f, "kernel", m, l};
+                    CellSpec c = cell_spec(f, "kernel", m, l);
                     c.p50 = 777.77;  // a figure that must stay on its own archive page
                     cells.push_back(c);
                 }
@@ -283,10 +304,10 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // b: the current epoch, an older method.
     {
-        SittingSpec s{"alpha", "b-method-old", "2026-09-20T10:00:00Z", fixture_cpu_new(), "v0", "default"};
+        SittingSpec s = sitting_spec("alpha", "b-method-old", "2026-09-20T10:00:00Z", fixture_cpu_new(), "v0", "default");
         std::vector<CellSpec> cells;
         for (const std::string l : {"closed", "open"}) {
-            CellSpec c{"cpp", "kernel", "single", l};
+            CellSpec c = cell_spec("cpp", "kernel", "single", l);
             c.p50 = 888.88;
             cells.push_back(c);
         }
@@ -294,7 +315,7 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // c: the base sitting of the current era.
     {
-        SittingSpec s{"alpha", "c-base", "2026-10-01T10:00:00Z", fixture_cpu_new(), "v1", "default"};
+        SittingSpec s = sitting_spec("alpha", "c-base", "2026-10-01T10:00:00Z", fixture_cpu_new(), "v1", "default");
         s.flavours = four;
         std::vector<CellSpec> cells = full_cells(four, 1.0);
         for (auto& c : cells) {
@@ -319,14 +340,14 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // d: a quick sitting (2 runs, 8 mono sessions): never in the current matrix.
     {
-        SittingSpec s{"alpha", "d-quick", "2026-10-05T10:00:00Z", fixture_cpu_new(), "v1", "quick"};
+        SittingSpec s = sitting_spec("alpha", "d-quick", "2026-10-05T10:00:00Z", fixture_cpu_new(), "v1", "quick");
         s.runs = 2;
         s.mono_sessions = 8;
         std::vector<CellSpec> cells;
         for (const std::string m : {"single", "mono"})
             for (const std::string l : {"closed", "open"})
                 for (const std::string f : {"cpp", "quickfix", "raw"}) {
-                    CellSpec c{f, "kernel", m, l};
+                    CellSpec c = cell_spec(f, "kernel", m, l);
                     c.p50 = kQuickOnlyP50;
                     cells.push_back(c);
                 }
@@ -334,14 +355,14 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // e: cpp re-measured with another binary, the reference settings.
     {
-        SittingSpec s{"alpha", "e-cpp-rerun", "2026-10-10T10:00:00Z", fixture_cpu_new(), "v1", "cpp-rerun"};
+        SittingSpec s = sitting_spec("alpha", "e-cpp-rerun", "2026-10-10T10:00:00Z", fixture_cpu_new(), "v1", "cpp-rerun");
         s.binary_sha = "8813683d5a1f2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4";
         s.git = "8813683dabcd";
         s.flavours = {"cpp"};
         std::vector<CellSpec> cells;
         for (const std::string m : {"single", "mono"})
             for (const std::string l : {"closed", "open"}) {
-                CellSpec c{"cpp", "kernel", m, l};
+                CellSpec c = cell_spec("cpp", "kernel", m, l);
                 c.p50 = base_p50("cpp", "kernel", m) * 0.9;
                 if (m == "mono" && l == "closed") {
                     c.verdict = "partial";
@@ -357,7 +378,7 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // f: the default matrix over network namespaces with busy polling: other settings.
     {
-        SittingSpec s{"alpha", "f-netns-sweep", "2026-10-12T10:00:00Z", fixture_cpu_new(), "v1", "default"};
+        SittingSpec s = sitting_spec("alpha", "f-netns-sweep", "2026-10-12T10:00:00Z", fixture_cpu_new(), "v1", "default");
         s.network = "netns";
         s.busy_poll = 50;
         s.overrides = {{"network", "netns"}, {"busy_poll_usecs", 50}};
@@ -365,7 +386,7 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
         for (const std::string m : {"single", "mono"})
             for (const std::string l : {"closed", "open"})
                 for (const std::string f : {"cpp", "quickfix"}) {
-                    CellSpec c{f, "kernel", m, l};
+                    CellSpec c = cell_spec(f, "kernel", m, l);
                     c.p50 = base_p50(f, "kernel", m) * 1.2;
                     cells.push_back(c);
                 }
@@ -373,11 +394,11 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
     }
     // g: another host.
     {
-        SittingSpec s{"beta", "g-beta", "2026-10-03T10:00:00Z", fixture_cpu_beta(), "v1", "default"};
+        SittingSpec s = sitting_spec("beta", "g-beta", "2026-10-03T10:00:00Z", fixture_cpu_beta(), "v1", "default");
         std::vector<CellSpec> cells;
         for (const std::string l : {"closed", "open"})
             for (const std::string f : {"cpp", "quickfix", "raw"}) {
-                CellSpec c{f, "kernel", "single", l};
+                CellSpec c = cell_spec(f, "kernel", "single", l);
                 c.p50 = base_p50(f, "kernel", "single") * 1.4;
                 cells.push_back(c);
             }
