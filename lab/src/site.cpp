@@ -85,6 +85,13 @@ const json& at(const json& j, std::initializer_list<const char*> path) {
     return *p;
 }
 
+// A figure of a summary or run object; -1 when the file lacks it.
+double figure(const json& j, const char* key) {
+    if (!j.is_object()) return -1;
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : -1;
+}
+
 std::string date_of(const std::string& iso) { return iso.size() >= 10 ? iso.substr(0, 10) : iso; }
 std::string when(const std::string& iso) {
     if (iso.size() < 16) return iso;
@@ -130,7 +137,7 @@ std::string page(const PageFrame& f, const std::string& body) {
     std::ostringstream h;
     h << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>" << esc(f.title) << " - Kite latency lab</title>\n"
+      << "<title>" << esc(f.title) << " - Kite latency lab</title>\n<link rel=\"icon\" href=\"data:,\">\n"
       << "<link rel=\"stylesheet\" href=\"" << f.root << "assets/site.css\">\n";
     if (f.chart) h << "<link rel=\"stylesheet\" href=\"" << f.root << "assets/uPlot.min.css\">\n";
     h << "</head><body class=\"" << f.kind << "\">\n<nav class=\"crumbs\"><a href=\"" << f.root
@@ -225,12 +232,12 @@ std::string matrix_html(const View& v) {
             if (r.measured()) {
                 std::string view = l == "open" && r.p50("response") >= 0 ? "response" : "service";
                 const json& sum = at(r.data, {"summary", view.c_str()});
-                std::string tail = view + " p99 " + us(sum.value("p99", -1.0)) + ", max " + us(sum.value("max", -1.0));
+                std::string tail = view + " p99 " + us(figure(sum, "p99")) + ", max " + us(figure(sum, "max"));
                 h << " data-view=\"" << view << "\"";
                 if (l == "open") {
                     auto tail_of = [&](const char* v2) {
                         const json& x = at(r.data, {"summary", v2});
-                        return "p99 " + us(x.value("p99", -1.0)) + ", max " + us(x.value("max", -1.0));
+                        return "p99 " + us(figure(x, "p99")) + ", max " + us(figure(x, "max"));
                     };
                     h << " data-response=\"" << us(r.p50("response")) << "\" data-service=\"" << us(r.p50("service"))
                       << "\" data-tail-response=\"" << tail_of("response") << "\" data-tail-service=\""
