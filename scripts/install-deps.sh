@@ -31,6 +31,11 @@ command -v dotnet >/dev/null || echo "install-deps: no dotnet on PATH: the dotne
 if ! command -v javac >/dev/null || [[ ! -f /usr/share/java/junit-platform-console-standalone.jar ]]; then
   packages+=(openjdk-17-jdk-headless junit5)
 fi
+# The results page (lab/site): Node.js and npm from Debian only where they are
+# not on PATH already (a newer Node.js from elsewhere conflicts with Debian's
+# npm); chromium for its browser tests. The build runs `npm ci` in lab/site.
+packages+=(chromium)
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -26,6 +26,6 @@ if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
   ctest --test-dir build/fuzz -L fuzz --no-tests=error --output-on-failure
 fi
 
-step "release: unit, integration, interop and lab tests"
-ctest --test-dir build/release -L 'unit|integration|interop|lab' -LE long --no-tests=error --output-on-failure
+step "release: unit, integration, interop, lab and site tests"
+ctest --test-dir build/release -L 'unit|integration|interop|lab|site' -LE long --no-tests=error --output-on-failure
 step "every test passed"

@@ -78,11 +78,12 @@ int main(int argc, char** argv) {
     app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
     app.add_flag("--no-check", no_check,
                  "do not check-flavour each flavour before its cells (recorded in every result and sitting.json)");
-    app.add_flag("--no-site", no_site, "do not rebuild results/site/index.html");
+    app.add_flag("--no-site", no_site, "do not rebuild the results page (results/site/)");
     app.add_flag("--no-progress", no_progress, "no progress lines");
     app.add_flag("--version", version, "print the lab's build and exit");
 
-    auto* cmp = app.add_subcommand("compare", "Markdown tables of sitting A (before) against sitting B (now)");
+    auto* cmp = app.add_subcommand("compare", "Markdown tables of sitting A (before) against sitting B (now); refuses two "
+                                               "hardware epochs or method versions, names every setting that differs");
     std::string ca, cb, peer = "quickfix", flavour = "cpp";
     cmp->add_option("A", ca, "earlier sitting folder")->required();
     cmp->add_option("B", cb, "later sitting folder")->required();
@@ -92,7 +93,12 @@ int main(int argc, char** argv) {
     auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
     std::string check_file;
     mach->add_option("FILE", check_file, "a machine file to check instead");
-    auto* site = app.add_subcommand("site", "rebuild results/site/index.html");
+    auto* site = app.add_subcommand("site", "rebuild the results page, results/site/, from every sitting under results/");
+    site->fallthrough();  // --results after the subcommand
+    auto* serve = app.add_subcommand("serve", "serve results/ on http://127.0.0.1:PORT/site/index.html until Ctrl-C");
+    int serve_port = 8080;
+    serve->add_option("--port", serve_port, "port on 127.0.0.1 (default 8080; 0 picks a free one)");
+    serve->fallthrough();
     auto* chk = app.add_subcommand("check-flavour",
                                    "play the flavour contract (docs/flavours.md) against a flavour's server; exit 0 when no check fails");
     std::string chk_flavour, chk_flavours_dir;
@@ -137,7 +143,8 @@ int main(int argc, char** argv) {
         if (*mach) {
             Machine m = check_file.empty() ? derive_local_machine() : load_machine(check_file);
             std::printf("%s", m.source_text.c_str());
-            std::printf("# epoch %s; measured cores %s\n", m.epoch.c_str(), format_core_list(m.measured_cores()).c_str());
+            std::printf("# epoch %s (%s; %s); measured cores %s\n", m.epoch.c_str(), m.cpu_model.c_str(),
+                        m.cpu.text().c_str(), format_core_list(m.measured_cores()).c_str());
             for (const auto& n : m.notes) std::printf("# note: %s\n", n.c_str());
             return 0;
         }
@@ -145,6 +152,7 @@ int main(int argc, char** argv) {
             std::printf("%s\n", build_site(results).c_str());
             return 0;
         }
+        if (*serve) return serve_results(results, serve_port);
         if (*inst) {
             const std::string host = machine_arg == "local"
                                          ? host_name()

@@ -17,6 +17,49 @@
 namespace kite::lab {
 
 const std::vector<std::string> kModels = {"single", "mono", "pool", "shard"};
+
+const std::vector<std::string> kDispatchFeatures = {"sse4_2",   "popcnt",   "bmi2",       "avx2",        "avx512f",
+                                                    "avx512bw", "avx512vl", "avx512vbmi", "avx512_vbmi2"};
+
+std::string CpuIdentity::text() const {
+    std::string t = (vendor.empty() ? std::string("unknown vendor") : vendor) + " family " + std::to_string(family) +
+                    " model " + std::to_string(model) + " stepping " + std::to_string(stepping) + ";";
+    for (const auto& f : features) t += " " + f;
+    if (features.empty()) t += " none of the dispatch features";
+    return t;
+}
+
+CpuIdentity host_cpu_identity() {
+    CpuIdentity c;
+    std::istringstream in(read_text_or_empty("/proc/cpuinfo"));
+    std::string line, flags;
+    auto value = [](const std::string& l) { return trim(l.substr(l.find(':') + 1)); };
+    auto number = [&](const std::string& l) {
+        try {
+            return std::stoi(value(l));
+        } catch (const std::exception&) {
+            return -1;
+        }
+    };
+    // The first processor's block: every core of a host is the same CPU.
+    while (std::getline(in, line)) {
+        if (line.empty() && !c.vendor.empty()) break;
+        if (line.find(':') == std::string::npos) continue;
+        std::string key = trim(line.substr(0, line.find(':')));
+        if (key == "vendor_id") c.vendor = value(line);
+        else if (key == "cpu family") c.family = number(line);
+        else if (key == "model") c.model = number(line);
+        else if (key == "stepping") c.stepping = number(line);
+        else if (key == "flags") flags = " " + value(line) + " ";
+    }
+    for (const auto& f : kDispatchFeatures)
+        if (flags.find(" " + f + " ") != std::string::npos) c.features.push_back(f);
+    return c;
+}
+
+std::string epoch_of(const std::string& cpu_model, const CpuIdentity& cpu) {
+    return sha256_hex(cpu_model + "\n" + cpu.text()).substr(0, 12);
+}
 const std::vector<std::string> kLoops = {"closed", "open"};
 
 const std::vector<TransportInfo>& known_transports() {
@@ -165,7 +208,7 @@ bool valid_ipv4(const std::string& s) {
 Machine parse_machine(const std::string& text, const std::string& name) {
     const TomlReader r(name);
     toml::table root = r.parse(text);
-    r.only(root, "", {"name", "cpu_model", "local", "kernel", "notes", "cores", "network", "transports"});
+    r.only(root, "", {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports"});
     Machine m;
     m.source_text = text;
     m.source_name = name;
@@ -179,7 +222,28 @@ Machine parse_machine(const std::string& text, const std::string& name) {
     }
     m.kernel = r.string(root, "kernel", "").value_or(m.local ? host_kernel() : "");
     m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
-    m.epoch = sha256_hex(m.cpu_model).substr(0, 12);
+    m.cpu = host_cpu_identity();
+    if (const toml::table* cpu = r.table(root, "cpu", "")) {
+        r.only(*cpu, "cpu.", {"vendor", "family", "model", "stepping", "features"});
+        CpuIdentity c;
+        c.vendor = r.string(*cpu, "vendor", "cpu.").value_or("");
+        c.family = static_cast<int>(r.integer(*cpu, "family", "cpu.").value_or(-1));
+        c.model = static_cast<int>(r.integer(*cpu, "model", "cpu.").value_or(-1));
+        c.stepping = static_cast<int>(r.integer(*cpu, "stepping", "cpu.").value_or(-1));
+        if (c.vendor.empty() || c.family < 0 || c.model < 0 || c.stepping < 0)
+            r.fail("cpu", "vendor, family, model and stepping are all required (as /proc/cpuinfo gives them)");
+        for (const auto& f : r.strings(*cpu, "features", "cpu.").value_or(std::vector<std::string>{})) {
+            check_one_of(r, "cpu.features", f, kDispatchFeatures, "dispatch feature");
+            c.features.push_back(f);
+        }
+        // One order, so that a file listing the same features another way is the same epoch.
+        std::vector<std::string> ordered;
+        for (const auto& f : kDispatchFeatures)
+            if (std::find(c.features.begin(), c.features.end(), f) != c.features.end()) ordered.push_back(f);
+        c.features = ordered;
+        m.cpu = c;
+    }
+    m.epoch = epoch_of(m.cpu_model, m.cpu);
 
     const toml::table* cores = r.table(root, "cores", "");
     if (!cores) r.fail("cores", "missing [cores] table (server and client cores at least)");

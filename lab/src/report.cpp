@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kite/lab/util.hpp"
+#include "kite/lab/method.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -68,20 +69,6 @@ Grid make_grid(const std::vector<CellOutcome>& cells) {
     return g;
 }
 
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char ch : s) {
-        switch (ch) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += ch;
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 std::string matrix_table(const std::vector<CellOutcome>& cells) {
@@ -116,166 +103,136 @@ std::string matrix_table(const std::vector<CellOutcome>& cells) {
     return out.str();
 }
 
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+    return out;
+}
+
+std::string figure_text(const StoredResult* r, int digits) {
+    if (!r) return "-";
+    if (!r->measured()) return r->word();
+    double v = r->p50("service");
+    return v < 0 ? r->word() : fixed(v, digits);
+}
+
+std::string verdict_word(const StoredResult* r) { return r ? r->word() : "absent"; }
+
+// A row's settings as compare names them: the cell's effective settings, its server binary and build flags.
+Settings compared_settings(const StoredSitting& s, const StoredResult& r) {
+    Settings out = r.settings;
+    BinaryInfo b = server_binary_of(s, r.cell.flavour);
+    out["binary"] = r.binary.empty() ? b.sha256.substr(0, 12) : r.binary;
+    if (out["binary"].empty()) out["binary"] = "unknown";
+    out["build flags"] = b.flags.empty() ? "unknown" : b.flags;
+    return out;
+}
+
+}  // namespace
+
+Comparison compare(const StoredSitting& a, const StoredSitting& b, const CompareOptions& o) {
+    Comparison c;
+    c.before = a.name;
+    c.now = b.name;
+    c.flavour = o.flavour;
+    c.peer = o.peer;
+    c.machine = b.stamp.value("machine", b.host);
+    c.cpu_model = b.cpu_model;
+    c.epoch = b.epoch;
+    c.method = b.method;
+    auto cpu = [](const StoredSitting& s) { return s.cpu_model + (s.cpu_text.empty() ? "" : ", " + s.cpu_text); };
+    if (a.epoch != b.epoch) {
+        c.refusal = "refused: " + a.name + " is hardware epoch " + a.epoch + " (" + cpu(a) + "), " + b.name +
+                    " is epoch " + b.epoch + " (" + cpu(b) + "); figures of two hardware epochs are never compared";
+        return c;
+    }
+    if (a.method != b.method) {
+        c.refusal = "refused: " + a.name + " was measured with method " + a.method + ", " + b.name + " with method " +
+                    b.method + "; figures of two method versions are never compared";
+        return c;
+    }
+    std::vector<std::string> tcanon;
+    for (const auto& t : known_transports()) tcanon.push_back(t.name);
+    std::map<std::string, std::vector<std::string>> touched;  // difference -> rows
+    std::size_t rows_total = 0;
+    for (const auto& [loop, title, digits] :
+         {std::tuple{std::string("closed"), std::string("Closed, p50 in us"), 2},
+          std::tuple{std::string("open"), std::string("Open, service p50 in us"), 3}}) {
+        Comparison::Table t{loop, title, {}};
+        // Rows model-major as the seeds print them (every transport's single, then mono...).
+        for (const auto& m : kModels)
+            for (const auto& tr : tcanon) {
+                const StoredResult* ra = a.find({o.flavour, tr, m, loop});
+                const StoredResult* rb = b.find({o.flavour, tr, m, loop});
+                if (!ra && !rb) continue;
+                Comparison::Row row{tr + "/" + m, figure_text(ra, digits), figure_text(rb, digits),
+                                    figure_text(b.find({o.peer, tr, m, loop}), digits), {}};
+                if (ra && rb) row.differs = settings_differences(compared_settings(a, *ra), compared_settings(b, *rb));
+                for (const auto& d : row.differs) touched[d].push_back(loop + " " + row.cell);
+                t.rows.push_back(row);
+                ++rows_total;
+            }
+        if (!t.rows.empty()) c.tables.push_back(t);
+    }
+    for (const auto& [d, rows] : touched)
+        c.differences.push_back(d + ": " + (rows.size() == rows_total ? std::string("every row") : join(rows, ", ")));
+    for (const auto& r : b.results) {
+        const StoredResult* before = a.find(r.cell);
+        if (!before) {
+            ++c.only_now;
+            continue;
+        }
+        std::string v0 = verdict_word(before), v1 = verdict_word(&r);
+        if (v0 != v1) c.verdict_changes.push_back(r.cell.id() + ": " + v0 + " to " + v1);
+    }
+    for (const auto& r : a.results)
+        if (!b.find(r.cell)) ++c.only_before;
+    c.ok = true;
+    return c;
+}
+
+std::string comparison_markdown(const Comparison& c) {
+    if (!c.ok) return "compare: " + c.refusal;
+    std::ostringstream out;
+    out << "# " << c.flavour << ": " << c.before << " (before) against " << c.now << " (now)\n\n";
+    out << "Machine " << c.machine << ", " << c.cpu_model << " (epoch " << c.epoch << "), method " << c.method
+        << "; the " << c.peer << " column is from the later sitting.\n";
+    if (!c.differences.empty()) {
+        out << "\nSettings that differ between the two sittings (before -> now), and the rows they touch:\n\n";
+        for (const auto& d : c.differences) out << "- " << d << "\n";
+    }
+    for (const auto& t : c.tables) {
+        bool differs = std::any_of(t.rows.begin(), t.rows.end(), [](const auto& r) { return !r.differs.empty(); });
+        out << "\n## " << t.title << "\n\n| Cell | Before | Now | " << c.peer << " |" << (differs ? " Settings that differ |" : "")
+            << "\n|---|---|---|---|" << (differs ? "---|" : "") << "\n";
+        for (const auto& r : t.rows) {
+            out << "| " << r.cell << " | " << r.before << " | " << r.now << " | " << r.peer << " |";
+            if (differs) out << " " << join(r.differs, "; ") << " |";
+            out << "\n";
+        }
+    }
+    out << "\n## Verdicts that changed\n\n";
+    if (c.verdict_changes.empty()) out << "None.\n";
+    for (const auto& l : c.verdict_changes) out << "- " << l << "\n";
+    if (c.only_before || c.only_now)
+        out << "\n" << c.only_now << " cells only in the later sitting, " << c.only_before << " only in the earlier one.\n";
+    return out.str();
+}
+
 CompareResult compare_sittings(const std::string& a, const std::string& b, const CompareOptions& o) {
     CompareResult r;
-    json sa, sb;
+    Comparison c;
     try {
-        sa = json::parse(read_text(a + "/sitting.json"));
-        sb = json::parse(read_text(b + "/sitting.json"));
+        c = compare(load_stored_sitting(a), load_stored_sitting(b), o);
     } catch (const std::exception& e) {
         r.text = std::string("compare: ") + e.what();
         return r;
     }
-    std::string ea = sa.value("epoch", ""), eb = sb.value("epoch", "");
-    if (ea != eb) {
-        r.text = "compare: refused: " + a + " is hardware epoch " + ea + " (" + sa.value("cpu_model", "?") + "), " + b +
-                 " is epoch " + eb + " (" + sb.value("cpu_model", "?") +
-                 "); figures of two hardware epochs are never compared";
-        return r;
-    }
-    std::vector<CellOutcome> ca = load_sitting_cells(a), cb = load_sitting_cells(b);
-    auto find = [](const std::vector<CellOutcome>& v, const std::string& f, const std::string& t, const std::string& m,
-                   const std::string& l) -> const CellOutcome* {
-        for (const auto& c : v)
-            if (c.cell.flavour == f && c.cell.transport == t && c.cell.model == m && c.cell.loop == l) return &c;
-        return nullptr;
-    };
-    auto text = [](const CellOutcome* c, int digits) -> std::string {
-        if (!c) return "-";
-        if (c->state == CellState::marked) return c->marker;
-        if (c->state != CellState::measured || c->service_p50 < 0) return to_string(c->state);
-        return fixed(c->service_p50, digits);
-    };
-    std::vector<std::string> tcanon;
-    for (const auto& t : known_transports()) tcanon.push_back(t.name);
-    std::ostringstream out;
-    out << "# " << o.flavour << ": " << sa.value("sitting", a) << " (before) against " << sb.value("sitting", b)
-        << " (now)\n\n";
-    out << "Machine " << sb.value("machine", "?") << ", " << sb.value("cpu_model", "?") << " (epoch " << eb
-        << "); the " << o.peer << " column is from the later sitting.\n";
-    for (const auto& [loop, title, digits] :
-         {std::tuple{std::string("closed"), std::string("Closed, p50 in us"), 2},
-          std::tuple{std::string("open"), std::string("Open, service p50 in us"), 3}}) {
-        // Rows: model-major as the seeds print them (every transport's single, then mono...).
-        std::vector<std::string> rows;
-        for (const auto& m : kModels)
-            for (const auto& t : tcanon)
-                if (find(ca, o.flavour, t, m, loop) || find(cb, o.flavour, t, m, loop)) rows.push_back(t + "/" + m);
-        if (rows.empty()) continue;
-        out << "\n## " << title << "\n\n| Cell | Before | Now | " << o.peer << " |\n|---|---|---|---|\n";
-        for (const auto& row : rows) {
-            std::string t = row.substr(0, row.find('/')), m = row.substr(row.find('/') + 1);
-            out << "| " << row << " | " << text(find(ca, o.flavour, t, m, loop), digits) << " | "
-                << text(find(cb, o.flavour, t, m, loop), digits) << " | " << text(find(cb, o.peer, t, m, loop), digits)
-                << " |\n";
-        }
-    }
-    std::vector<std::string> changes;
-    auto verdict_of = [](const CellOutcome* c) -> std::string {
-        if (!c) return "absent";
-        if (c->state == CellState::marked) return c->marker;
-        if (c->state == CellState::measured) return c->verdict;
-        return to_string(c->state);
-    };
-    std::size_t only_b = 0, only_a = 0;
-    for (const auto& c : cb) {
-        const CellOutcome* before = find(ca, c.cell.flavour, c.cell.transport, c.cell.model, c.cell.loop);
-        if (!before) {
-            ++only_b;
-            continue;
-        }
-        std::string v0 = verdict_of(before), v1 = verdict_of(&c);
-        if (v0 != v1) changes.push_back("- " + c.cell.id() + ": " + v0 + " to " + v1);
-    }
-    for (const auto& c : ca)
-        if (!find(cb, c.cell.flavour, c.cell.transport, c.cell.model, c.cell.loop)) ++only_a;
-    out << "\n## Verdicts that changed\n\n";
-    if (changes.empty()) out << "None.\n";
-    for (const auto& l : changes) out << l << "\n";
-    if (only_a || only_b)
-        out << "\n" << only_b << " cells only in the later sitting, " << only_a << " only in the earlier one.\n";
-    r.ok = true;
-    r.text = out.str();
+    r.ok = c.ok;
+    r.text = comparison_markdown(c);
     return r;
-}
-
-std::string build_site(const std::string& results_dir) {
-    std::string site = results_dir + "/site";
-    fs::create_directories(site);
-    std::ostringstream h;
-    h << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Kite latency lab</title>\n"
-         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}"
-         "td.ok{background:#e6f4e6}td.partial{background:#fff4d6}td.saturated{background:#fde2c8}"
-         "td.refused,td.error{background:#f8d0d0}td.marker{color:#888}</style></head><body>\n"
-         "<h1>Kite latency lab</h1>\n<p>Placeholder page: each host's latest sitting, p50 in microseconds "
-         "(closed: service time; open: response time) with its verdict. Cells refused by the audit publish no "
-         "figures. The JSON files hold everything else.</p>\n";
-    std::error_code ec;
-    std::vector<fs::path> hosts;
-    for (const auto& e : fs::directory_iterator(results_dir, ec))
-        if (e.is_directory() && e.path().filename() != "site") hosts.push_back(e.path());
-    std::sort(hosts.begin(), hosts.end());
-    for (const auto& host : hosts) {
-        std::vector<fs::path> sittings;
-        for (const auto& e : fs::directory_iterator(host, ec))
-            if (e.is_directory() && fs::exists(e.path() / "sitting.json")) sittings.push_back(e.path());
-        if (sittings.empty()) continue;
-        std::sort(sittings.begin(), sittings.end(), [](const fs::path& x, const fs::path& y) {
-            return fs::last_write_time(x / "sitting.json") < fs::last_write_time(y / "sitting.json");
-        });
-        const fs::path& latest = sittings.back();
-        std::string hname = host.filename().string(), sname = latest.filename().string();
-        std::string base = "../" + hname + "/" + sname + "/";
-        json st;
-        try {
-            st = json::parse(read_text((latest / "sitting.json").string()));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "bench-run: %s: unreadable, so the page shows no stamp for it: %s\n",
-                         (latest / "sitting.json").c_str(), e.what());
-        }
-        h << "<h2>" << html_escape(hname) << ": sitting " << html_escape(sname) << "</h2>\n<p>"
-          << html_escape(st.value("cpu_model", "")) << ", kernel " << html_escape(st.value("kernel", "")) << ", git "
-          << html_escape(st.contains("git") ? st["git"].value("revision", "").substr(0, 12) : "") << ", "
-          << html_escape(st.value("start", "")) << " to " << html_escape(st["end"].is_string() ? st["end"].get<std::string>() : "(running)")
-          << ". <a href=\"" << base << "sitting.json\">sitting.json</a></p>\n";
-        std::vector<CellOutcome> cells = load_sitting_cells(latest.string());
-        Grid g = make_grid(cells);
-        h << "<table><tr><th>transport/model</th>";
-        for (const auto& [l, f] : g.cols) h << "<th>" << html_escape(l + " " + f) << "</th>";
-        h << "</tr>\n";
-        for (const auto& r : g.rows) {
-            h << "<tr><th>" << html_escape(r) << "</th>";
-            for (const auto& [l, f] : g.cols) {
-                auto it = g.at.find(r + "|" + l + "|" + f);
-                if (it == g.at.end()) {
-                    h << "<td></td>";
-                    continue;
-                }
-                const CellOutcome& o = *it->second;
-                std::string cls = o.state == CellState::marked || o.state == CellState::unbuilt ? "marker"
-                                  : o.state == CellState::measured                              ? o.verdict
-                                                                                                : to_string(o.state);
-                h << "<td class=\"" << html_escape(cls) << "\" title=\"" << html_escape(o.reason) << "\"><a href=\""
-                  << base << html_escape(o.cell.file_name()) << "\">" << html_escape(cell_text(o)) << "</a></td>";
-            }
-            h << "</tr>\n";
-        }
-        h << "</table>\n";
-        if (sittings.size() > 1) {
-            h << "<p>Earlier sittings:";
-            for (std::size_t i = 0; i + 1 < sittings.size(); ++i) {
-                std::string n = sittings[i].filename().string();
-                h << " <a href=\"../" << html_escape(hname) << "/" << html_escape(n) << "/sitting.json\">" << html_escape(n)
-                  << "</a>";
-            }
-            h << "</p>\n";
-        }
-    }
-    h << "</body></html>\n";
-    std::string path = site + "/index.html";
-    write_text_atomic(path, h.str());
-    return path;
 }
 
 }  // namespace kite::lab

@@ -19,6 +19,7 @@
 #include "kite/lab/check.hpp"
 #include "kite/lab/install.hpp"
 #include "kite/lab/process.hpp"
+#include "kite/lab/method.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/util.hpp"
 
@@ -615,6 +616,7 @@ json check_json(const Context& c, const std::string& flavour, bool full) {
 // flavour's check and, for pool and shard, how many workers and why.
 void write_cell(const Context& c, const Cell& cell, json j) {
     j["lab"]["check"] = check_json(c, cell.flavour, false);
+    j["method"] = kMethodVersion;
     if (pool_or_shard(cell.model)) j["lab"]["workers"] = workers_json(c.workers);
     write_text_atomic(c.dir + "/" + cell.file_name(), j.dump(1));
 }
@@ -792,6 +794,10 @@ json start_stamp(const Context& c, const json& previous) {
     stamp["kernel"] = host_kernel();
     stamp["cpu_model"] = opt.machine.cpu_model;
     stamp["epoch"] = opt.machine.epoch;
+    const CpuIdentity& cpu = opt.machine.cpu;
+    stamp["cpu"] = {{"vendor", cpu.vendor}, {"family", cpu.family}, {"model", cpu.model},
+                    {"stepping", cpu.stepping}, {"features", cpu.features}};
+    stamp["method"] = {{"version", kMethodVersion}, {"summary", method_summary()}};
     stamp["binaries"] = binaries_json(c);
     stamp["installs"] = installs_json(c.installed);
     stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};

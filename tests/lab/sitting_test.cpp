@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kite/lab/method.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/util.hpp"
@@ -143,9 +144,12 @@ TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
     EXPECT_THAT(client_argv, HasSubstr("\"--rate\",\"50000\""));
     EXPECT_THAT(client_argv, HasSubstr("\"--cell\",\"cpp/kernel/single/open\""));
     EXPECT_EQ(j["audit"]["enabled"], false);
+    EXPECT_EQ(j["method"], kMethodVersion) << "every result names its method";
 
     json st = json::parse(read_text((root_ / "results" / "testbox" / "s1" / "sitting.json").string()));
-    EXPECT_EQ(st["epoch"], sha256_hex("Test CPU 9000").substr(0, 12));
+    EXPECT_EQ(st["epoch"], epoch_of("Test CPU 9000", host_cpu_identity()));
+    EXPECT_EQ(st["method"]["version"], kMethodVersion);
+    EXPECT_EQ(st["cpu"]["family"], host_cpu_identity().family);
     bool hashed = false;
     for (const auto& [path, b] : st["binaries"].items())
         if (b["sha256"] == sha256_file((root_ / "build" / "bench_roundtrip").string())) hashed = true;

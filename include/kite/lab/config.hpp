@@ -44,10 +44,29 @@ struct NicPair {
     std::vector<std::string> transports;   ///< transports routed over this pair (empty = all)
 };
 
+/// What the CPU reports of itself: the hardware epoch's identity. Two CPUs
+/// sold under one model string ("AMD EPYC") may differ in the instruction
+/// sets the code dispatches on, so the string alone does not name an epoch.
+struct CpuIdentity {
+    std::string vendor;                 ///< vendor_id: GenuineIntel, AuthenticAMD...
+    int family = -1, model = -1, stepping = -1;
+    std::vector<std::string> features;  ///< those of kDispatchFeatures the CPU and kernel enable, in that order
+    /// "AuthenticAMD family 26 model 2 stepping 0; avx2 avx512bw ..." (what the page prints).
+    std::string text() const;
+};
+/// The instruction-set features (as /proc/cpuinfo names them) that Kite's
+/// code, or a flavour's, dispatches on at build or run time.
+extern const std::vector<std::string> kDispatchFeatures;
+/// The identity of the CPU this process runs on (/proc/cpuinfo; features the kernel has disabled are absent).
+CpuIdentity host_cpu_identity();
+/// The epoch id: the first 12 hex digits of the SHA-256 of the model string and the identity.
+std::string epoch_of(const std::string& cpu_model, const CpuIdentity& cpu);
+
 struct Machine {
     std::string name;
     std::string cpu_model;
-    std::string epoch;         ///< stable hash of cpu_model: a new CPU model is a new epoch
+    CpuIdentity cpu;           ///< [cpu] of the file, else this host's (a sitting runs on the host it measures)
+    std::string epoch;         ///< epoch_of(cpu_model, cpu): a new CPU is a new hardware epoch
     bool local = false;        ///< the file describes the host it runs on: cores must exist
     std::string kernel;        ///< recorded for a derived machine, informative otherwise
     CoreSet housekeeping, server, client, reserved;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kite/lab/results.hpp"
 #include "kite/lab/sitting.hpp"
 
 namespace kite::lab {
@@ -16,15 +17,47 @@ struct CompareOptions {
     std::string peer = "quickfix"; ///< the peer column, from B
 };
 
+/// Two sittings side by side, as the seeds' tables: closed p50 and open service p50.
+struct Comparison {
+    bool ok = false;
+    std::string refusal;  ///< why two sittings are not compared (two epochs, two methods)
+    std::string before, now, flavour, peer;
+    std::string machine, cpu_model, epoch, method;
+    struct Row {
+        std::string cell;                  ///< transport/model
+        std::string before, now, peer;     ///< figure, marker or state; "-" when absent
+        std::vector<std::string> differs;  ///< settings of this row that differ ("network loopback -> netns")
+    };
+    struct Table {
+        std::string loop, title;
+        std::vector<Row> rows;
+    };
+    std::vector<Table> tables;
+    std::vector<std::string> verdict_changes;  ///< "cpp/kernel/mono/closed: ok to partial"
+    /// Every setting that differs in some row, with the rows it touches ("network loopback -> netns: every row").
+    std::vector<std::string> differences;
+    std::size_t only_before = 0, only_now = 0;
+};
+
+/// Compares sitting A (before) with B (now): refuses two hardware epochs or two method versions.
+Comparison compare(const StoredSitting& a, const StoredSitting& b, const CompareOptions& o);
+/// The comparison as Markdown (what `bench-run compare` prints).
+std::string comparison_markdown(const Comparison& c);
+
 struct CompareResult {
     bool ok = false;
     std::string text;  ///< Markdown, or the refusal
 };
 
-/// Compares sitting folder A (before) with B (now). Refuses two hardware epochs.
+/// Compares sitting folder A (before) with B (now). Refuses two hardware epochs or method versions.
 CompareResult compare_sittings(const std::string& a, const std::string& b, const CompareOptions& o);
 
-/// Builds <results_dir>/site/index.html: the latest sitting's matrix per host, links to the JSON.
+/// Builds the results page under <results_dir>/site/ from every sitting of
+/// every host (docs/lab.md, "The results page"); returns the path of its index.html.
 std::string build_site(const std::string& results_dir);
+
+/// Serves <results_dir> over HTTP on 127.0.0.1:port until SIGINT or SIGTERM
+/// (the page at /site/index.html). Returns 0, or 1 when the port cannot be bound.
+int serve_results(const std::string& results_dir, int port);
 
 }  // namespace kite::lab
