@@ -32,7 +32,7 @@ public ref struct FieldWriter
     public readonly int Length => _length;
 
     /// <summary>A field with a value of raw bytes (must not contain SOH).</summary>
-    public void Add(int tag, ReadOnlySpan<byte> value)
+    public void Add(int tag, scoped ReadOnlySpan<byte> value)
     {
         Span<byte> d = Begin(tag, value.Length);
         if (d.IsEmpty) return;

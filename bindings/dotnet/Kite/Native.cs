@@ -156,14 +156,17 @@ internal static unsafe partial class Native
     internal static partial byte* SessionId(void* session);
 
     [LibraryImport(Library, EntryPoint = "kite_session_index")]
+    [SuppressGCTransition]
     internal static partial nuint SessionIndex(void* session);
 
     [LibraryImport(Library, EntryPoint = "kite_session_logged_on")]
+    [SuppressGCTransition]
     internal static partial int SessionLoggedOn(void* session);
 
     [LibraryImport(Library, EntryPoint = "kite_session_set_user")]
     internal static partial void SessionSetUser(void* session, void* user);
 
     [LibraryImport(Library, EntryPoint = "kite_session_user")]
+    [SuppressGCTransition]
     internal static partial void* SessionUser(void* session);
 }

@@ -26,6 +26,9 @@ public readonly unsafe struct Session : IEquatable<Session>
         _inCallback = inCallback;
     }
 
+    /// <summary>libkite's kite_session pointer, for a caller's own calls into the C API.</summary>
+    public nint Handle => (nint)_s;
+
     /// <summary>Whether this is a real session (not default).</summary>
     public bool IsValid => _s != null;
 
