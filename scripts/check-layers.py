@@ -7,9 +7,10 @@ script's parent folder)
 Every `#include "kite/<part>/..."` in include/kite/<part>/ and src/<part>/
 must name a part of the same layer or one below it. The layers, bottom up:
 
-    util, codec, session, transport, engine, link, app, then bench, tools, lab
+    util, codec, session, transport, engine, link, app, capi, then bench, tools, lab
 
-(link joins a session to an engine connection; nothing below it sees both).
+(link joins a session to an engine connection; nothing below it sees both;
+capi is libkite's C API over app).
 Programs under src/<part>/tools/ are tools, on top. A folder that is not in
 the list is an error too, so a new part has to be given its place here.
 Prints file:line for each offence and exits 1; exits 0 when there is none.
@@ -19,7 +20,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["util", "codec", "session", "transport", "engine", "link", "app", ("bench", "tools", "lab")]
+LAYERS = ["util", "codec", "session", "transport", "engine", "link", "app", "capi", ("bench", "tools", "lab")]
 RANK = {}
 for rank, names in enumerate(LAYERS):
     for name in (names,) if isinstance(names, str) else names:

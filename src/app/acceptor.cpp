@@ -193,6 +193,7 @@ class GuardedConnection final : public engine::Protocol {
   int on_timer(std::int64_t now_ns) noexcept override {
     int work = inner_->on_timer(now_ns);
     session::Session* s = inner_->session();
+    if (s != nullptr && owner_.hooks_ != nullptr) work += owner_.hooks_->on_timer(*s);
     const std::uint32_t lg = owner_.logout_generation_.load(std::memory_order_acquire);
     if (lg != logout_seen_) {
       logout_seen_ = lg;
@@ -255,14 +256,16 @@ class Acceptor::Factory final : public engine::ProtocolFactory {
   std::vector<GuardedConnection*> free_;
 };
 
-Acceptor::Acceptor(AcceptorConfig config, session::Logger& log) : config_(std::move(config)), log_(log) {
+Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* hooks)
+    : config_(std::move(config)), log_(log), hooks_(hooks) {
   registry_ = std::make_unique<session::SessionRegistry>(clock_, log_);
   std::size_t i = 0;
   for (const session::SessionSettings& s : config_.sessions.sessions) {
     ++i;
     apps_.push_back(std::make_unique<OrderApplication>(config_.mode, ids_, &exchange_));
     try {
-      registry_->add(s, *apps_.back());
+      session::Application* app = hooks_ != nullptr ? hooks_->application(i - 1, s, *apps_.back()) : nullptr;
+      registry_->add(s, app != nullptr ? *app : *apps_.back());
     } catch (const std::exception& e) {
       throw ConfigError(config_.sessions.path + ": session " + std::to_string(i) + " (" + s.id() + "): " + e.what());
     }

@@ -161,6 +161,7 @@ void AgentRunner::run() noexcept {
     }
   }
   info_.cpu = ::sched_getcpu();
+  if (hooks_ != nullptr) hooks_->on_thread_start(info_);
   agent_.on_start();
   started_.store(1, std::memory_order_release);
   started_.notify_all();
@@ -202,6 +203,7 @@ void AgentRunner::run() noexcept {
     }
   }
   agent_.on_close();
+  if (hooks_ != nullptr) hooks_->on_thread_stop(info_);
 }
 
 }  // namespace kite::engine

@@ -249,6 +249,7 @@ class EngineImpl final : public Engine {
       std::vector<int> cores;
       if (!cfg_.cores.empty()) cores.push_back(cfg_.cores[static_cast<std::size_t>(w) % cfg_.cores.size()]);
       runners_.push_back(std::make_unique<AgentRunner>(*agent, name, cores, cfg_.idle));
+      runners_.back()->set_hooks(cfg_.thread_hooks);
       agents_.push_back(std::move(agent));
     }
     if (cfg_.model == Model::pool) {
@@ -260,6 +261,7 @@ class EngineImpl final : public Engine {
       std::vector<int> cores;
       if (cfg_.coordinator_core >= 0) cores.push_back(cfg_.coordinator_core);
       front_runner_ = std::make_unique<AgentRunner>(*front_, "kite-front", cores, cfg_.front_idle);
+      front_runner_->set_hooks(cfg_.thread_hooks);
     }
     for (auto& r : runners_) {
       if (!r->start(error)) return false;
@@ -367,6 +369,7 @@ class InitiatorImpl final : public Initiator {
       if (!cfg_.cores.empty()) cores.push_back(cfg_.cores[static_cast<std::size_t>(t) % cfg_.cores.size()]);
       runners_.push_back(std::make_unique<AgentRunner>(*agents_[static_cast<std::size_t>(t)],
                                                        "kite-init-" + std::to_string(t), cores, cfg_.idle));
+      runners_.back()->set_hooks(cfg_.thread_hooks);
     }
     pending_ = sessions;
     for (auto& r : runners_) {

@@ -37,13 +37,38 @@ AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& n
 
 class GuardedConnection;
 
+// What an embedding (the C API) changes in an Acceptor: each session's
+// application and a timer turn per connection. Engine threads' hooks go in
+// AcceptorConfig::engine.thread_hooks.
+class AcceptorHooks {
+ public:
+  virtual ~AcceptorHooks() = default;
+  // The application of the i-th configured session (it must outlive the
+  // Acceptor); nullptr: `builtin`, the OrderApplication in [app] mode made
+  // for it (which the returned one may call on to).
+  virtual session::Application* application(std::size_t i, const session::SessionSettings& s,
+                                             OrderApplication& builtin) {
+    (void)i;
+    (void)s;
+    (void)builtin;
+    return nullptr;
+  }
+  // A timer turn of a connection bound to `s`, on the connection's thread
+  // (at most every EngineConfig::timer_interval_us). Returns work done.
+  virtual int on_timer(session::Session& s) noexcept {
+    (void)s;
+    return 0;
+  }
+};
+
 // Runs an acceptor. Not copyable; start() once; stop() (idempotent, the
 // destructor stops it too) ends the engine's threads.
 class Acceptor {
  public:
   // Builds the sessions (stores opened, dictionaries loaded). Throws
   // session::ConfigError naming the file, the session and the problem.
-  Acceptor(AcceptorConfig config, session::Logger& log);
+  // `hooks` (may be null) must outlive the Acceptor.
+  Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* hooks = nullptr);
   ~Acceptor();
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
@@ -74,6 +99,7 @@ class Acceptor {
 
   const AcceptorConfig& config() const noexcept { return config_; }
   session::SessionRegistry& registry() noexcept { return *registry_; }
+  // The built-in application of session i (idle when the hooks gave another).
   OrderApplication& app(std::size_t i) noexcept { return *apps_[i]; }
 
  private:
@@ -81,6 +107,7 @@ class Acceptor {
   class Factory;
   AcceptorConfig config_;
   session::Logger& log_;
+  AcceptorHooks* hooks_;
   session::SystemClock clock_;
   IdSource ids_;
   Exchange exchange_;

@@ -47,6 +47,17 @@ struct ThreadInfo {
   std::string describe() const;  // "kite-pool-0 tid=123 cpu=1 affinity=1"
 };
 
+// Told on each runner's own thread when it starts (named and pinned, before
+// its first cycle) and when it ends (after the agent's on_close, so after the
+// last connection's on_disconnected): where a language runtime attaches the
+// thread once and detaches it.
+class ThreadHooks {
+ public:
+  virtual ~ThreadHooks() = default;
+  virtual void on_thread_start(const ThreadInfo&) noexcept {}
+  virtual void on_thread_stop(const ThreadInfo&) noexcept {}
+};
+
 // Monotonic nanoseconds (CLOCK_MONOTONIC).
 std::int64_t monotonic_ns() noexcept;
 // Cores this process may use (sched_getaffinity of the process at start).
@@ -77,6 +88,8 @@ class AgentRunner {
   AgentRunner(const AgentRunner&) = delete;
   AgentRunner& operator=(const AgentRunner&) = delete;
 
+  // Hooks for the thread's start and end (set before start(); may be null).
+  void set_hooks(ThreadHooks* hooks) noexcept { hooks_ = hooks; }
   // Starts the thread and waits until it has named and pinned itself.
   // False (thread stopped, `error` set) when pinning failed.
   bool start(std::string& error);
@@ -95,6 +108,7 @@ class AgentRunner {
   IdleConfig idle_;
   Clock clock_;
   ThreadInfo info_;
+  ThreadHooks* hooks_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<int> started_{0};  // 0 pending, 1 running, -1 failed

@@ -80,6 +80,7 @@ struct EngineConfig {
   int uring_sqpoll_cpu = -1;
   unsigned uring_entries = 512;
   bool log = true;  // one-line notes on stderr at set-up and when the front door waits
+  ThreadHooks* thread_hooks = nullptr;  // every engine thread's start and end (outlives the engine)
 };
 
 // Counters, updated by engine threads with relaxed atomics; read at any time.
@@ -135,6 +136,7 @@ struct InitiatorConfig {
   int timer_interval_us = 100;  // as EngineConfig::timer_interval_us
   unsigned uring_entries = 512;
   bool uring_sqpoll = false;
+  ThreadHooks* thread_hooks = nullptr;  // as EngineConfig::thread_hooks
 };
 
 // Connects every session (at set-up, before the threads start), then runs

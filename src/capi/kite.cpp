@@ -1,0 +1,679 @@
+// libkite's C API over app::Acceptor (the kite-acceptor code path) and the
+// engine's Initiator. Every entry point catches everything: no exception
+// leaves the library.
+#include "kite/kite.h"
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "kite/app/acceptor.hpp"
+#include "kite/codec/field_index.hpp"
+#include "kite/codec/header.hpp"
+#include "kite/engine/engine.hpp"
+#include "kite/link/connection.hpp"
+#include "kite/session/config.hpp"
+#include "kite/session/log.hpp"
+#include "kite/session/registry.hpp"
+#include "kite/session/session.hpp"
+#include "kite/transport/transport.hpp"
+#include "kite/util/toml.hpp"
+
+static_assert(sizeof(kite_field) == sizeof(kite::codec::FieldRef));
+static_assert(offsetof(kite_field, tag) == offsetof(kite::codec::FieldRef, tag));
+static_assert(offsetof(kite_field, offset) == offsetof(kite::codec::FieldRef, offset));
+static_assert(offsetof(kite_field, length) == offsetof(kite::codec::FieldRef, length));
+
+namespace {
+
+using namespace kite;
+
+thread_local std::string t_error;
+
+kite_status fail(kite_status s, std::string text) {
+  try {
+    t_error = std::move(text);
+  } catch (...) {
+    t_error.clear();
+  }
+  return s;
+}
+
+kite_status fail_current(kite_status s) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return fail(s, e.what());
+  } catch (...) {
+    return fail(s, "unknown error");
+  }
+}
+
+kite_str view(std::string_view v) noexcept { return {v.data(), v.size()}; }
+
+kite_callbacks copy_callbacks(const kite_callbacks* cb) noexcept {
+  kite_callbacks c{};
+  if (cb != nullptr) std::memcpy(&c, cb, std::min(cb->size, sizeof c));
+  c.size = sizeof c;
+  return c;
+}
+
+// The session whose callback is running on this thread: kite_session_send
+// from it writes at once, from anywhere else it queues.
+thread_local kite_session* t_current = nullptr;
+
+struct CurrentScope {
+  kite_session* saved;
+  explicit CurrentScope(kite_session* s) noexcept : saved(t_current) { t_current = s; }
+  ~CurrentScope() { t_current = saved; }
+};
+
+}  // namespace
+
+// Messages sent from outside a callback: records [u32 body length][u8 type
+// length][type][body] in a fixed buffer, drained by the session's thread.
+class Outbox {
+ public:
+  static constexpr std::size_t kCapacity = 64 * 1024;
+  Outbox() : buf_(new char[kCapacity]) {}
+
+  kite_status push(std::string_view type, std::string_view body) noexcept {
+    const std::size_t need = 5 + type.size() + body.size();
+    if (type.size() > 255 || need > kCapacity) return KITE_TOO_LARGE;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (used_ + need > kCapacity) return KITE_BACK_PRESSURED;
+    char* p = buf_.get() + used_;
+    const auto n = static_cast<std::uint32_t>(body.size());
+    std::memcpy(p, &n, 4);
+    p[4] = static_cast<char>(type.size());
+    std::memcpy(p + 5, type.data(), type.size());
+    if (!body.empty()) std::memcpy(p + 5 + type.size(), body.data(), body.size());
+    used_ += need;
+    pending_.store(true, std::memory_order_release);
+    return KITE_OK;
+  }
+
+  // On the session's thread: sends what fits; keeps the rest on
+  // back-pressure, drops everything when the session is not logged on.
+  int drain(session::Session& s) noexcept {
+    if (!pending_.load(std::memory_order_acquire)) return 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::size_t at = 0;
+    int work = 0;
+    if (logout_.exchange(false, std::memory_order_acq_rel) && s.logged_on()) {
+      s.logout("shutting down");
+      used_ = 0;
+      ++work;
+    }
+    while (at < used_) {
+      const char* p = buf_.get() + at;
+      std::uint32_t n;
+      std::memcpy(&n, p, 4);
+      const std::size_t tl = static_cast<unsigned char>(p[4]);
+      const std::string_view type(p + 5, tl), body(p + 5 + tl, n);
+      const session::SendResult r = s.send(type, [&](codec::MessageWriter& w) { w.add_raw(body); });
+      if (r == session::SendResult::back_pressured) break;
+      at += 5 + tl + n;
+      ++work;
+    }
+    std::memmove(buf_.get(), buf_.get() + at, used_ - at);
+    used_ -= at;
+    pending_.store(used_ != 0, std::memory_order_release);
+    return work;
+  }
+
+  // Asks the session's thread to start a Logout handshake.
+  void request_logout() noexcept {
+    logout_.store(true, std::memory_order_release);
+    pending_.store(true, std::memory_order_release);
+  }
+
+  void clear() noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_ = 0;
+    pending_.store(false, std::memory_order_release);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t used_ = 0;
+  std::atomic<bool> pending_{false};
+  std::atomic<bool> logout_{false};
+};
+
+struct kite_session {
+  session::Session* session = nullptr;  // set once the registry made it
+  std::size_t index = 0;
+  const kite_callbacks* callbacks = nullptr;
+  std::atomic<void*> user{nullptr};
+  std::atomic<bool> logged_on{false};
+  Outbox outbox;
+};
+
+namespace {
+
+// The Application of one session: calls the C callbacks, and `builtin`
+// (kite-acceptor's OrderApplication) for the messages when there is no
+// on_message.
+class CallbackApp final : public session::Application {
+ public:
+  CallbackApp(kite_session& s, session::Application* builtin = nullptr) noexcept : s_(s), builtin_(builtin) {}
+  void set_builtin(session::Application* b) noexcept { builtin_ = b; }
+
+  void on_logon(session::Session& s) noexcept override {
+    s_.logged_on.store(true, std::memory_order_release);
+    if (builtin_ != nullptr) builtin_->on_logon(s);
+    const kite_callbacks& cb = *s_.callbacks;
+    if (cb.on_logon == nullptr) return;
+    CurrentScope scope(&s_);
+    cb.on_logon(cb.user, &s_);
+  }
+  void on_logout(session::Session& s, const char* reason) noexcept override {
+    s_.logged_on.store(false, std::memory_order_release);
+    s_.outbox.clear();
+    if (builtin_ != nullptr) builtin_->on_logout(s, reason);
+    const kite_callbacks& cb = *s_.callbacks;
+    if (cb.on_logout == nullptr) return;
+    CurrentScope scope(&s_);
+    cb.on_logout(cb.user, &s_, reason != nullptr ? reason : "");
+  }
+  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    const kite_callbacks& cb = *s_.callbacks;
+    if (cb.on_message == nullptr) {
+      if (builtin_ != nullptr) builtin_->on_message(s, h, ix);
+      return;
+    }
+    const std::string_view frame = ix.frame();
+    kite_message m;
+    m.frame = frame.data();
+    m.frame_length = static_cast<std::uint32_t>(frame.size());
+    m.fields = reinterpret_cast<const kite_field*>(ix.begin());
+    m.field_count = ix.size();
+    m.begin_string = view(h.begin_string);
+    m.msg_type = view(h.msg_type);
+    m.sender_comp_id = view(h.sender_comp_id);
+    m.target_comp_id = view(h.target_comp_id);
+    m.sending_time = view(h.sending_time);
+    m.msg_seq_num = h.msg_seq_num;
+    m.poss_dup = h.poss_dup ? 1 : 0;
+    m.poss_resend = h.poss_resend ? 1 : 0;
+    m.time_ns = s.time_ns();
+    CurrentScope scope(&s_);
+    cb.on_message(cb.user, &s_, &m);
+  }
+
+ private:
+  kite_session& s_;
+  session::Application* builtin_;
+};
+
+// Engine threads' start and end to the C callbacks.
+class ThreadCalls final : public engine::ThreadHooks {
+ public:
+  explicit ThreadCalls(const kite_callbacks& cb) noexcept : cb_(cb) {}
+  void on_thread_start(const engine::ThreadInfo& t) noexcept override { call(cb_.on_thread_start, t); }
+  void on_thread_stop(const engine::ThreadInfo& t) noexcept override { call(cb_.on_thread_stop, t); }
+
+ private:
+  void call(void (*fn)(void*, const kite_thread_info*), const engine::ThreadInfo& t) noexcept {
+    if (fn == nullptr) return;
+    const kite_thread_info info{t.name.c_str(), t.tid, t.cpu, t.cores.empty() ? 0 : 1};
+    fn(cb_.user, &info);
+  }
+  const kite_callbacks& cb_;
+};
+
+// "unsupported: ..." for an [engine] transport/model pair this build cannot
+// run; "" otherwise (other mistakes are the full parser's to report).
+std::string unsupported(const toml::table& doc) {
+  std::string t = "kernel", m = "mono";
+  if (const auto v = doc.at_path("engine.transport").value<std::string>()) t = *v;
+  if (const auto v = doc.at_path("engine.model").value<std::string>()) m = *v;
+  transport::Kind kind{};
+  engine::Model model{};
+  if (!transport::parse_kind(t, kind) || !engine::parse_model(m, model)) return {};
+  if (!transport::compiled_in(kind)) return "unsupported: transport " + t + " is not in this build";
+  if (!engine::supports(kind, model)) return "unsupported: model " + m + " cannot run on " + t;
+  return {};
+}
+
+std::string read_text(const char* path, bool& ok) {
+  ok = false;
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) return std::string(path) + ": cannot open: " + std::strerror(errno);
+  std::string text;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const bool bad = std::ferror(f) != 0;
+  std::fclose(f);
+  if (bad) return std::string(path) + ": read error";
+  ok = true;
+  return text;
+}
+
+}  // namespace
+
+// --- acceptor ------------------------------------------------------------------
+
+struct kite_acceptor final : app::AcceptorHooks {
+  kite_callbacks callbacks{};
+  session::StderrLogger log;
+  std::unique_ptr<ThreadCalls> thread_calls;
+  std::vector<std::unique_ptr<kite_session>> sessions;
+  std::vector<std::unique_ptr<CallbackApp>> apps;
+  std::unique_ptr<app::Acceptor> acceptor;
+  std::vector<std::string> load_names;
+
+  session::Application* application(std::size_t i, const session::SessionSettings&,
+                                     app::OrderApplication& builtin) override {
+    apps[i]->set_builtin(&builtin);
+    return apps[i].get();
+  }
+  int on_timer(session::Session& s) noexcept override {
+    // Sessions are few; the registry's order is the file's.
+    for (auto& k : sessions)
+      if (k->session == &s) return k->outbox.drain(s);
+    return 0;
+  }
+};
+
+namespace {
+
+kite_status start_acceptor(const std::string& text, const std::string& name, const kite_callbacks* cb,
+                           kite_acceptor** out) {
+  if (out == nullptr) return fail(KITE_ERROR_ARGUMENT, "kite_acceptor_start: out is NULL");
+  *out = nullptr;
+  auto a = std::make_unique<kite_acceptor>();
+  a->callbacks = copy_callbacks(cb);
+  app::AcceptorConfig config;
+  try {
+    const toml::table doc = toml::parse(text, name);
+    if (std::string u = unsupported(doc); !u.empty()) return fail(KITE_ERROR_UNSUPPORTED, u);
+  } catch (const toml::parse_error&) {
+    // The full parser below reports it with the file's name and line.
+  }
+  try {
+    config = app::parse_acceptor_config(text, name);
+  } catch (...) {
+    return fail_current(KITE_ERROR_CONFIG);
+  }
+  try {
+    a->thread_calls = std::make_unique<ThreadCalls>(a->callbacks);
+    config.engine.thread_hooks = a->thread_calls.get();
+    const std::size_t n = config.sessions.sessions.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      a->sessions.push_back(std::make_unique<kite_session>());
+      a->sessions.back()->index = i;
+      a->sessions.back()->callbacks = &a->callbacks;
+      a->apps.push_back(std::make_unique<CallbackApp>(*a->sessions.back()));
+    }
+    a->acceptor = std::make_unique<app::Acceptor>(std::move(config), a->log, a.get());
+    for (std::size_t i = 0; i < n; ++i) a->sessions[i]->session = &a->acceptor->registry().at(i);
+  } catch (...) {
+    return fail_current(KITE_ERROR_CONFIG);
+  }
+  std::string error;
+  if (!a->acceptor->start(error)) return fail(KITE_ERROR_START, name + ": " + error);
+  for (const engine::ThreadInfo& t : a->acceptor->engine_threads())
+    if (t.name != "kite-front") a->load_names.push_back(t.name);
+  *out = a.release();
+  return KITE_OK;
+}
+
+}  // namespace
+
+// --- initiator -----------------------------------------------------------------
+
+// Wraps an initiator's connection to drain its session's outbox on timer turns.
+class OutboxConnection final : public engine::Protocol {
+ public:
+  OutboxConnection(engine::Protocol& inner, kite_session& s) noexcept : inner_(inner), s_(s) {}
+  void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override { inner_.on_connected(out, now_ns); }
+  std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override {
+    return inner_.on_data(data, n, now_ns);
+  }
+  int on_timer(std::int64_t now_ns) noexcept override {
+    return inner_.on_timer(now_ns) + s_.outbox.drain(*s_.session);
+  }
+  void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
+    inner_.on_disconnected(reason, now_ns);
+  }
+
+ private:
+  engine::Protocol& inner_;
+  kite_session& s_;
+};
+
+struct kite_initiator final : engine::ProtocolFactory {
+  kite_callbacks callbacks{};
+  session::StderrLogger log;
+  session::SystemClock clock;
+  std::unique_ptr<ThreadCalls> thread_calls;
+  std::vector<std::unique_ptr<kite_session>> sessions;
+  std::vector<std::unique_ptr<CallbackApp>> apps;
+  std::unique_ptr<session::SessionRegistry> registry;
+  std::vector<std::unique_ptr<link::InitiatorFactory>> factories;
+  std::vector<std::unique_ptr<OutboxConnection>> wrappers;
+  std::vector<engine::Protocol*> inner_of;  // per session: the link connection it wraps, while open
+  std::mutex mu;
+  std::size_t next = 0;
+  std::unique_ptr<engine::Initiator> initiator;
+
+  engine::Protocol* open(int id) noexcept override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (next >= factories.size()) return nullptr;
+    const std::size_t i = next++;
+    engine::Protocol* inner = factories[i]->open(id);
+    if (inner == nullptr) return nullptr;
+    inner_of[i] = inner;
+    wrappers[i] = std::make_unique<OutboxConnection>(*inner, *sessions[i]);
+    return wrappers[i].get();
+  }
+  void release(engine::Protocol* p) noexcept override {
+    std::lock_guard<std::mutex> lock(mu);
+    for (std::size_t i = 0; i < wrappers.size(); ++i) {
+      if (wrappers[i].get() == p) {
+        factories[i]->release(inner_of[i]);
+        inner_of[i] = nullptr;
+      }
+    }
+  }
+};
+
+namespace {
+
+void read_initiator_engine(const toml::table& doc, const std::string& name, engine::InitiatorConfig& c) {
+  const toml::node_view<const toml::node> e = doc["engine"];
+  if (!e) return;
+  const toml::table* t = e.as_table();
+  if (t == nullptr) throw std::runtime_error(name + ": [engine]: must be a table");
+  for (const auto& [k, v] : *t) {
+    const std::string key(k.str());
+    const std::string where = name + ": [engine]: setting " + key + ": ";
+    if (key == "transport") {
+      const auto s = v.value<std::string>();
+      if (!s || !transport::parse_kind(*s, c.transport)) throw std::runtime_error(where + "unknown transport");
+      if (!transport::compiled_in(c.transport)) throw std::runtime_error(where + *s + " is not in this build");
+    } else if (key == "idle") {
+      const auto s = v.value<std::string>();
+      if (!s || !engine::parse_idle(*s, c.idle.kind))
+        throw std::runtime_error(where + "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+    } else if (key == "threads") {
+      const auto n = v.value<std::int64_t>();
+      if (!n || *n < 1 || *n > 1024) throw std::runtime_error(where + "expected an integer 1..1024");
+      c.threads = static_cast<int>(*n);
+    } else if (key == "cores") {
+      const toml::array* a = v.as_array();
+      if (a == nullptr) throw std::runtime_error(where + "expected an array of core numbers");
+      for (const auto& x : *a) {
+        const auto n = x.value<std::int64_t>();
+        if (!n || *n < 0 || *n > 4095) throw std::runtime_error(where + "expected core numbers 0..4095");
+        c.cores.push_back(static_cast<int>(*n));
+      }
+    } else {
+      throw std::runtime_error(where + "unknown setting (transport, idle, threads, cores)");
+    }
+  }
+}
+
+kite_status start_initiator(const std::string& text, const std::string& name, const kite_callbacks* cb,
+                            kite_initiator** out) {
+  if (out == nullptr) return fail(KITE_ERROR_ARGUMENT, "kite_initiator_start: out is NULL");
+  *out = nullptr;
+  auto in = std::make_unique<kite_initiator>();
+  in->callbacks = copy_callbacks(cb);
+  engine::InitiatorConfig ec;
+  ec.idle = {engine::IdleKind::block, 0, 1000};
+  try {
+    session::Config config = session::parse_config(text, name);
+    for (const auto& [k, v] : config.document) {
+      const std::string_view key = k.str();
+      if (key != "engine" && key != "defaults" && key != "session")
+        throw std::runtime_error(name + ": [" + std::string(key) + "]: unknown table");
+    }
+    read_initiator_engine(config.document, name, ec);
+    if (config.sessions.empty()) throw std::runtime_error(name + ": no [[session]]");
+    in->thread_calls = std::make_unique<ThreadCalls>(in->callbacks);
+    ec.thread_hooks = in->thread_calls.get();
+    in->registry = std::make_unique<session::SessionRegistry>(in->clock, in->log);
+    std::size_t i = 0;
+    for (const session::SessionSettings& s : config.sessions) {
+      const std::string where = name + ": session " + std::to_string(i + 1) + " (" + s.id() + "): ";
+      if (s.role != session::Role::initiator) throw std::runtime_error(where + "ConnectionType must be initiator");
+      if (s.socket_connect_port == 0) throw std::runtime_error(where + "SocketConnectPort missing");
+      const std::string host = s.socket_connect_host.empty() ? "127.0.0.1" : s.socket_connect_host;
+      if (i == 0) {
+        ec.host = host;
+        ec.port = s.socket_connect_port;
+      } else if (host != ec.host || s.socket_connect_port != ec.port) {
+        throw std::runtime_error(where + "every session must connect to the same SocketConnectHost and SocketConnectPort");
+      }
+      in->sessions.push_back(std::make_unique<kite_session>());
+      in->sessions.back()->index = i;
+      in->sessions.back()->callbacks = &in->callbacks;
+      in->apps.push_back(std::make_unique<CallbackApp>(*in->sessions.back()));
+      session::Session& made = in->registry->add(s, *in->apps.back());
+      in->sessions.back()->session = &made;
+      in->factories.push_back(std::make_unique<link::InitiatorFactory>(made, in->clock, in->log));
+      ++i;
+    }
+    in->wrappers.resize(i);
+    in->inner_of.resize(i, nullptr);
+    ec.sessions = static_cast<int>(i);
+  } catch (...) {
+    return fail_current(KITE_ERROR_CONFIG);
+  }
+  std::string error;
+  in->initiator = engine::Initiator::start(ec, *in, error);
+  if (!in->initiator) return fail(KITE_ERROR_START, name + ": " + error);
+  *out = in.release();
+  return KITE_OK;
+}
+
+template <class Start, class Handle>
+kite_status start_from_file(const char* path, const kite_callbacks* cb, Handle** out, Start start) {
+  if (out != nullptr) *out = nullptr;
+  if (path == nullptr) return fail(KITE_ERROR_ARGUMENT, "path is NULL");
+  bool ok = false;
+  std::string text = read_text(path, ok);
+  if (!ok) return fail(KITE_ERROR_CONFIG, text);
+  return start(text, std::string(path), cb, out);
+}
+
+}  // namespace
+
+// --- the exported functions ------------------------------------------------------
+
+#ifndef KITE_GIT_STR
+#define KITE_GIT_STR ""
+#endif
+#ifndef KITE_COMPILER_STR
+#define KITE_COMPILER_STR ""
+#endif
+
+extern "C" {
+
+const char* kite_version(void) {
+  return "0.1.0 git=" KITE_GIT_STR " compiler=\"" KITE_COMPILER_STR "\"";
+}
+
+int kite_version_number(void) { return KITE_VERSION_NUMBER; }
+
+const char* kite_last_error(void) { return t_error.c_str(); }
+
+const char* kite_status_name(kite_status s) {
+  switch (s) {
+    case KITE_OK: return "ok";
+    case KITE_ERROR_ARGUMENT: return "bad argument";
+    case KITE_ERROR_CONFIG: return "configuration error";
+    case KITE_ERROR_START: return "start failed";
+    case KITE_ERROR_UNSUPPORTED: return "unsupported";
+    case KITE_ERROR_STATE: return "wrong state";
+    case KITE_NOT_LOGGED_ON: return "not logged on";
+    case KITE_BACK_PRESSURED: return "back-pressured";
+    case KITE_TOO_LARGE: return "too large";
+    case KITE_STORED: return "stored for resend";
+  }
+  return "unknown status";
+}
+
+kite_status kite_acceptor_start_file(const char* path, const kite_callbacks* callbacks, kite_acceptor** out) {
+  try {
+    return start_from_file(path, callbacks, out, start_acceptor);
+  } catch (...) {
+    return fail_current(KITE_ERROR_START);
+  }
+}
+
+kite_status kite_acceptor_start_string(const char* toml_text, const char* name, const kite_callbacks* callbacks,
+                                       kite_acceptor** out) {
+  try {
+    if (toml_text == nullptr) {
+      if (out != nullptr) *out = nullptr;
+      return fail(KITE_ERROR_ARGUMENT, "kite_acceptor_start_string: toml is NULL");
+    }
+    return start_acceptor(toml_text, name != nullptr ? name : "<string>", callbacks, out);
+  } catch (...) {
+    return fail_current(KITE_ERROR_START);
+  }
+}
+
+uint16_t kite_acceptor_port(const kite_acceptor* a) { return a != nullptr ? a->acceptor->port() : 0; }
+
+size_t kite_acceptor_session_count(const kite_acceptor* a) { return a != nullptr ? a->sessions.size() : 0; }
+
+kite_session* kite_acceptor_session(kite_acceptor* a, size_t i) {
+  return a != nullptr && i < a->sessions.size() ? a->sessions[i].get() : nullptr;
+}
+
+void kite_acceptor_shutdown(kite_acceptor* a) {
+  if (a != nullptr) a->acceptor->shutdown();
+}
+
+void kite_acceptor_stop(kite_acceptor* a) {
+  if (a != nullptr) a->acceptor->stop();
+}
+
+void kite_acceptor_free(kite_acceptor* a) {
+  if (a == nullptr) return;
+  a->acceptor->stop();
+  delete a;
+}
+
+size_t kite_acceptor_thread_count(const kite_acceptor* a) { return a != nullptr ? a->load_names.size() : 0; }
+
+kite_status kite_acceptor_thread_load(const kite_acceptor* a, size_t i, kite_thread_load* out) {
+  if (a == nullptr || out == nullptr) return fail(KITE_ERROR_ARGUMENT, "kite_acceptor_thread_load: NULL argument");
+  try {
+    const engine::EngineStats st = a->acceptor->engine_stats();
+    if (i >= a->load_names.size() || i >= st.per_thread_load.size())
+      return fail(KITE_ERROR_ARGUMENT, "kite_acceptor_thread_load: thread " + std::to_string(i) + " out of range");
+    const engine::AgentLoad& l = st.per_thread_load[i];
+    *out = {a->load_names[i].c_str(), l.cycles, l.idle_cycles, l.busy_ns, l.total_ns};
+    return KITE_OK;
+  } catch (...) {
+    return fail_current(KITE_ERROR_STATE);
+  }
+}
+
+kite_status kite_initiator_start_file(const char* path, const kite_callbacks* callbacks, kite_initiator** out) {
+  try {
+    return start_from_file(path, callbacks, out, start_initiator);
+  } catch (...) {
+    return fail_current(KITE_ERROR_START);
+  }
+}
+
+kite_status kite_initiator_start_string(const char* toml_text, const char* name, const kite_callbacks* callbacks,
+                                        kite_initiator** out) {
+  try {
+    if (toml_text == nullptr) {
+      if (out != nullptr) *out = nullptr;
+      return fail(KITE_ERROR_ARGUMENT, "kite_initiator_start_string: toml is NULL");
+    }
+    return start_initiator(toml_text, name != nullptr ? name : "<string>", callbacks, out);
+  } catch (...) {
+    return fail_current(KITE_ERROR_START);
+  }
+}
+
+size_t kite_initiator_session_count(const kite_initiator* i) { return i != nullptr ? i->sessions.size() : 0; }
+
+kite_session* kite_initiator_session(kite_initiator* i, size_t index) {
+  return i != nullptr && index < i->sessions.size() ? i->sessions[index].get() : nullptr;
+}
+
+void kite_initiator_shutdown(kite_initiator* i, int wait_ms) {
+  if (i == nullptr || !i->initiator) return;
+  // A Logout written from outside the sessions' thread would race them: ask
+  // through each session's outbox turn instead.
+  for (auto& s : i->sessions) s->outbox.request_logout();
+  if (wait_ms > 0) i->initiator->wait_closed(wait_ms);
+  i->initiator->stop();
+}
+
+void kite_initiator_stop(kite_initiator* i) {
+  if (i != nullptr && i->initiator) i->initiator->stop();
+}
+
+void kite_initiator_free(kite_initiator* i) {
+  if (i == nullptr) return;
+  if (i->initiator) i->initiator->stop();
+  delete i;
+}
+
+kite_status kite_session_send(kite_session* s, const char* msg_type, const char* body, size_t body_length) {
+  if (s == nullptr || msg_type == nullptr || (body == nullptr && body_length != 0))
+    return fail(KITE_ERROR_ARGUMENT, "kite_session_send: NULL argument");
+  const std::string_view type(msg_type), b(body, body_length);
+  if (type.empty()) return fail(KITE_ERROR_ARGUMENT, "kite_session_send: empty MsgType");
+  if (t_current == s) {
+    const session::SendResult r = s->session->send_or_store(type, [&](codec::MessageWriter& w) { w.add_raw(b); });
+    switch (r) {
+      case session::SendResult::ok: return KITE_OK;
+      case session::SendResult::stored: return KITE_STORED;
+      case session::SendResult::too_large: return fail(KITE_TOO_LARGE, "kite_session_send: larger than SendClaimBytes");
+      case session::SendResult::not_logged_on: return fail(KITE_NOT_LOGGED_ON, "kite_session_send: not logged on");
+      case session::SendResult::back_pressured: return fail(KITE_BACK_PRESSURED, "kite_session_send: back-pressured");
+    }
+    return KITE_OK;
+  }
+  if (!s->logged_on.load(std::memory_order_acquire)) return fail(KITE_NOT_LOGGED_ON, "kite_session_send: " + s->session->id() + " is not logged on");
+  const kite_status st = s->outbox.push(type, b);
+  if (st == KITE_BACK_PRESSURED) return fail(st, "kite_session_send: the session's queue is full");
+  if (st == KITE_TOO_LARGE) return fail(st, "kite_session_send: larger than the session's queue");
+  return st;
+}
+
+kite_status kite_session_reject(kite_session* s, const kite_message* m, int reason, const char* text) {
+  if (s == nullptr || m == nullptr) return fail(KITE_ERROR_ARGUMENT, "kite_session_reject: NULL argument");
+  if (t_current != s) return fail(KITE_ERROR_STATE, "kite_session_reject: only from this session's on_message");
+  const session::SendResult r = s->session->send_business_reject(
+      m->msg_seq_num, std::string_view(m->msg_type.data, m->msg_type.size), reason, text != nullptr ? text : "");
+  if (r == session::SendResult::ok) return KITE_OK;
+  if (r == session::SendResult::back_pressured) return fail(KITE_BACK_PRESSURED, "kite_session_reject: back-pressured");
+  return fail(KITE_NOT_LOGGED_ON, "kite_session_reject: not sent");
+}
+
+const char* kite_session_id(const kite_session* s) { return s != nullptr ? s->session->id().c_str() : ""; }
+
+size_t kite_session_index(const kite_session* s) { return s != nullptr ? s->index : 0; }
+
+int kite_session_logged_on(const kite_session* s) {
+  return s != nullptr && s->logged_on.load(std::memory_order_acquire) ? 1 : 0;
+}
+
+void kite_session_set_user(kite_session* s, void* user) {
+  if (s != nullptr) s->user.store(user, std::memory_order_release);
+}
+
+void* kite_session_user(const kite_session* s) { return s != nullptr ? s->user.load(std::memory_order_acquire) : nullptr; }
+
+}  // extern "C"
