@@ -33,6 +33,13 @@ internal sealed class AckApplication : Application
         return n;
     }
 
+    public long RejectCount()
+    {
+        long n = 0;
+        for (int i = Rejects; i < _state.Length; i += Stride) n += Volatile.Read(ref _state[i]);
+        return n;
+    }
+
     public long SendFailureCount()
     {
         long n = 0;

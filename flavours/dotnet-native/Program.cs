@@ -61,10 +61,11 @@ internal static class Program
         {
             kite = "unloadable (" + e.Message + ")";
         }
+        bool concurrent = System.Runtime.GCSettings.LatencyMode != System.Runtime.GCLatencyMode.Batch;
         Console.WriteLine($"{Name} runtime=\"{RuntimeInformation.FrameworkDescription}\" " +
                           $"tiered_compilation={AppContext.GetData("System.Runtime.TieredCompilation") ?? "default"} " +
-                          $"gc={(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}," +
-                          $"{System.Runtime.GCSettings.LatencyMode} libkite=\"{kite}\"");
+                          $"gc={(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}-" +
+                          $"{(concurrent ? "concurrent" : "nonconcurrent")} libkite {kite}");
         return 0;
     }
 

@@ -43,14 +43,19 @@ public class AcceptorTests
     }
 
     [Fact]
-    public void rejectsAnOrderWithoutClOrdIdNamingTheTag()
+    public void rejectsAnOrderWithoutClOrdIdAtTheSessionLevel()
     {
-        using var rig = new Rig(new AckApplication(1));
+        // A session Reject (35=3) is the initiator session's own business, not
+        // its application's: seen here as the number it takes before the next report.
+        var app = new AckApplication(1);
+        using var rig = new Rig(app);
         Assert.Equal(Status.Ok, rig.ClientSession.Send("D"u8, "55=KITE.XPAR\u000154=1\u000138=100\u000140=1\u0001"u8));
-        Dictionary<int, string> r = rig.Client.WaitFor("3");
-        Assert.Equal("11", r[Tag.RefTagID]);
-        Assert.Equal("1", r[Tag.SessionRejectReason]);
-        Assert.Equal("D", r[Tag.RefMsgType]);
+        Assert.Equal(Status.Ok, Rig.SendOrder(rig.ClientSession, 2));
+        Dictionary<int, string> r = rig.Client.WaitFor("8");
+        Assert.Equal("C000000000002", r[Tag.ClOrdID]);
+        Assert.Equal("3", r[Tag.MsgSeqNum]); // Logon 1, Reject 2
+        Assert.Equal(1, app.RejectCount());
+        Assert.Equal(0, app.SendFailureCount());
     }
 
     private sealed class Throwing : Application
@@ -122,7 +127,14 @@ public class AcceptorTests
             }
             Assert.Empty(app.Stopped);
         }
-        lock (app.Started) lock (app.Stopped) Assert.Equal(app.Started.ConvertAll(t => t.Name), app.Stopped);
+        lock (app.Started)
+        lock (app.Stopped)
+        {
+            var started = app.Started.ConvertAll(t => t.Name);
+            started.Sort(StringComparer.Ordinal);
+            app.Stopped.Sort(StringComparer.Ordinal);
+            Assert.Equal(started, app.Stopped);
+        }
     }
 
     [Fact]
@@ -151,7 +163,7 @@ public class AcceptorTests
     [Fact]
     public void aWrongConfigurationThrowsWithLibkitesText()
     {
-        var e = Assert.Throws<KiteException>(() => Acceptor.Start("[engine]\nmodel = \"triple\"\n", new AckApplication(1), "bad.toml"));
+        var e = Assert.Throws<KiteException>(() => Acceptor.Start(Rig.AcceptorToml("triple"), new AckApplication(1), "bad.toml"));
         Assert.Equal(Status.ErrorConfig, e.Status);
         Assert.Contains("bad.toml", e.Message);
         Assert.Contains("model", e.Message);
