@@ -15,7 +15,7 @@ trap cleanup EXIT
 # 1. The document shows this very file, in the csharp block after the marker.
 marker='<!-- example: bindings/dotnet/Kite.Example/Program.cs -->'
 doc=""
-for f in "$docs/bindings.md" "$docs/bindings-dotnet.md"; do
+for f in "$docs/bindings.md"; do
   if [ -f "$f" ] && grep -qF -- "$marker" "$f"; then doc=$f; break; fi
 done
 if [ -z "$doc" ]; then echo "FAIL: no document in $docs carries the line $marker"; exit 1; fi
