@@ -66,7 +66,7 @@ const std::vector<Key>& keys() {
        }},
       {"BeginString", [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v != "FIX.4.2" && v != "FIX.4.4" && v != "FIXT.1.1") a.fail("\"" + v + "\" is not FIX.4.2, FIX.4.4 or FIXT.1.1");
+         if (!known_begin_string(v)) a.fail("\"" + v + "\" is not " + kBeginStringList);
          s.begin_string = v;
        }},
       {"SenderCompID", [](SessionSettings& s, const At& a) { s.sender_comp_id = a.string(); }},

@@ -300,9 +300,11 @@ void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, 
   auto* w = begin_admin("3", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::RefSeqNum, ref_seq);
-  if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
-  if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
-  w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
+  if (!settings_.before_fix42()) {  // 4.0 and 4.1 define RefSeqNum and Text only
+    if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
+    if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
+    w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
+  }
   if (!text.empty()) w->add_string(tag::Text, text);
   app_.before_send_admin(*this, "3", *w);
   if (finish_admin())
@@ -313,6 +315,12 @@ void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, 
 
 SendResult Session::send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
                                          std::string_view text, std::string_view ref_id) noexcept {
+  if (settings_.before_fix42()) {  // no BusinessMessageReject yet: a Reject with Text says it
+    if (state_ != SessionState::active && state_ != SessionState::logout_sent) return SendResult::not_logged_on;
+    const std::uint64_t before = store_.next_sender_seq();
+    send_reject(ref_seq, ref_msg_type, RejectReason::other, 0, text);
+    return store_.next_sender_seq() != before ? SendResult::ok : SendResult::back_pressured;
+  }
   return send("j", [&](codec::MessageWriter& w) {
     w.add_uint(tag::RefSeqNum, ref_seq);
     w.add_string(tag::RefMsgType, ref_msg_type);
@@ -848,7 +856,9 @@ void Session::on_resend_request(const Header& h, const FieldIndex& ix) noexcept 
     return;
   }
   const std::uint64_t last = store_.next_sender_seq() - 1;
-  if (end == 0 || (settings_.begin_string == "FIX.4.2" && end >= 999999) || end > last) end = last;
+  // 999999 was "no end" until FIX.4.2; 0 since 4.3.
+  const bool old_infinity = settings_.before_fix42() || settings_.begin_string == "FIX.4.2";
+  if (end == 0 || (old_infinity && end >= 999999) || end > last) end = last;
   log_.logf(LogLevel::info, id_, "ResendRequest for %llu to %llu (last sent %llu)",
             static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end),
             static_cast<unsigned long long>(last));

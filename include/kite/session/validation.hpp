@@ -15,8 +15,9 @@ class DictionaryValidator final : public MessageValidator {
  public:
   explicit DictionaryValidator(std::shared_ptr<const codec::Dictionary> dictionary,
                                codec::ValidationOptions options = {});
-  // DataDictionary names a folder holding the standard files (FIX42.xml,
-  // FIX44.xml, FIXT11.xml + FIX50SP2.xml) or one XML file (for FIXT.1.1, the
+  // DataDictionary names a folder holding the standard files (FIX40.xml to
+  // FIX44.xml; on FIXT.1.1, FIXT11.xml and the DefaultApplVerID's FIX50.xml,
+  // FIX50SP1.xml or FIX50SP2.xml) or one XML file (for FIXT.1.1, the
   // application dictionary, with FIXT11.xml beside it). Throws
   // std::runtime_error with the loader's message on failure (set-up time).
   static std::unique_ptr<DictionaryValidator> for_settings(const SessionSettings& settings);
