@@ -611,7 +611,13 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
 
 Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept {
   const std::uint64_t expected = store_.next_target_seq();
-  if (h.msg_seq_num == 0) {
+  const bool sequence_reset = h.msg_type == "4";
+  bool gap_fill = false;
+  if (sequence_reset) ix.get(tag::GapFillFlag, gap_fill);
+  // A Logon refused here ends the connection: no Reject (its number is not
+  // ours to judge yet), and the stored numbers do not move.
+  const bool logon = state_ == SessionState::awaiting_logon;
+  if (h.msg_seq_num == 0 && !ix.has(tag::MsgSeqNum)) {
     logout_and_close("MsgSeqNum(34) missing");
     return Verdict::stop;
   }
@@ -637,6 +643,10 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   std::int64_t sending = 0;
   if (!codec::parse_utc_timestamp(h.sending_time, sending)) {
     const bool missing = h.sending_time.empty();
+    if (logon) {
+      logout_and_close(missing ? "SendingTime(52) missing" : "SendingTime(52) is not a UTCTimestamp");
+      return Verdict::stop;
+    }
     send_reject(h.msg_seq_num, h.msg_type,
                 missing ? RejectReason::required_tag_missing : RejectReason::incorrect_data_format, tag::SendingTime,
                 missing ? "SendingTime(52) missing" : "SendingTime(52) is not a UTCTimestamp");
@@ -647,6 +657,10 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     const std::int64_t d = now() - sending;
     const std::int64_t lim = static_cast<std::int64_t>(s.max_latency_s) * kNsPerSec;
     if (d > lim || d < -lim) {
+      if (logon) {
+        logout_and_close("SendingTime accuracy problem");
+        return Verdict::stop;
+      }
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::sending_time_accuracy_problem, tag::SendingTime,
                   "SendingTime accuracy problem");
       consume(h);
@@ -655,8 +669,8 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       return Verdict::stop;
     }
   }
-  const bool sequence_reset = h.msg_type == "4";
-  if (h.poss_dup && !sequence_reset && h.msg_seq_num >= expected) {
+  // PossDupFlag=Y: checked whether the number is new or already seen.
+  if (h.poss_dup && !sequence_reset) {
     std::int64_t orig = 0;
     if (h.orig_sending_time.empty()) {
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::OrigSendingTime,
@@ -673,11 +687,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     }
   }
   if (h.msg_type == "A") return Verdict::process;  // on_logon checks the number (after any reset)
-  if (h.msg_type == "4") {
-    bool gap_fill = false;
-    ix.get(tag::GapFillFlag, gap_fill);
-    if (!gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum
-  }
+  if (sequence_reset && !gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum, 0 included
   if (h.msg_seq_num == expected) return Verdict::process;
   if (h.msg_seq_num > expected) {
     if (h.msg_type == "5") return Verdict::process;
@@ -687,7 +697,19 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     if (h.msg_type != "2") enqueue(h, ix);
     return Verdict::queue;
   }
-  if (h.poss_dup) return Verdict::ignore;  // already seen
+  if (h.msg_type == "2") {
+    // Served before its own number is judged, as established engines do: a
+    // peer asking again with a stale number gets its messages.
+    log_.logf(LogLevel::warn, id_, "ResendRequest with MsgSeqNum %llu below the expected %llu: served",
+              static_cast<unsigned long long>(h.msg_seq_num), static_cast<unsigned long long>(expected));
+    on_resend_request(h, ix);
+    return Verdict::ignore;
+  }
+  if (h.poss_dup) {
+    log_.logf(LogLevel::info, id_, "PossDupFlag=Y message %llu already seen: ignored",
+              static_cast<unsigned long long>(h.msg_seq_num));
+    return Verdict::ignore;
+  }
   logout_seq_too_low(expected, h.msg_seq_num);
   return Verdict::stop;
 }

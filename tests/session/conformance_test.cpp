@@ -3,6 +3,7 @@
 // every version it applies to (QuickFIX's acceptor is the reference).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <ostream>
 #include <string>
@@ -70,6 +71,47 @@ std::string valid_order(Peer& peer, const Version& v, const FakeClock& clock, st
 }
 std::string valid_order(Peer& peer, const Version& v, const FakeClock& clock, std::string_view id) {
   return valid_order(peer, v, clock, id, [](codec::MessageWriter&) {});
+}
+
+// UTCTimestamp of the clock's now, shifted by `offset_ms`.
+std::string utc(const FakeClock& clock, std::int64_t offset_ms = 0) {
+  char buf[32];
+  char* e = codec::write_utc_timestamp(buf, clock.now_ns() + offset_ms * 1'000'000, codec::TimePrecision::millis);
+  return std::string(buf, e);
+}
+
+// A frame from its BeginString and the fields after BodyLength ('|' standing
+// for SOH), with BodyLength and CheckSum right: for headers the peer's writer
+// will not produce (MsgSeqNum 0, an empty TargetCompID, ...).
+std::string raw_frame(std::string_view begin, std::string fields) {
+  for (char& c : fields)
+    if (c == '|') c = codec::kSoh;
+  std::string m = "8=" + std::string(begin) + "\x01" "9=" + std::to_string(fields.size()) + "\x01" + fields;
+  unsigned sum = 0;
+  for (const unsigned char c : m) sum += c;
+  char cs[16];
+  std::snprintf(cs, sizeof cs, "10=%03u\x01", sum % 256);
+  return m + cs;
+}
+
+// The peer's header fields of a raw frame: "35=<type>|49=PEER|56=KITE|34=<seq>|52=<now>|".
+std::string head(const FakeClock& clock, std::string_view type, std::uint64_t seq) {
+  return "35=" + std::string(type) + "|49=PEER|56=KITE|34=" + std::to_string(seq) + "|52=" + utc(clock) + "|";
+}
+
+// A Reject of `ref_seq` for `reason`; the reason is checked where the version has SessionRejectReason.
+void expect_reject(const Sent& out, const Version& v, std::uint64_t ref_seq, RejectReason reason,
+                   std::uint32_t ref_tag = 0) {
+  EXPECT_EQ(out.type(), "3") << out.raw;
+  EXPECT_EQ(out.get(tag::RefSeqNum), std::to_string(ref_seq));
+  if (before_42(v)) {
+    EXPECT_FALSE(out.get(tag::Text).empty());
+    return;
+  }
+  EXPECT_EQ(out.get(tag::SessionRejectReason), std::to_string(static_cast<int>(reason))) << out.raw;
+  if (ref_tag != 0) {
+    EXPECT_EQ(out.get(tag::RefTagID), std::to_string(ref_tag));
+  }
 }
 
 class EveryVersion : public testing::TestWithParam<Version> {};
@@ -165,6 +207,166 @@ TEST_P(EveryVersion, endSeqNo999999MeansInfinityBeforeFix43) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].seq(), 2u);
   EXPECT_EQ(out[1].seq(), 3u);
+}
+
+// --- 1: SequenceReset in reset mode ------------------------------------------------
+
+TEST_P(EveryVersion, sequenceResetInResetModeWithMsgSeqNumZeroIsApplied) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "4", 0) + "36=10|"));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 10u);
+  EXPECT_EQ(r.session->garbled_count(), 0u);
+}
+
+TEST_P(EveryVersion, sequenceResetInResetModeIsAppliedWhateverItsMsgSeqNum) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 20); }, {.seq = 7}));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.session->next_target_seq(), 20u);
+  r.feed(r.peer.make("4", [](codec::MessageWriter& w) { w.add_uint(tag::NewSeqNo, 30); }, {.seq = 1}));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 30u);
+}
+
+TEST_P(EveryVersion, sequenceResetLoweringTheNumberIsRejectedWithValueIncorrect) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.session->set_next_target_seq(10);
+  r.feed(raw_frame(v.begin_string, head(r.clock, "4", 0) + "36=5|"));
+  expect_reject(only(r.wire.take()), v, 0, RejectReason::value_incorrect, tag::NewSeqNo);
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 10u);
+}
+
+// --- 3: PossDupFlag=Y with a MsgSeqNum already seen ----------------------------------
+
+TEST_P(EveryVersion, possDupAlreadySeenWithoutOrigSendingTimeIsRejected) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.order("P-1"));
+  r.feed(r.peer.order("P-1", {.seq = 2, .poss_dup = true, .orig_sending_time = false}));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::required_tag_missing, tag::OrigSendingTime);
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+  EXPECT_TRUE(r.log.contains("OrigSendingTime"));
+}
+
+TEST_P(EveryVersion, possDupAlreadySeenWithOrigSendingTimeAfterSendingTimeIsRejectedAndLoggedOut) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.order("P-1"));
+  r.feed(r.peer.order("P-1", {.seq = 2, .poss_dup = true, .orig_sending_offset_ms = 5000}));
+  const auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  expect_reject(out[0], v, 2, RejectReason::sending_time_accuracy_problem, tag::OrigSendingTime);
+  EXPECT_EQ(out[1].type(), "5");
+  EXPECT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+TEST_P(EveryVersion, possDupAlreadySeenWithValidOrigSendingTimeIsIgnoredAndLogged) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.order("P-1"));
+  r.feed(r.peer.order("P-1", {.seq = 2, .poss_dup = true, .orig_sending_offset_ms = -5000}));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.app.received.size(), 1u);
+  EXPECT_TRUE(r.log.contains("PossDupFlag=Y message 2 already seen: ignored"));
+}
+
+// --- 5: a refused Logon -------------------------------------------------------------------
+
+TEST_P(EveryVersion, logonWithSendingTimeOutsideLatencyIsLoggedOutWithoutRejectAndKeepsTheNumbers) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.session->set_next_target_seq(5);
+  r.session->set_next_sender_seq(7);
+  r.feed(r.peer.logon(30, false, {}, {.seq = 5, .sending_offset_ms = -600'000}));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_NE(out.get(tag::Text).find("SendingTime"), std::string::npos);
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_NE(r.wire.close_reason, "logon timeout");
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 5u);
+}
+
+TEST_P(EveryVersion, logonWithResetFlagRefusedForItsSendingTimeDoesNotReset) {
+  const Version& v = GetParam();
+  if (std::string(v.begin_string) == "FIX.4.0") GTEST_SKIP() << "FIX.4.0 has no ResetSeqNumFlag";
+  SessionRig r(settings_for(v));
+  r.session->set_next_target_seq(5);
+  r.session->set_next_sender_seq(7);
+  r.feed(r.peer.logon(30, true, {}, {.seq = 1, .sending_offset_ms = 600'000}));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 5u);
+  EXPECT_EQ(out.seq(), 7u);
+}
+
+TEST_P(EveryVersion, logonWithBadSendingTimeEndsTheConnectionAtOnce) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  std::string fields = "35=A|49=PEER|56=KITE|34=1|52=yesterday|98=0|108=30|";
+  if (settings_for(v).fixt()) fields += "1137=" + std::string(v.appl_ver_id) + "|";
+  r.feed(raw_frame(v.begin_string, fields));
+  for (const Sent& m : r.wire.take()) EXPECT_NE(m.type(), "3") << m.raw;
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+TEST_P(EveryVersion, fixtLogonWithoutDefaultApplVerIdEndsTheConnectionAndKeepsTheNumbers) {
+  const Version& v = GetParam();
+  if (!settings_for(v).fixt()) GTEST_SKIP() << "FIXT.1.1 only";
+  SessionRig r(settings_for(v));
+  r.session->set_next_target_seq(5);
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+    w.add_bool(tag::ResetSeqNumFlag, true);
+  }, {.seq = 1}));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_NE(out.get(tag::Text).find("DefaultApplVerID"), std::string::npos);
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 5u);
+}
+
+// --- 6: a ResendRequest is served before its MsgSeqNum is judged ------------------------
+
+TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(r.session->send("8", [](codec::MessageWriter&) {}), SendResult::ok);
+  r.feed(r.peer.order("R-1"));  // 2
+  r.feed(r.peer.order("R-2"));  // 3
+  r.wire.take();
+  r.feed(r.peer.resend_request(2, 0, {.seq = 2}));  // asked again with a stale number
+  const auto out = r.wire.take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), "8");
+  EXPECT_EQ(out[0].seq(), 2u);
+  EXPECT_EQ(out[0].get(tag::PossDupFlag), "Y");
+  EXPECT_EQ(out[1].seq(), 3u);
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_TRUE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
 }
 
 }  // namespace
