@@ -111,7 +111,27 @@ codec::MessageWriter* Session::begin_admin(std::string_view msg_type, std::uint6
   msg_buf_ = p;
   msg_seq_ = seq;
   writer_.begin(p, room, msg_type, seq, now());
+  if (!wait) add_answer_routing(writer_, msg_type);  // resends carry their own fields
   return &writer_;
+}
+
+void Session::add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept {
+  if (answering_ == nullptr || !(msg_type == "3" || msg_type == "5" || msg_type == "j")) return;
+  const Header& h = *answering_;
+  const auto put = [&w](std::uint32_t t, std::string_view v) {
+    if (!v.empty()) w.add_string(t, v);
+  };
+  if (settings_.sender_sub_id.empty()) put(tag::SenderSubID, h.target_sub_id);
+  if (settings_.target_sub_id.empty()) put(tag::TargetSubID, h.sender_sub_id);
+  if (settings_.sender_location_id.empty()) put(tag::SenderLocationID, h.target_location_id);
+  if (settings_.target_location_id.empty()) put(tag::TargetLocationID, h.sender_location_id);
+  put(tag::OnBehalfOfCompID, h.deliver_to_comp_id);
+  put(tag::OnBehalfOfSubID, h.deliver_to_sub_id);
+  put(tag::OnBehalfOfLocationID, h.deliver_to_location_id);
+  put(tag::DeliverToCompID, h.on_behalf_of_comp_id);
+  put(tag::DeliverToSubID, h.on_behalf_of_sub_id);
+  put(tag::DeliverToLocationID, h.on_behalf_of_location_id);
+  if (msg_type == "j" && settings_.fixt()) w.add_string(tag::ApplVerID, settings_.default_appl_ver_id);
 }
 
 bool Session::finish_admin(bool store_it) noexcept {
@@ -160,6 +180,7 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
   writer_.begin(p, settings_.send_claim_bytes, msg_type, msg_seq_, now());
+  add_answer_routing(writer_, msg_type);
   return &writer_;
 }
 
@@ -200,8 +221,10 @@ void Session::send_heartbeat(std::string_view test_req_id) noexcept {
 }
 
 void Session::send_test_request() noexcept {
-  char* e = codec::write_uint(test_req_id_ + 5, ++test_request_counter_);
   std::memcpy(test_req_id_, "TEST-", 5);
+  char* e = codec::write_uint(test_req_id_ + 5, static_cast<std::uint64_t>(now()));
+  *e++ = '-';
+  e = codec::write_uint(e, ++test_request_counter_);
   test_req_id_len_ = static_cast<std::size_t>(e - test_req_id_);
   auto* w = begin_admin("1", store_.next_sender_seq());
   if (w == nullptr) return;
@@ -573,7 +596,10 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
     store_.begin_inbound();
   }
   ++msg_depth_;
+  const Header* outer = answering_;
+  answering_ = &h;
   handle_message(h, ix);
+  answering_ = outer;
   if (--msg_depth_ == 0) store_.end_inbound();
 }
 

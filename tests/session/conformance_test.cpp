@@ -287,6 +287,53 @@ TEST_P(EveryVersion, possDupAlreadySeenWithValidOrigSendingTimeIsIgnoredAndLogge
   EXPECT_TRUE(r.log.contains("PossDupFlag=Y message 2 already seen: ignored"));
 }
 
+// --- 2: a garbled frame is discarded by itself ----------------------------------------
+
+// `good` with its CheckSum cut to "10=0".
+std::string short_checksum(std::string good) {
+  good.resize(good.size() - 7);
+  return good + "10=0\x01";
+}
+
+TEST_P(EveryVersion, frameWithShortCheckSumIsDiscardedAtOnce) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  const std::string bad = short_checksum(raw_frame(v.begin_string, head(r.clock, "D", 2) + "11=BAD|"));
+  EXPECT_EQ(r.feed(bad), bad.size());
+  EXPECT_EQ(r.session->garbled_count(), 1u);
+  r.feed(r.peer.order("GOOD"));
+  ASSERT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "GOOD");
+}
+
+TEST_P(EveryVersion, frameWithShortCheckSumDoesNotTakeTheNextMessageWithIt) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  const std::string bad = short_checksum(raw_frame(v.begin_string, head(r.clock, "D", 2) + "11=BAD|"));
+  const std::string good = r.peer.order("GOOD");
+  EXPECT_EQ(r.feed(bad + good), bad.size() + good.size());
+  EXPECT_EQ(r.session->garbled_count(), 1u);
+  ASSERT_EQ(r.app.received.size(), 1u);
+  EXPECT_EQ(r.app.received[0].cl_ord_id, "GOOD");
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+TEST_P(EveryVersion, frameWhoseBodyLengthOverrunsItsCheckSumIsDiscardedAtOnce) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  std::string bad = raw_frame(v.begin_string, head(r.clock, "D", 2) + "11=BAD|");
+  const std::size_t at = bad.find("\x01" "9=") + 3;
+  const std::size_t end = bad.find('\x01', at);
+  bad.replace(at, end - at, std::to_string(std::stoul(bad.substr(at, end - at)) + 40));
+  EXPECT_EQ(r.feed(bad), bad.size());
+  EXPECT_EQ(r.session->garbled_count(), 1u);
+  r.feed(r.peer.order("GOOD"));
+  ASSERT_EQ(r.app.received.size(), 1u);
+}
+
 // --- 5: a refused Logon -------------------------------------------------------------------
 
 TEST_P(EveryVersion, logonWithSendingTimeOutsideLatencyIsLoggedOutWithoutRejectAndKeepsTheNumbers) {
@@ -367,6 +414,98 @@ TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {
   EXPECT_FALSE(r.wire.closed);
   EXPECT_TRUE(r.session->logged_on());
   EXPECT_EQ(r.session->next_target_seq(), 4u);
+}
+
+// --- 7: answers carry the reversed routing fields; unique TestReqIDs ------------------
+
+// Routing fields of a message from PEER: on behalf of CLIENT (desk DESK, in
+// LDN), for VENUE (floor FLOOR, in NYC), from the trader TRADER.
+std::string routing(const Version& v) {
+  std::string f = "50=TRADER|115=CLIENT|116=DESK|128=VENUE|129=FLOOR|";
+  if (std::string(v.begin_string) != "FIX.4.0") f += "142=LONDON|144=LDN|145=NYC|";
+  return f;
+}
+
+void expect_reversed_routing(const Sent& out, const Version& v) {
+  EXPECT_EQ(out.get(tag::DeliverToCompID), "CLIENT") << out.raw;
+  EXPECT_EQ(out.get(tag::DeliverToSubID), "DESK");
+  EXPECT_EQ(out.get(tag::OnBehalfOfCompID), "VENUE");
+  EXPECT_EQ(out.get(tag::OnBehalfOfSubID), "FLOOR");
+  EXPECT_EQ(out.get(tag::TargetSubID), "TRADER");
+  if (std::string(v.begin_string) != "FIX.4.0") {
+    EXPECT_EQ(out.get(tag::DeliverToLocationID), "LDN");
+    EXPECT_EQ(out.get(tag::OnBehalfOfLocationID), "NYC");
+    EXPECT_EQ(out.get(tag::TargetLocationID), "LONDON");
+  }
+}
+
+TEST_P(EveryVersion, rejectCarriesTheReversedRoutingFields) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "1", 2) + routing(v)));  // TestRequest without TestReqID
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "3");
+  expect_reversed_routing(out, v);
+}
+
+TEST_P(EveryVersion, logoutAnswerCarriesTheReversedRoutingFields) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "5", 2) + routing(v)));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  expect_reversed_routing(out, v);
+}
+
+// Answers every order with a BusinessMessageReject.
+struct BusinessRejectingApp : RecordingApp {
+  void on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    RecordingApp::on_message(s, h, ix);
+    s.send_business_reject(h.msg_seq_num, h.msg_type, 3, "Unsupported message type");
+  }
+};
+
+TEST_P(EveryVersion, businessRejectCarriesTheReversedRoutingFieldsAndApplVerIdOnFixt) {
+  const Version& v = GetParam();
+  BasicSessionRig<BusinessRejectingApp> r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "D", 2) + routing(v) + "11=ORDER|"));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), before_42(v) ? "3" : "j");
+  expect_reversed_routing(out, v);
+  if (settings_for(v).fixt()) {
+    EXPECT_EQ(out.get(tag::ApplVerID), v.appl_ver_id);
+  } else {
+    EXPECT_FALSE(out.has(tag::ApplVerID));
+  }
+}
+
+// The TestReqID of a TestRequest sent after `silence_s` of the peer's silence.
+std::string test_req_id_after(SessionRig& r, std::int64_t silence_s) {
+  r.clock.advance_s(silence_s);
+  r.tick();
+  for (const Sent& m : r.wire.take())
+    if (m.type() == "1") return m.get(tag::TestReqID);
+  ADD_FAILURE() << "no TestRequest";
+  return {};
+}
+
+TEST_P(EveryVersion, testReqIdIsUniquePerRequestAcrossRestarts) {
+  const Version& v = GetParam();
+  SessionRig first(settings_for(v));
+  first.logon();
+  const std::string a = test_req_id_after(first, 50);
+  SessionRig restarted(settings_for(v));  // a new process: a new Session object
+  restarted.logon();
+  const std::string b = test_req_id_after(restarted, 60);
+  EXPECT_FALSE(a.empty());
+  EXPECT_NE(a, b);
+  restarted.feed(restarted.peer.make("0", [&](codec::MessageWriter& w) { w.add_string(tag::TestReqID, b); }));
+  const std::string c = test_req_id_after(restarted, 50);
+  EXPECT_NE(b, c);
+  EXPECT_NE(a, c);
 }
 
 }  // namespace

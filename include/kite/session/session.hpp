@@ -236,6 +236,11 @@ class Session {
   // (resends resume later) instead of disconnecting.
   codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
   bool finish_admin(bool store_it = true) noexcept;
+  // For a Reject, Logout or BusinessMessageReject answering `answering_`:
+  // its routing fields reversed (OnBehalfOf* <-> DeliverTo*, the peer's
+  // Sender/Target Sub and Location IDs unless configured), and on FIXT the
+  // BusinessMessageReject's ApplVerID.
+  void add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept;
   bool drain_overflow() noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
@@ -296,6 +301,9 @@ class Session {
   // queued messages replayed from inside on_message nest).
   std::int64_t msg_now_ = 0;
   int msg_depth_ = 0;
+  // The inbound message being handled: Rejects, Logouts and
+  // BusinessMessageRejects sent meanwhile answer it (reversed routing).
+  const codec::Header* answering_ = nullptr;
 
   // The message being written: in claimed room, or in the overflow buffer.
   char* msg_buf_ = nullptr;
@@ -311,7 +319,7 @@ class Session {
   std::int64_t state_since_ns_ = 0;
   std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
   std::uint64_t test_request_counter_ = 0;
-  char test_req_id_[32] = {};
+  char test_req_id_[48] = {};  // "TEST-<UTC ns>-<counter>": unique across restarts too
   std::size_t test_req_id_len_ = 0;
   bool reached_active_ = false;   // on this connection (for the back-off)
   bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
