@@ -155,6 +155,11 @@ const std::vector<Key>& keys() {
          s.store.capacity_bytes = static_cast<std::size_t>(a.integer(1 << 16, std::int64_t{1} << 40));
        }},
       {"UseDataDictionary", [](SessionSettings& s, const At& a) { s.validate = a.flag(); }},
+      {"ValidateFieldsHaveValues", [](SessionSettings& s, const At& a) { s.validate_fields_have_values = a.flag(); }},
+      {"ValidateUserDefinedFields", [](SessionSettings& s, const At& a) { s.validate_user_defined_fields = a.flag(); }},
+      {"ValidateFieldsOutOfOrder", [](SessionSettings& s, const At& a) { s.validate_fields_out_of_order = a.flag(); }},
+      {"AllowUnknownMsgFields", [](SessionSettings& s, const At& a) { s.allow_unknown_msg_fields = a.flag(); }},
+      {"CheckCompID", [](SessionSettings& s, const At& a) { s.check_comp_id = a.flag(); }},
       {"DataDictionary", [](SessionSettings& s, const At& a) { s.data_dictionary = a.string(); }},
       {"MaxMessageSize", [](SessionSettings& s, const At& a) {
          s.max_message_size = static_cast<std::uint32_t>(a.integer(64, 64 << 20));

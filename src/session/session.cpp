@@ -648,11 +648,24 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     return Verdict::stop;
   }
   const SessionSettings& s = settings_;
-  const bool comp_ok = h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
-                       (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
-                       (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
-                       (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
-                       (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id);
+  if (!logon && (h.sender_comp_id.empty() || h.target_comp_id.empty())) {
+    // A required header field missing or empty: Reject, the session goes on.
+    const std::uint32_t t = h.sender_comp_id.empty() ? tag::SenderCompID : tag::TargetCompID;
+    const bool present = ix.has(t);
+    send_reject(h.msg_seq_num, h.msg_type,
+                present ? RejectReason::tag_specified_without_value : RejectReason::required_tag_missing, t,
+                t == tag::SenderCompID ? (present ? "SenderCompID(49) empty" : "SenderCompID(49) missing")
+                                       : (present ? "TargetCompID(56) empty" : "TargetCompID(56) missing"));
+    consume(h);
+    return Verdict::ignore;
+  }
+  // CheckCompID=N: after the Logon, any CompIDs are taken.
+  const bool comp_ok = (!s.check_comp_id && !logon) ||
+                       (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+                        (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
+                        (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
+                        (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
+                        (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id));
   if (!comp_ok) {
     std::uint32_t ref = 0;
     if (h.sender_comp_id != s.target_comp_id) ref = tag::SenderCompID;

@@ -416,6 +416,149 @@ TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {
   EXPECT_EQ(r.session->next_target_seq(), 4u);
 }
 
+// --- 4: SessionRejectReason codes ----------------------------------------------------------
+
+TEST_P(DictionaryVersion, tagNotInTheDictionaryIsRejectedWithInvalidTagNumber) {
+  const Version& v = GetParam();
+  SessionRig r(validated());
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "U-1", [](codec::MessageWriter& w) { w.add_uint(4999, 1); }));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::invalid_tag_number, 4999);
+  EXPECT_TRUE(r.app.received.empty());
+}
+
+TEST_P(DictionaryVersion, tagNotDefinedForTheMessageTypeIsRejectedWithReason2) {
+  const Version& v = GetParam();
+  SessionRig r(validated());
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "U-1", [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "X"); }));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::tag_not_defined_for_message_type, tag::TestReqID);
+}
+
+TEST_P(DictionaryVersion, fixtSessionMessagesAreJudgedByTheTransportDictionary) {
+  const Version& v = GetParam();
+  SessionRig r(validated());
+  r.logon();
+  r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(tag::Symbol, "KITE"); }));
+  // FIXT11.xml does not define Symbol (55) at all; FIX.4.x defines it, not for Heartbeat.
+  expect_reject(only(r.wire.take()), v, 2,
+                settings_for(v).fixt() ? RejectReason::invalid_tag_number
+                                       : RejectReason::tag_not_defined_for_message_type,
+                tag::Symbol);
+}
+
+TEST_P(DictionaryVersion, groupCountMismatchIsReportedBeforeAValueInsideTheGroup) {
+  const Version& v = GetParam();
+  if (std::string(v.begin_string) < "FIX.4.4") GTEST_SKIP() << "Parties (453) in NewOrderSingle from FIX.4.4 on";
+  SessionRig r(validated());
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "G-1", [](codec::MessageWriter& w) {
+    w.add_uint(tag::NoPartyIDs, 2);  // one entry follows
+    w.add_string(tag::PartyID, "P");
+    w.add_char(tag::PartyIDSource, 'D');
+    w.add_uint(tag::PartyRole, 9999);  // not one of PartyRole's values
+  }));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::incorrect_num_in_group_count, tag::NoPartyIDs);
+}
+
+TEST_P(EveryVersion, emptyTargetCompIdIsRejectedWithReason4AndTheSessionKept) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, "35=0|49=PEER|56=|34=2|52=" + utc(r.clock) + "|"));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::tag_specified_without_value, tag::TargetCompID);
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_TRUE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 3u);
+}
+
+TEST_P(EveryVersion, missingTargetCompIdIsRejectedWithReason1AndTheSessionKept) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, "35=0|49=PEER|34=2|52=" + utc(r.clock) + "|"));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::required_tag_missing, tag::TargetCompID);
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_TRUE(r.session->logged_on());
+  r.feed(r.peer.order("AFTER", {.seq = 3}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+// --- settings as QuickFIX users know them ------------------------------------------------
+
+TEST_P(DictionaryVersion, validateUserDefinedFieldsOffLetsUserDefinedTagsPass) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  SessionRig strict(s);
+  strict.logon();
+  strict.feed(valid_order(strict.peer, v, strict.clock, "UD", [](codec::MessageWriter& w) { w.add_uint(5999, 1); }));
+  EXPECT_EQ(only(strict.wire.take()).type(), "3");
+  s.validate_user_defined_fields = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "UD", [](codec::MessageWriter& w) { w.add_uint(5999, 1); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(DictionaryVersion, allowUnknownMsgFieldsLetsUnknownAndMisplacedTagsPass) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  s.allow_unknown_msg_fields = true;
+  SessionRig r(s);
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "UK", [](codec::MessageWriter& w) {
+    w.add_uint(4999, 1);
+    w.add_string(tag::TestReqID, "X");
+  }));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(DictionaryVersion, validateFieldsHaveValuesOffLetsEmptyValuesPass) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  SessionRig strict(s);
+  strict.logon();
+  strict.feed(valid_order(strict.peer, v, strict.clock, "EV", [](codec::MessageWriter& w) { w.add_string(tag::Text, ""); }));
+  expect_reject(only(strict.wire.take()), v, 2, RejectReason::tag_specified_without_value, tag::Text);
+  s.validate_fields_have_values = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "EV", [](codec::MessageWriter& w) { w.add_string(tag::Text, ""); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(DictionaryVersion, validateFieldsOutOfOrderOffLetsAHeaderFieldAfterTheBodyPass) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  const auto late_header = [](codec::MessageWriter& w) { w.add_string(tag::DeliverToCompID, "VENUE"); };
+  SessionRig strict(s);
+  strict.logon();
+  strict.feed(valid_order(strict.peer, v, strict.clock, "OO", late_header));
+  expect_reject(only(strict.wire.take()), v, 2, RejectReason::tag_out_of_order, tag::DeliverToCompID);
+  s.validate_fields_out_of_order = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(valid_order(r.peer, v, r.clock, "OO", late_header));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(EveryVersion, checkCompIdOffAcceptsAnotherTargetCompId) {
+  const Version& v = GetParam();
+  SessionSettings s = settings_for(v);
+  s.check_comp_id = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(raw_frame(v.begin_string, "35=1|49=PEER|56=ELSEWHERE|34=2|52=" + utc(r.clock) + "|112=T1|"));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "0");
+  EXPECT_EQ(out.get(tag::TestReqID), "T1");
+  EXPECT_TRUE(r.session->logged_on());
+}
+
 // --- 7: answers carry the reversed routing fields; unique TestReqIDs ------------------
 
 // Routing fields of a message from PEER: on behalf of CLIENT (desk DESK, in

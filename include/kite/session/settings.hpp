@@ -74,6 +74,13 @@ struct SessionSettings {
 
   bool validate = false;                     // UseDataDictionary
   std::string data_dictionary;               // DataDictionary: path of the XML dictionary
+  // With UseDataDictionary (QuickFIX's meanings):
+  bool validate_fields_have_values = true;   // ValidateFieldsHaveValues: empty value -> Reject(4)
+  bool validate_user_defined_fields = true;  // ValidateUserDefinedFields: N lets tags >= 5000 pass
+  bool validate_fields_out_of_order = true;  // ValidateFieldsOutOfOrder: header/body/trailer/group order
+  bool allow_unknown_msg_fields = false;     // AllowUnknownMsgFields: Y lets tags not in the
+                                             // dictionary, or not in the message, pass
+  bool check_comp_id = true;                 // CheckCompID: N accepts any Sender/TargetCompID after Logon
 
   std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize: larger inbound frames are refused
   std::int32_t logon_timeout_ms = 10000;     // LogonTimeout
