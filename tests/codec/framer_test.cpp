@@ -192,6 +192,25 @@ TEST(FramerTest, checkSumNotThreeDigitsDiscardsTheWholeFrame) {
   EXPECT_EQ(frame_of(two + m).error, FrameError::checksum_not_three_digits);
 }
 
+TEST(FramerTest, shortCheckSumIsDiscardedAloneWithoutWaitingForMoreBytes) {
+  const std::string m = new_order_single_44();
+  std::string bad = m;
+  bad.replace(bad.size() - 4, 4, soh("0|"));  // "10=0|": 2 bytes short of what BodyLength says
+  const FrameResult alone = frame_of(bad);
+  ASSERT_EQ(alone.status, FrameStatus::invalid);
+  EXPECT_EQ(alone.error, FrameError::checksum_not_three_digits);
+  EXPECT_EQ(alone.size, bad.size());
+  const FrameResult followed = frame_of(bad + m);  // not one byte of the next message with it
+  ASSERT_EQ(followed.status, FrameStatus::invalid);
+  EXPECT_EQ(followed.size, bad.size());
+  std::string longer = m;  // BodyLength past the trailer
+  const std::size_t at = longer.find(soh("|9=")) + 3;
+  longer.insert(at, "9");
+  const FrameResult overrun = frame_of(longer);
+  ASSERT_EQ(overrun.status, FrameStatus::invalid);
+  EXPECT_EQ(overrun.size, longer.size());
+}
+
 TEST(FramerTest, wrongCheckSumDiscardsTheWholeFrame) {
   const std::string m = new_order_single_44();
   std::string bad = m;

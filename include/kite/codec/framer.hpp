@@ -71,7 +71,8 @@ inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
 // inside [p, p + n). Returns the length up to and including that SOH, or 0.
 // A CheckSum field cut short ("10=0") or a BodyLength pointing past the
 // trailer is thereby discarded at once, not held until bytes of the next
-// message arrive (and lost with them).
+// message arrive (and lost with them). A message not yet complete whose data
+// field holds such bytes is the one case this misjudges.
 inline std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept {
   const std::string_view s(p, n);
   for (std::size_t at = s.find("\x01" "10=", from); at != std::string_view::npos; at = s.find("\x01" "10=", at + 1)) {
