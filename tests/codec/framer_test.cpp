@@ -203,9 +203,10 @@ TEST(FramerTest, shortCheckSumIsDiscardedAloneWithoutWaitingForMoreBytes) {
   const FrameResult followed = frame_of(bad + m);  // not one byte of the next message with it
   ASSERT_EQ(followed.status, FrameStatus::invalid);
   EXPECT_EQ(followed.size, bad.size());
-  std::string longer = m;  // BodyLength past the trailer
-  const std::size_t at = longer.find(soh("|9=")) + 3;
-  longer.insert(at, "9");
+  const std::size_t at = m.find(soh("|9=")) + 3;
+  std::string longer = m.substr(0, at);  // BodyLength past the trailer: a 9 before its digits
+  longer += '9';
+  longer += m.substr(at);
   const FrameResult overrun = frame_of(longer);
   ASSERT_EQ(overrun.status, FrameStatus::invalid);
   EXPECT_EQ(overrun.size, longer.size());
