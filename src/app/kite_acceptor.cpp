@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 int main(int argc, char** argv) {
-  CLI::App cli{"kite-acceptor: a FIX acceptor (FIX.4.2, FIX.4.4, FIXT.1.1) answering orders in ack, match or echo "
+  CLI::App cli{"kite-acceptor: a FIX acceptor (FIX.4.0 to FIX.4.4, FIXT.1.1) answering orders in ack, match or echo "
                "mode; the configuration file is described in docs/acceptor.md"};
   std::string config_path;
   bool check = false;

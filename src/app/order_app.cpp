@@ -189,10 +189,11 @@ OrderApplication::OrderApplication(Mode mode, IdSource& ids, Exchange* exchange)
   fills_.reserve(256);
 }
 
-// Nothing per logon: the ClOrdIDs seen survive a reconnect (a PossResend may follow it).
 void OrderApplication::on_logon(Session&) noexcept {}
 
-void OrderApplication::on_logout(Session&, const char*) noexcept {}
+// Echo's ClOrdIDs belong to one session: the next one starts afresh, as a
+// conformance acceptor does.
+void OrderApplication::on_logout(Session&, const char*) noexcept { seen_cl_ord_ids_.clear(); }
 
 void OrderApplication::count(SendResult r) noexcept {
   if (r == SendResult::stored) ++stats_.stored_for_resend;
@@ -486,7 +487,10 @@ void OrderApplication::echo(Session& s, const codec::Header& h, const codec::Fie
     if (end > begin) body = frame.substr(begin, end - begin);
   }
   ++stats_.echoed;
-  count(s.send(h.msg_type, [&](codec::MessageWriter& w) { w.add_raw(body); }));
+  count(s.send(h.msg_type, [&](codec::MessageWriter& w) {
+    if (h.poss_resend) w.add_bool(tag::PossResend, true);
+    w.add_raw(body);
+  }));
 }
 
 }  // namespace kite::app

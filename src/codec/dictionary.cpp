@@ -168,6 +168,7 @@ class DictionaryBuilder {
     std::unordered_map<std::string, std::uint32_t> tag_by_name;  // this document's fields
     std::unordered_map<std::string, pugi::xml_node> components;
     std::unordered_map<const void*, const GroupDef*> groups;  // <group> node -> resolved
+    bool char_is_string = false;  // FIX.4.0 and 4.1 typed their strings "char"
   };
 
   bool fail(const Doc& doc, const std::string& what) {
@@ -204,7 +205,8 @@ bool DictionaryBuilder::load_fields(Doc& doc, pugi::xml_node fields) {
         (tag = std::stoull(number)) == 0) {
       return fail(doc, "field '" + name + "' has an invalid number '" + number + "'");
     }
-    const FieldType type = field_type_from_name(type_name);
+    FieldType type = field_type_from_name(type_name);
+    if (type == FieldType::character && doc.char_is_string) type = FieldType::string;
     if (type == FieldType::unknown) return fail(doc, "field '" + name + "' has an unknown type '" + type_name + "'");
     if (!doc.tag_by_name.emplace(name, static_cast<std::uint32_t>(tag)).second)
       return fail(doc, "field '" + name + "' is defined twice");
@@ -314,6 +316,7 @@ bool DictionaryBuilder::add(const std::string& path, bool take_header, bool firs
   if (first) d_->begin_string_ = version;
   if (sp != "0" && !sp.empty()) version += "SP" + sp;
   d_->app_version_ = version;
+  doc.char_is_string = type == "FIX" && major == "4" && (minor == "0" || minor == "1");
 
   const pugi::xml_node fields = fix.child("fields");
   if (!fields) return fail(doc, "no <fields> section");

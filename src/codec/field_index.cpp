@@ -42,7 +42,7 @@ const char* to_string(HeaderError e) noexcept {
     case HeaderError::body_length_not_second: return "BodyLength (9) is not the second field";
     case HeaderError::msg_type_not_third: return "MsgType (35) is not the third field";
     case HeaderError::msg_type_empty: return "MsgType (35) is empty";
-    case HeaderError::bad_msg_seq_num: return "MsgSeqNum (34) is not a positive integer";
+    case HeaderError::bad_msg_seq_num: return "MsgSeqNum (34) is not a non-negative integer";
     case HeaderError::bad_body_length: return "BodyLength (9) is not a number";
     case HeaderError::bad_poss_dup: return "PossDupFlag (43) is not Y or N";
     case HeaderError::bad_poss_resend: return "PossResend (97) is not Y or N";

@@ -297,6 +297,7 @@ bool Validator::walk_group(const FieldIndex& ix, std::uint32_t count_pos, const 
   std::uint32_t entry_stamp = 0;
   std::uint32_t entry_start = 0;
   std::int32_t last_member = -1;
+  std::uint32_t bad_value = 0;  // position + 1 of the first value that failed its check
   std::uint32_t j = count_pos + 1;
   while (j < n) {
     const FieldRef& f = ix[j];
@@ -323,7 +324,7 @@ bool Validator::walk_group(const FieldIndex& ix, std::uint32_t count_pos, const 
     }
     const Member& member = members[static_cast<std::uint32_t>(m)];
     const FieldDef& def = *dict_->field(f.tag);
-    if (f.length == 0) {
+    if (f.length == 0 && options_.check_fields_have_values) {
       fail(r, RejectReason::tag_specified_without_value, f.tag, j, nullptr);
       return false;
     }
@@ -332,7 +333,8 @@ bool Validator::walk_group(const FieldIndex& ix, std::uint32_t count_pos, const 
       return false;
     }
     seen_[def.id] = entry_stamp;
-    if (!def.free_text && !check_field(ix, j, def, r)) return false;
+    // A bad value is reported after the count: the count is checked first.
+    if (bad_value == 0 && !def.free_text && f.length != 0 && !check_field(ix, j, def, r)) bad_value = j + 1;
     if (member.group != nullptr) {
       if (!walk_group(ix, j, *member.group, j, r)) return false;
     } else {
@@ -344,6 +346,10 @@ bool Validator::walk_group(const FieldIndex& ix, std::uint32_t count_pos, const 
   if (entries != declared) {
     fail(r, RejectReason::incorrect_num_in_group_count, g.count_tag(), count_pos,
          entries < declared ? "fewer entries than the count" : "more entries than the count");
+    return false;
+  }
+  if (bad_value != 0) {  // its text again: later checks wrote over it
+    check_field(ix, bad_value - 1, *dict_->field(ix[bad_value - 1].tag), r);
     return false;
   }
   next = j;
@@ -389,9 +395,10 @@ ValidationResult Validator::run(const FieldIndex& ix, std::string_view msg_type)
         ++i;
         continue;
       }
-      return fail(r, RejectReason::undefined_tag, f.tag, i, nullptr);
+      return fail(r, RejectReason::invalid_tag_number, f.tag, i, nullptr);
     }
-    if (f.length == 0) return fail(r, RejectReason::tag_specified_without_value, f.tag, i, nullptr);
+    if (f.length == 0 && options_.check_fields_have_values)
+      return fail(r, RejectReason::tag_specified_without_value, f.tag, i, nullptr);
 
     const FieldSet* set;
     std::int32_t m;
@@ -412,7 +419,7 @@ ValidationResult Validator::run(const FieldIndex& ix, std::string_view msg_type)
       set = &header;
       m = header.find(f.tag);
     } else {
-      if (options_.allow_user_defined_fields && f.tag >= kUserDefinedMin) {
+      if (options_.allow_unknown_fields || (options_.allow_user_defined_fields && f.tag >= kUserDefinedMin)) {
         ++i;
         continue;
       }
@@ -421,8 +428,9 @@ ValidationResult Validator::run(const FieldIndex& ix, std::string_view msg_type)
 
     if (seen_[def->id] == stamp) return fail(r, RejectReason::tag_appears_more_than_once, f.tag, i, nullptr);
     seen_[def->id] = stamp;
-    // MsgType was checked by the message lookup above.
-    if (!def->free_text && i != 2 && !check_field(ix, i, *def, r)) return r;
+    // MsgType was checked by the message lookup above; an empty value let
+    // through has no format to check.
+    if (!def->free_text && i != 2 && f.length != 0 && !check_field(ix, i, *def, r)) return r;
     const Member& member = set->members()[static_cast<std::uint32_t>(m)];
     if (member.group != nullptr) {
       if (!walk_group(ix, i, *member.group, i, r)) return r;

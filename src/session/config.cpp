@@ -66,7 +66,7 @@ const std::vector<Key>& keys() {
        }},
       {"BeginString", [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v != "FIX.4.2" && v != "FIX.4.4" && v != "FIXT.1.1") a.fail("\"" + v + "\" is not FIX.4.2, FIX.4.4 or FIXT.1.1");
+         if (!known_begin_string(v)) a.fail("\"" + v + "\" is not " + kBeginStringList);
          s.begin_string = v;
        }},
       {"SenderCompID", [](SessionSettings& s, const At& a) { s.sender_comp_id = a.string(); }},
@@ -155,6 +155,11 @@ const std::vector<Key>& keys() {
          s.store.capacity_bytes = static_cast<std::size_t>(a.integer(1 << 16, std::int64_t{1} << 40));
        }},
       {"UseDataDictionary", [](SessionSettings& s, const At& a) { s.validate = a.flag(); }},
+      {"ValidateFieldsHaveValues", [](SessionSettings& s, const At& a) { s.validate_fields_have_values = a.flag(); }},
+      {"ValidateUserDefinedFields", [](SessionSettings& s, const At& a) { s.validate_user_defined_fields = a.flag(); }},
+      {"ValidateFieldsOutOfOrder", [](SessionSettings& s, const At& a) { s.validate_fields_out_of_order = a.flag(); }},
+      {"AllowUnknownMsgFields", [](SessionSettings& s, const At& a) { s.allow_unknown_msg_fields = a.flag(); }},
+      {"CheckCompID", [](SessionSettings& s, const At& a) { s.check_comp_id = a.flag(); }},
       {"DataDictionary", [](SessionSettings& s, const At& a) { s.data_dictionary = a.string(); }},
       {"MaxMessageSize", [](SessionSettings& s, const At& a) {
          s.max_message_size = static_cast<std::uint32_t>(a.integer(64, 64 << 20));

@@ -111,7 +111,27 @@ codec::MessageWriter* Session::begin_admin(std::string_view msg_type, std::uint6
   msg_buf_ = p;
   msg_seq_ = seq;
   writer_.begin(p, room, msg_type, seq, now());
+  if (!wait) add_answer_routing(writer_, msg_type);  // resends carry their own fields
   return &writer_;
+}
+
+void Session::add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept {
+  if (answering_ == nullptr || !(msg_type == "3" || msg_type == "5" || msg_type == "j")) return;
+  const Header& h = *answering_;
+  const auto put = [&w](std::uint32_t t, std::string_view v) {
+    if (!v.empty()) w.add_string(t, v);
+  };
+  if (settings_.sender_sub_id.empty()) put(tag::SenderSubID, h.target_sub_id);
+  if (settings_.target_sub_id.empty()) put(tag::TargetSubID, h.sender_sub_id);
+  if (settings_.sender_location_id.empty()) put(tag::SenderLocationID, h.target_location_id);
+  if (settings_.target_location_id.empty()) put(tag::TargetLocationID, h.sender_location_id);
+  put(tag::OnBehalfOfCompID, h.deliver_to_comp_id);
+  put(tag::OnBehalfOfSubID, h.deliver_to_sub_id);
+  put(tag::OnBehalfOfLocationID, h.deliver_to_location_id);
+  put(tag::DeliverToCompID, h.on_behalf_of_comp_id);
+  put(tag::DeliverToSubID, h.on_behalf_of_sub_id);
+  put(tag::DeliverToLocationID, h.on_behalf_of_location_id);
+  if (msg_type == "j" && settings_.fixt()) w.add_string(tag::ApplVerID, settings_.default_appl_ver_id);
 }
 
 bool Session::finish_admin(bool store_it) noexcept {
@@ -160,6 +180,7 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
   writer_.begin(p, settings_.send_claim_bytes, msg_type, msg_seq_, now());
+  add_answer_routing(writer_, msg_type);
   return &writer_;
 }
 
@@ -200,8 +221,10 @@ void Session::send_heartbeat(std::string_view test_req_id) noexcept {
 }
 
 void Session::send_test_request() noexcept {
-  char* e = codec::write_uint(test_req_id_ + 5, ++test_request_counter_);
   std::memcpy(test_req_id_, "TEST-", 5);
+  char* e = codec::write_uint(test_req_id_ + 5, static_cast<std::uint64_t>(now()));
+  *e++ = '-';
+  e = codec::write_uint(e, ++test_request_counter_);
   test_req_id_len_ = static_cast<std::size_t>(e - test_req_id_);
   auto* w = begin_admin("1", store_.next_sender_seq());
   if (w == nullptr) return;
@@ -300,9 +323,11 @@ void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, 
   auto* w = begin_admin("3", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::RefSeqNum, ref_seq);
-  if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
-  if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
-  w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
+  if (!settings_.before_fix42()) {  // 4.0 and 4.1 define RefSeqNum and Text only
+    if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
+    if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
+    w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
+  }
   if (!text.empty()) w->add_string(tag::Text, text);
   app_.before_send_admin(*this, "3", *w);
   if (finish_admin())
@@ -313,6 +338,12 @@ void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, 
 
 SendResult Session::send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
                                          std::string_view text, std::string_view ref_id) noexcept {
+  if (settings_.before_fix42()) {  // no BusinessMessageReject yet: a Reject with Text says it
+    if (state_ != SessionState::active && state_ != SessionState::logout_sent) return SendResult::not_logged_on;
+    const std::uint64_t before = store_.next_sender_seq();
+    send_reject(ref_seq, ref_msg_type, RejectReason::other, 0, text);
+    return store_.next_sender_seq() != before ? SendResult::ok : SendResult::back_pressured;
+  }
   return send("j", [&](codec::MessageWriter& w) {
     w.add_uint(tag::RefSeqNum, ref_seq);
     w.add_string(tag::RefMsgType, ref_msg_type);
@@ -565,7 +596,10 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
     store_.begin_inbound();
   }
   ++msg_depth_;
+  const Header* outer = answering_;
+  answering_ = &h;
   handle_message(h, ix);
+  answering_ = outer;
   if (--msg_depth_ == 0) store_.end_inbound();
 }
 
@@ -603,16 +637,35 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
 
 Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept {
   const std::uint64_t expected = store_.next_target_seq();
-  if (h.msg_seq_num == 0) {
+  const bool sequence_reset = h.msg_type == "4";
+  bool gap_fill = false;
+  if (sequence_reset) ix.get(tag::GapFillFlag, gap_fill);
+  // A Logon refused here ends the connection: no Reject (its number is not
+  // ours to judge yet), and the stored numbers do not move.
+  const bool logon = state_ == SessionState::awaiting_logon;
+  if (h.msg_seq_num == 0 && !ix.has(tag::MsgSeqNum)) {
     logout_and_close("MsgSeqNum(34) missing");
     return Verdict::stop;
   }
   const SessionSettings& s = settings_;
-  const bool comp_ok = h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
-                       (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
-                       (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
-                       (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
-                       (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id);
+  if (!logon && (h.sender_comp_id.empty() || h.target_comp_id.empty())) {
+    // A required header field missing or empty: Reject, the session goes on.
+    const std::uint32_t t = h.sender_comp_id.empty() ? tag::SenderCompID : tag::TargetCompID;
+    const bool present = ix.has(t);
+    send_reject(h.msg_seq_num, h.msg_type,
+                present ? RejectReason::tag_specified_without_value : RejectReason::required_tag_missing, t,
+                t == tag::SenderCompID ? (present ? "SenderCompID(49) empty" : "SenderCompID(49) missing")
+                                       : (present ? "TargetCompID(56) empty" : "TargetCompID(56) missing"));
+    consume(h);
+    return Verdict::ignore;
+  }
+  // CheckCompID=N: after the Logon, any CompIDs are taken.
+  const bool comp_ok = (!s.check_comp_id && !logon) ||
+                       (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+                        (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
+                        (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
+                        (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
+                        (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id));
   if (!comp_ok) {
     std::uint32_t ref = 0;
     if (h.sender_comp_id != s.target_comp_id) ref = tag::SenderCompID;
@@ -629,6 +682,10 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   std::int64_t sending = 0;
   if (!codec::parse_utc_timestamp(h.sending_time, sending)) {
     const bool missing = h.sending_time.empty();
+    if (logon) {
+      logout_and_close(missing ? "SendingTime(52) missing" : "SendingTime(52) is not a UTCTimestamp");
+      return Verdict::stop;
+    }
     send_reject(h.msg_seq_num, h.msg_type,
                 missing ? RejectReason::required_tag_missing : RejectReason::incorrect_data_format, tag::SendingTime,
                 missing ? "SendingTime(52) missing" : "SendingTime(52) is not a UTCTimestamp");
@@ -639,6 +696,10 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     const std::int64_t d = now() - sending;
     const std::int64_t lim = static_cast<std::int64_t>(s.max_latency_s) * kNsPerSec;
     if (d > lim || d < -lim) {
+      if (logon) {
+        logout_and_close("SendingTime accuracy problem");
+        return Verdict::stop;
+      }
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::sending_time_accuracy_problem, tag::SendingTime,
                   "SendingTime accuracy problem");
       consume(h);
@@ -647,8 +708,8 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       return Verdict::stop;
     }
   }
-  const bool sequence_reset = h.msg_type == "4";
-  if (h.poss_dup && !sequence_reset && h.msg_seq_num >= expected) {
+  // PossDupFlag=Y: checked whether the number is new or already seen.
+  if (h.poss_dup && !sequence_reset) {
     std::int64_t orig = 0;
     if (h.orig_sending_time.empty()) {
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::required_tag_missing, tag::OrigSendingTime,
@@ -665,11 +726,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     }
   }
   if (h.msg_type == "A") return Verdict::process;  // on_logon checks the number (after any reset)
-  if (h.msg_type == "4") {
-    bool gap_fill = false;
-    ix.get(tag::GapFillFlag, gap_fill);
-    if (!gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum
-  }
+  if (sequence_reset && !gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum, 0 included
   if (h.msg_seq_num == expected) return Verdict::process;
   if (h.msg_seq_num > expected) {
     if (h.msg_type == "5") return Verdict::process;
@@ -679,7 +736,19 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     if (h.msg_type != "2") enqueue(h, ix);
     return Verdict::queue;
   }
-  if (h.poss_dup) return Verdict::ignore;  // already seen
+  if (h.msg_type == "2") {
+    // Served before its own number is judged, as established engines do: a
+    // peer asking again with a stale number gets its messages.
+    log_.logf(LogLevel::warn, id_, "ResendRequest with MsgSeqNum %llu below the expected %llu: served",
+              static_cast<unsigned long long>(h.msg_seq_num), static_cast<unsigned long long>(expected));
+    on_resend_request(h, ix);
+    return Verdict::ignore;
+  }
+  if (h.poss_dup) {
+    log_.logf(LogLevel::info, id_, "PossDupFlag=Y message %llu already seen: ignored",
+              static_cast<unsigned long long>(h.msg_seq_num));
+    return Verdict::ignore;
+  }
   logout_seq_too_low(expected, h.msg_seq_num);
   return Verdict::stop;
 }
@@ -848,7 +917,9 @@ void Session::on_resend_request(const Header& h, const FieldIndex& ix) noexcept 
     return;
   }
   const std::uint64_t last = store_.next_sender_seq() - 1;
-  if (end == 0 || (settings_.begin_string == "FIX.4.2" && end >= 999999) || end > last) end = last;
+  // 999999 was "no end" until FIX.4.2; 0 since 4.3.
+  const bool old_infinity = settings_.before_fix42() || settings_.begin_string == "FIX.4.2";
+  if (end == 0 || (old_infinity && end >= 999999) || end > last) end = last;
   log_.logf(LogLevel::info, id_, "ResendRequest for %llu to %llu (last sent %llu)",
             static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end),
             static_cast<unsigned long long>(last));

@@ -4,14 +4,20 @@
 
 namespace kite::session {
 
+bool known_begin_string(std::string_view b) noexcept {
+  for (const char* k : kBeginStrings)
+    if (b == k) return true;
+  return false;
+}
+
 std::string SessionSettings::id() const { return begin_string + ":" + sender_comp_id + "->" + target_comp_id; }
 
 void SessionSettings::check() const {
   const auto bad = [](const char* setting, const std::string& why) {
     throw std::invalid_argument(std::string(setting) + ": " + why);
   };
-  if (begin_string != "FIX.4.2" && begin_string != "FIX.4.4" && begin_string != "FIXT.1.1")
-    bad("BeginString", "\"" + begin_string + "\" is not FIX.4.2, FIX.4.4 or FIXT.1.1");
+  if (!known_begin_string(begin_string))
+    bad("BeginString", "\"" + begin_string + "\" is not " + kBeginStringList);
   if (sender_comp_id.empty()) bad("SenderCompID", "missing");
   if (target_comp_id.empty()) bad("TargetCompID", "missing");
   if (heart_bt_int < 0 || heart_bt_int > 3600) bad("HeartBtInt", "must be 0..3600 seconds");

@@ -342,6 +342,54 @@ TEST(EchoMode, possResendOfAnOrderAlreadySeenIsDroppedButANewOneIsEchoed) {
   EXPECT_EQ(out[0].get(tag::ClOrdID), "E2");
 }
 
+// A PossResend=Y NewOrderSingle from client c.
+std::string possible_resend(Client& c, std::string_view cl) {
+  return c.peer->make("D", [&](codec::MessageWriter& w) {
+    w.add_bool(tag::PossResend, true);
+    w.add_string(tag::ClOrdID, cl);
+    w.add_string(tag::Symbol, "KITE");
+    w.add_char(tag::Side, '1');
+    w.add_uint(tag::OrderQty, 1);
+    w.add_char(tag::OrdType, '1');
+  });
+}
+
+TEST(EchoMode, echoOfAPossResendOrderCarriesPossResend) {
+  AppRig rig(Mode::echo);
+  Client& c = rig[0];
+  rig.feed(c, possible_resend(c, "PR1"));
+  auto out = c.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "PR1");
+  EXPECT_EQ(out[0].get(tag::PossResend), "Y");
+  rig.feed(c, c.peer->order("PR2"));
+  out = c.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].has(tag::PossResend));
+}
+
+TEST(EchoMode, clOrdIdsSeenAreForgottenWhenTheSessionEnds) {
+  AppRig rig(Mode::echo);
+  Client& c = rig[0];
+  rig.feed(c, c.peer->order("E1"));
+  ASSERT_EQ(c.wire.take().size(), 1u);
+  rig.feed(c, c.peer->make("5"));  // the peer logs out: the session ends
+  ASSERT_FALSE(c.session->logged_on());
+  c.conn->on_disconnected("test", rig.clock.now_ns());
+  c.wire.take();
+  // A new connection and Logon: the same ClOrdID sent as a possible resend is new again.
+  c.conn = std::make_unique<link::SessionConnection>(rig.registry, link::AcceptorLimits{});
+  c.conn->on_connected(c.wire, rig.clock.now_ns());
+  rig.feed(c, c.peer->logon());
+  ASSERT_TRUE(c.session->logged_on());
+  c.wire.take();
+  rig.feed(c, possible_resend(c, "E1"));
+  auto out = c.wire.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "E1");
+  EXPECT_EQ(rig[0].app->stats().dropped_resends, 0u);
+}
+
 TEST(EchoMode, otherApplicationMessagesGetBusinessMessageReject) {
   AppRig rig(Mode::echo);
   Client& c = rig[0];

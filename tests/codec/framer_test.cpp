@@ -192,6 +192,26 @@ TEST(FramerTest, checkSumNotThreeDigitsDiscardsTheWholeFrame) {
   EXPECT_EQ(frame_of(two + m).error, FrameError::checksum_not_three_digits);
 }
 
+TEST(FramerTest, shortCheckSumIsDiscardedAloneWithoutWaitingForMoreBytes) {
+  const std::string m = new_order_single_44();
+  std::string bad = m;
+  bad.replace(bad.size() - 4, 4, soh("0|"));  // "10=0|": 2 bytes short of what BodyLength says
+  const FrameResult alone = frame_of(bad);
+  ASSERT_EQ(alone.status, FrameStatus::invalid);
+  EXPECT_EQ(alone.error, FrameError::checksum_not_three_digits);
+  EXPECT_EQ(alone.size, bad.size());
+  const FrameResult followed = frame_of(bad + m);  // not one byte of the next message with it
+  ASSERT_EQ(followed.status, FrameStatus::invalid);
+  EXPECT_EQ(followed.size, bad.size());
+  const std::size_t at = m.find(soh("|9=")) + 3;
+  std::string longer = m.substr(0, at);  // BodyLength past the trailer: a 9 before its digits
+  longer += '9';
+  longer += m.substr(at);
+  const FrameResult overrun = frame_of(longer);
+  ASSERT_EQ(overrun.status, FrameStatus::invalid);
+  EXPECT_EQ(overrun.size, longer.size());
+}
+
 TEST(FramerTest, wrongCheckSumDiscardsTheWholeFrame) {
   const std::string m = new_order_single_44();
   std::string bad = m;

@@ -292,7 +292,7 @@ TEST(HeaderTest, reportsMisplacedAndMalformedHeaderFields) {
   check(soh("8=FIX.4.4|9=5|49=A|35=0|"), HeaderError::msg_type_not_third);
   check(soh("8=FIX.4.4|9=5|35=|"), HeaderError::msg_type_empty);
   check(soh("8=FIX.4.4|9=x|35=0|"), HeaderError::bad_body_length);
-  check(soh("8=FIX.4.4|9=5|35=0|34=0|"), HeaderError::bad_msg_seq_num);
+  check(soh("8=FIX.4.4|9=5|35=0|34=x|"), HeaderError::bad_msg_seq_num);
   check(soh("8=FIX.4.4|9=5|35=0|34=-1|"), HeaderError::bad_msg_seq_num);
   check(soh("8=FIX.4.4|9=5|35=0|43=X|"), HeaderError::bad_poss_dup);
   check(soh("8=FIX.4.4|9=5|35=0|97=yes|"), HeaderError::bad_poss_resend);

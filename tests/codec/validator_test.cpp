@@ -137,7 +137,7 @@ TEST(ValidatorRejects, unknownMsgTypeIsInvalidMsgType) {
 
 TEST(ValidatorRejects, tagNotInDictionaryIsUndefinedTag) {
   Check check(fix44());
-  EXPECT_REJECT(check(nos44("4999=X|")), undefined_tag, 4999);
+  EXPECT_REJECT(check(nos44("4999=X|")), invalid_tag_number, 4999);
 }
 
 TEST(ValidatorRejects, definedTagForeignToMessageType) {
@@ -277,7 +277,7 @@ TEST(ValidatorOptions, userDefinedFieldsCanBeAllowed) {
   o.allow_user_defined_fields = true;
   Check check(fix44(), o);
   EXPECT_TRUE(check(nos44("9001=custom|")).ok);
-  EXPECT_REJECT(check(nos44("4999=X|")), undefined_tag, 4999);  // below 5000: still undefined
+  EXPECT_REJECT(check(nos44("4999=X|")), invalid_tag_number, 4999);  // below 5000: still undefined
 }
 
 TEST(ValidatorOptions, unknownFieldsCanBeAllowed) {
@@ -285,8 +285,17 @@ TEST(ValidatorOptions, unknownFieldsCanBeAllowed) {
   o.allow_unknown_fields = true;
   Check check(fix44(), o);
   EXPECT_TRUE(check(nos44("4999=X|")).ok);
-  EXPECT_REJECT(check(fix_message("FIX.4.4", std::string("35=0|") + kHdr44 + "44=1.5|")),
-                tag_not_defined_for_message_type, tag::Price);  // known but foreign: still rejected
+  // Known but foreign to the message passes too (QuickFIX's AllowUnknownMsgFields).
+  EXPECT_TRUE(check(fix_message("FIX.4.4", std::string("35=0|") + kHdr44 + "44=1.5|")).ok);
+}
+
+TEST(ValidatorOptions, emptyValuesCanBeAllowed) {
+  ValidationOptions o;
+  Check strict(fix44(), o);
+  EXPECT_REJECT(strict(nos44("58=|")), tag_specified_without_value, tag::Text);
+  o.check_fields_have_values = false;
+  Check check(fix44(), o);
+  EXPECT_TRUE(check(nos44("58=|")).ok);
 }
 
 TEST(ValidatorOptions, valueChecksCanBeSwitchedOff) {

@@ -46,6 +46,47 @@ DataDictionary = "FIX50SP2.xml"
 MaxLatency = 5
 )";
 
+TEST(SessionConfig, everyFixVersionLoads) {
+  for (const char* v : {"FIX.4.0", "FIX.4.1", "FIX.4.2", "FIX.4.3", "FIX.4.4", "FIXT.1.1"}) {
+    const Config c = parse_config(std::string("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nBeginString=\"") +
+                                      v + "\"\n",
+                                  "kite.toml");
+    ASSERT_EQ(c.sessions.size(), 1u) << v;
+    EXPECT_EQ(c.sessions[0].begin_string, v);
+  }
+}
+
+TEST(SessionConfig, validationSettingsAsQuickFixNamesThem) {
+  const Config c = parse_config(R"(
+[[session]]
+SenderCompID = "A"
+TargetCompID = "B"
+ValidateFieldsHaveValues = "N"
+ValidateUserDefinedFields = "N"
+ValidateFieldsOutOfOrder = "N"
+AllowUnknownMsgFields = "Y"
+CheckCompID = "N"
+
+[[session]]
+SenderCompID = "A"
+TargetCompID = "C"
+)",
+                                "kite.toml");
+  ASSERT_EQ(c.sessions.size(), 2u);
+  const SessionSettings& a = c.sessions[0];
+  EXPECT_FALSE(a.validate_fields_have_values);
+  EXPECT_FALSE(a.validate_user_defined_fields);
+  EXPECT_FALSE(a.validate_fields_out_of_order);
+  EXPECT_TRUE(a.allow_unknown_msg_fields);
+  EXPECT_FALSE(a.check_comp_id);
+  const SessionSettings& d = c.sessions[1];  // QuickFIX's defaults
+  EXPECT_TRUE(d.validate_fields_have_values);
+  EXPECT_TRUE(d.validate_user_defined_fields);
+  EXPECT_TRUE(d.validate_fields_out_of_order);
+  EXPECT_FALSE(d.allow_unknown_msg_fields);
+  EXPECT_TRUE(d.check_comp_id);
+}
+
 TEST(SessionConfig, loadsDefaultsAndSessions) {
   const Config c = parse_config(kGood, "kite.toml");
   ASSERT_EQ(c.sessions.size(), 2u);

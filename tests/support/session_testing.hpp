@@ -167,7 +167,7 @@ class Peer {
           w.add_uint(tag::HeartBtInt, static_cast<std::uint64_t>(hb));
           if (reset) w.add_bool(tag::ResetSeqNumFlag, true);
           if (!password.empty()) w.add_string(tag::Password, password);
-          if (header_.fields().begin_string == "FIXT.1.1") w.add_string(tag::DefaultApplVerID, "9");
+          if (header_.fields().begin_string == "FIXT.1.1") w.add_string(tag::DefaultApplVerID, appl_ver_id);
         },
         o);
   }
@@ -196,6 +196,7 @@ class Peer {
   }
 
   std::uint64_t next_seq = 1;
+  std::string appl_ver_id = "9";  // the Logon's DefaultApplVerID on FIXT.1.1
 
  private:
   const Clock& clock_;
@@ -225,6 +226,7 @@ struct RigParts {
   RigParts(SessionSettings s, std::uint32_t max_queued, std::unique_ptr<MessageStore> store = nullptr)
       : peer(clock, s.begin_string), registry(clock, log) {
     s.max_queued = max_queued;
+    peer.appl_ver_id = s.default_appl_ver_id;
     session = &registry.add(s, app, std::move(store));
   }
   // The peer logs on; the Logon answer is checked and dropped. Rig: has feed().
@@ -233,7 +235,7 @@ struct RigParts {
     r.feed(r.peer.logon(hb));
     auto out = r.wire.take();
     ASSERT_EQ(out.size(), 1u);
-    ASSERT_EQ(out[0].type(), "A");
+    ASSERT_EQ(out[0].type(), "A") << out[0].raw;
     ASSERT_TRUE(r.session->logged_on());
   }
 

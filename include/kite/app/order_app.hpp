@@ -17,9 +17,10 @@
 //          integer ticks (codec::Decimal scaled to 10^-kPriceExponent), never
 //          double; a price off the tick grid is rejected (ExecType=Rejected).
 //   echo   the way conformance-test acceptors behave: each NewOrderSingle and
-//          SecurityDefinition (d) is sent back with the same body; a
-//          PossResend=Y order whose ClOrdID was already seen on that session
-//          is dropped; any other application message gets a
+//          SecurityDefinition (d) is sent back with the same body (and
+//          PossResend=Y when it carried it); a PossResend=Y order whose
+//          ClOrdID was already seen in that session (since its Logon) is
+//          dropped; any other application message gets a
 //          BusinessMessageReject (3 = unsupported message type), or a session
 //          Reject (11 = invalid MsgType) before FIX.4.2.
 //

@@ -66,6 +66,23 @@ inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
   return static_cast<std::uint32_t>(limit);
 }
 
+// Where a frame already ends although BodyLength says it goes on: the first
+// "<SOH>10=" at or after `from` followed by digits (none to three) and SOH
+// inside [p, p + n). Returns the length up to and including that SOH, or 0.
+// A CheckSum field cut short ("10=0") or a BodyLength pointing past the
+// trailer is thereby discarded at once, not held until bytes of the next
+// message arrive (and lost with them). A message not yet complete whose data
+// field holds such bytes is the one case this misjudges.
+inline std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept {
+  const std::string_view s(p, n);
+  for (std::size_t at = s.find("\x01" "10=", from); at != std::string_view::npos; at = s.find("\x01" "10=", at + 1)) {
+    std::size_t i = at + 4;
+    while (i < n && i < at + 7 && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i < n && s[i] == kSoh) return static_cast<std::uint32_t>(i + 1);
+  }
+  return 0;
+}
+
 // "8=FIX." and "." in a little-endian word, the major version's byte masked off.
 inline constexpr std::uint64_t kFixDotHead = 0x2E002E5849463D38ull;
 
@@ -203,7 +220,13 @@ template <class Scan>
   const std::uint64_t body_end = body_begin + body;
   const std::uint64_t total = body_end + 7;  // "10=" ddd SOH
   if (total > max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
-  if (total > n) return kIncomplete;
+  if (total > n) {
+    if (const std::uint32_t end = detail::trailer_end(p, body_begin - 1, n)) {
+      const bool here = body_end < n && end > body_end && p[body_end - 1] == kSoh && p[body_end] == '1';
+      return detail::invalid(here ? FrameError::checksum_not_three_digits : FrameError::body_length_mismatch, end);
+    }
+    return kIncomplete;
+  }
 
   const char* t = p + body_end;
   std::uint32_t stated;
@@ -219,7 +242,11 @@ template <class Scan>
   }
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
   if (!digit(t[3]) || !digit(t[4]) || !digit(t[5]) || t[6] != kSoh) {
-    return detail::invalid(FrameError::checksum_not_three_digits, static_cast<std::uint32_t>(total));
+    // A short CheckSum followed by a message start: discard up to the
+    // CheckSum's own SOH, not into the next message.
+    const std::uint32_t end = detail::trailer_end(p, body_end - 1, total);
+    const bool next_starts = end != 0 && end < total && p[end] == '8';
+    return detail::invalid(FrameError::checksum_not_three_digits, next_starts ? end : static_cast<std::uint32_t>(total));
   }
   stated = static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
   return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),

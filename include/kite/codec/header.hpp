@@ -38,7 +38,7 @@ enum class HeaderError : std::uint8_t {
   body_length_not_second,
   msg_type_not_third,
   msg_type_empty,
-  bad_msg_seq_num,    // present but not a positive integer
+  bad_msg_seq_num,    // present but not a non-negative integer
   bad_body_length,
   bad_poss_dup,       // not Y or N
   bad_poss_resend,    // not Y or N
@@ -87,7 +87,8 @@ inline HeaderResult read_header(const FieldIndex& ix, Header& h) noexcept {
 
   h.msg_seq_num = 0;
   if (const std::int32_t i = ix.find_pos(tag::MsgSeqNum); i >= 0) {
-    if (!parse_uint(ix.value_at(static_cast<std::uint32_t>(i)), h.msg_seq_num) || h.msg_seq_num == 0)
+    // 0 is read: a SequenceReset in reset mode may carry it; the session judges.
+    if (!parse_uint(ix.value_at(static_cast<std::uint32_t>(i)), h.msg_seq_num))
       return {HeaderError::bad_msg_seq_num, tag::MsgSeqNum};
   }
   h.poss_dup = false;

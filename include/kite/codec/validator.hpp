@@ -4,7 +4,7 @@
 // and reports the first problem as a SessionRejectReason, the RefTagID it
 // concerns and a text for people:
 //   11 invalid_msg_type                 MsgType not in the dictionary
-//    3 undefined_tag                    tag not in the dictionary
+//    0 invalid_tag_number               tag not in the dictionary
 //    4 tag_specified_without_value      empty value
 //    2 tag_not_defined_for_message_type tag defined, but not for this MsgType
 //   13 tag_appears_more_than_once       repeated outside a group, or twice in one group entry
@@ -16,6 +16,7 @@
 //   15 repeating_group_fields_out_of_order  an entry not starting with the
 //                                       delimiter, members out of dictionary order
 //   16 incorrect_num_in_group_count     NumInGroup differs from the entries present
+//                                       (reported before a bad value inside the group)
 //    1 required_tag_missing             header, body, trailer, or inside a group entry
 //
 // validate() never allocates, never throws, and costs one dense-array lookup
@@ -43,8 +44,11 @@ struct ValidationOptions {
   // Let tags >= 5000 (user-defined range) pass unchecked when the dictionary
   // does not place them in the message.
   bool allow_user_defined_fields = false;
-  // Let tags the dictionary does not define at all pass unchecked.
+  // Let tags the dictionary does not define at all, or not for this
+  // message, pass unchecked (QuickFIX's AllowUnknownMsgFields).
   bool allow_unknown_fields = false;
+  // Reject (4) a field with an empty value.
+  bool check_fields_have_values = true;
   // Check each value's format against its type (6) and its enum (5).
   bool check_values = true;
 };

@@ -6,7 +6,8 @@
 // the codec's MessageWriter straight into the room the output lends it.
 // Time comes from a Clock; events go to a Logger.
 //
-// What it does (FIX.4.2, FIX.4.4, FIXT.1.1 with DefaultApplVerID):
+// What it does (FIX.4.0 to FIX.4.4, FIXT.1.1 with DefaultApplVerID; the FIX
+// Session Layer Test Cases as QuickFIX's acceptor answers them, docs/session.md):
 //  - Logon/Logout handshakes in both roles, HeartBtInt, ResetSeqNumFlag,
 //    EncryptMethod=0, Username/Password (checked by the SessionRegistry);
 //  - Heartbeat after HeartBtInt of our silence, TestRequest after
@@ -18,17 +19,24 @@
 //    beyond the cap a message is dropped and logged: the open-ended
 //    ResendRequest brings it again); a gap whose expected number does not
 //    move for ResendRequestTimeout is asked for again, ResendRequestRetries
-//    times, then Logout and disconnect; PossDupFlag and already seen -> ignored;
-//  - PossDupFlag without OrigSendingTime -> Reject(1); OrigSendingTime after
-//    SendingTime, or SendingTime off by more than MaxLatency -> Reject(10)
-//    and Logout; CompID mismatch -> Reject(9) and Logout; BeginString
-//    mismatch -> Logout and disconnect; first message not a Logon ->
-//    disconnect;
+//    times, then Logout and disconnect; a ResendRequest with a number
+//    already seen is served (no Logout);
+//  - PossDupFlag (new number or already seen) without OrigSendingTime ->
+//    Reject(1); OrigSendingTime after SendingTime, or SendingTime off by
+//    more than MaxLatency -> Reject(10) and Logout; otherwise an already
+//    seen PossDup is ignored (logged); CompID mismatch -> Reject(9) and
+//    Logout (CheckCompID); CompID empty/missing -> Reject(4/1), session
+//    kept; BeginString mismatch -> Logout and disconnect; first message not
+//    a Logon -> disconnect; a Logon refused (SendingTime, DefaultApplVerID,
+//    ...) -> Logout and disconnect, never a Reject, numbers unmoved;
 //  - ResendRequest served from the store: application messages resent with
 //    PossDupFlag=Y and OrigSendingTime, session messages (and messages the
 //    store lacks) replaced by SequenceReset-GapFill, consecutive ones merged;
 //    EndSeqNo 0 (or >= 999999 on FIX.4.2) means "up to the last sent";
-//  - SequenceReset in gap-fill and reset modes; Reject with 373/45/371/372;
+//  - SequenceReset in gap-fill and reset modes (reset mode whatever its
+//    MsgSeqNum, 0 included); Reject with 373/45/371/372 (45 and 58 only on
+//    FIX.4.0/4.1); Reject, Logout and BusinessMessageReject answering a
+//    message carry its routing fields reversed;
 //  - validation (optional MessageValidator) answered with Reject.
 //
 // Threading: every call is made from the thread that owns the connection.
@@ -238,6 +246,11 @@ class Session {
   // (resends resume later) instead of disconnecting.
   codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
   bool finish_admin(bool store_it = true) noexcept;
+  // For a Reject, Logout or BusinessMessageReject answering `answering_`:
+  // its routing fields reversed (OnBehalfOf* <-> DeliverTo*, the peer's
+  // Sender/Target Sub and Location IDs unless configured), and on FIXT the
+  // BusinessMessageReject's ApplVerID.
+  void add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept;
   bool drain_overflow() noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
@@ -298,6 +311,9 @@ class Session {
   // queued messages replayed from inside on_message nest).
   std::int64_t msg_now_ = 0;
   int msg_depth_ = 0;
+  // The inbound message being handled: Rejects, Logouts and
+  // BusinessMessageRejects sent meanwhile answer it (reversed routing).
+  const codec::Header* answering_ = nullptr;
 
   // The message being written: in claimed room, or in the overflow buffer.
   char* msg_buf_ = nullptr;
@@ -313,7 +329,7 @@ class Session {
   std::int64_t state_since_ns_ = 0;
   std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
   std::uint64_t test_request_counter_ = 0;
-  char test_req_id_[32] = {};
+  char test_req_id_[48] = {};  // "TEST-<UTC ns>-<counter>": unique across restarts too
   std::size_t test_req_id_len_ = 0;
   bool reached_active_ = false;   // on this connection (for the back-off)
   bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon

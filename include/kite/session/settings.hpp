@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "kite/codec/values.hpp"
 #include "kite/session/schedule.hpp"
@@ -35,16 +36,23 @@ struct StoreSettings {
   std::size_t capacity_bytes = 16u << 20;    // StoreCapacity: journal size, allocated and mapped at open
 };
 
+// The BeginStrings a session may have.
+inline constexpr const char* kBeginStrings[] = {"FIX.4.0", "FIX.4.1", "FIX.4.2", "FIX.4.3", "FIX.4.4", "FIXT.1.1"};
+inline constexpr const char* kBeginStringList = "FIX.4.0, FIX.4.1, FIX.4.2, FIX.4.3, FIX.4.4 or FIXT.1.1";
+bool known_begin_string(std::string_view b) noexcept;
+
 struct SessionSettings {
   Role role = Role::acceptor;                // ConnectionType: "acceptor" | "initiator"
-  std::string begin_string = "FIX.4.4";      // BeginString: FIX.4.2 | FIX.4.4 | FIXT.1.1
+  std::string begin_string = "FIX.4.4";      // BeginString: FIX.4.0 | FIX.4.1 | FIX.4.2 | FIX.4.3 |
+                                             // FIX.4.4 | FIXT.1.1
   std::string sender_comp_id;                // SenderCompID (required)
   std::string target_comp_id;                // TargetCompID (required)
   std::string sender_sub_id;                 // SenderSubID
   std::string target_sub_id;                 // TargetSubID
   std::string sender_location_id;            // SenderLocationID
   std::string target_location_id;            // TargetLocationID
-  std::string default_appl_ver_id = "9";     // DefaultApplVerID (FIXT only; "9" = FIX.5.0SP2)
+  std::string default_appl_ver_id = "9";     // DefaultApplVerID (FIXT only): "7" FIX.5.0, "8" FIX.5.0SP1,
+                                             // "9" FIX.5.0SP2
 
   std::int32_t heart_bt_int = 30;            // HeartBtInt, seconds (initiator proposes it)
   double test_request_delay = 0.5;           // TestRequestDelayMultiplier: silence of
@@ -66,6 +74,13 @@ struct SessionSettings {
 
   bool validate = false;                     // UseDataDictionary
   std::string data_dictionary;               // DataDictionary: path of the XML dictionary
+  // With UseDataDictionary (QuickFIX's meanings):
+  bool validate_fields_have_values = true;   // ValidateFieldsHaveValues: empty value -> Reject(4)
+  bool validate_user_defined_fields = true;  // ValidateUserDefinedFields: N lets tags >= 5000 pass
+  bool validate_fields_out_of_order = true;  // ValidateFieldsOutOfOrder: header/body/trailer/group order
+  bool allow_unknown_msg_fields = false;     // AllowUnknownMsgFields: Y lets tags not in the
+                                             // dictionary, or not in the message, pass
+  bool check_comp_id = true;                 // CheckCompID: N accepts any Sender/TargetCompID after Logon
 
   std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize: larger inbound frames are refused
   std::int32_t logon_timeout_ms = 10000;     // LogonTimeout
@@ -90,6 +105,9 @@ struct SessionSettings {
   std::string id() const;
   // Whether the session runs FIXT.1.1 (application version carried apart).
   bool fixt() const noexcept { return begin_string == "FIXT.1.1"; }
+  // FIX.4.0 and FIX.4.1: no SessionRejectReason, no BusinessMessageReject
+  // (a Reject with Text answers both), EndSeqNo 999999 means "no end".
+  bool before_fix42() const noexcept { return begin_string == "FIX.4.0" || begin_string == "FIX.4.1"; }
   // Throws std::invalid_argument naming the setting when the struct is unusable.
   void check() const;
 };

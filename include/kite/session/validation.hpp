@@ -13,10 +13,18 @@ namespace kite::session {
 
 class DictionaryValidator final : public MessageValidator {
  public:
+  // `transport`: on FIXT.1.1, the transport dictionary alone (FIXT11.xml),
+  // which judges the session messages; `dictionary` (transport and
+  // application merged) judges the application messages.
   explicit DictionaryValidator(std::shared_ptr<const codec::Dictionary> dictionary,
-                               codec::ValidationOptions options = {});
-  // DataDictionary names a folder holding the standard files (FIX42.xml,
-  // FIX44.xml, FIXT11.xml + FIX50SP2.xml) or one XML file (for FIXT.1.1, the
+                               codec::ValidationOptions options = {},
+                               std::shared_ptr<const codec::Dictionary> transport = nullptr);
+  // The codec's options for a session's ValidateFieldsHaveValues,
+  // ValidateUserDefinedFields, ValidateFieldsOutOfOrder, AllowUnknownMsgFields.
+  static codec::ValidationOptions options_for(const SessionSettings& settings) noexcept;
+  // DataDictionary names a folder holding the standard files (FIX40.xml to
+  // FIX44.xml; on FIXT.1.1, FIXT11.xml and the DefaultApplVerID's FIX50.xml,
+  // FIX50SP1.xml or FIX50SP2.xml) or one XML file (for FIXT.1.1, the
   // application dictionary, with FIXT11.xml beside it). Throws
   // std::runtime_error with the loader's message on failure (set-up time).
   static std::unique_ptr<DictionaryValidator> for_settings(const SessionSettings& settings);
@@ -25,7 +33,9 @@ class DictionaryValidator final : public MessageValidator {
 
  private:
   std::shared_ptr<const codec::Dictionary> dictionary_;
+  std::shared_ptr<const codec::Dictionary> transport_;
   mutable codec::Validator validator_;  // scratch state: one session's thread
+  mutable std::unique_ptr<codec::Validator> transport_validator_;
 };
 
 }  // namespace kite::session
