@@ -196,16 +196,19 @@ template <bool kVbmi>
       const __m512i low_pair = _mm512_add_epi8(times10(d2), d1), high_pair = _mm512_add_epi8(times10(d4), d3);
       const __m512i iota = _mm512_load_si512(kIota);
       std::uint32_t e_at = n_ends, s_at = n_sohs;
+      const __m512i base_at = _mm512_set1_epi32(static_cast<int>(at));
       const auto chunk = [&](auto c) __attribute__((always_inline)) {  // bytes 16c..16c+15
         constexpr int k = decltype(c)::value;
         const auto e_mask = static_cast<__mmask16>(ends >> (16 * k)), s_mask = static_cast<__mmask16>(soh >> (16 * k));
-        const __m512i position = _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(at + 16 * k)));
+        const __m512i offset = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * k));  // in the block: 0..63
         const __m512i tag = _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(low_pair, k)),
                                              _mm512_madd_epi16(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(high_pair, k)),
                                                                _mm512_set1_epi32(100)));
-        _mm512_storeu_si512(ends_at + e_at, _mm512_maskz_compress_epi32(e_mask, position));
-        _mm512_storeu_si512(tags_at + e_at, _mm512_maskz_compress_epi32(e_mask, tag));
-        _mm512_storeu_si512(sohs_at + s_at, _mm512_maskz_compress_epi32(s_mask, position));
+        // Tag and offset in one dword, one compress (tags are below 10^4).
+        const __m512i packed = _mm512_maskz_compress_epi32(e_mask, _mm512_or_si512(_mm512_slli_epi32(tag, 8), offset));
+        _mm512_storeu_si512(ends_at + e_at, _mm512_add_epi32(_mm512_and_si512(packed, _mm512_set1_epi32(0xFF)), base_at));
+        _mm512_storeu_si512(tags_at + e_at, _mm512_srli_epi32(packed, 8));
+        _mm512_storeu_si512(sohs_at + s_at, _mm512_maskz_compress_epi32(s_mask, _mm512_add_epi32(offset, base_at)));
         e_at += static_cast<std::uint32_t>(__builtin_popcount(e_mask));
         s_at += static_cast<std::uint32_t>(__builtin_popcount(s_mask));
       };
