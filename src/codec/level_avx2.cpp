@@ -15,11 +15,25 @@ struct Avx2Scan : Sse2Scan {
     return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c))));
   }
   // Sum of the bytes modulo 256: bytes added in 8-bit lanes that may wrap,
-  // one vpsadbw at the end; fewer than 32 bytes left go to SSE2's.
+  // one vpsadbw at the end. The last 1..31 bytes of a buffer of 32 or more
+  // are the last 32 with those already summed masked off; a shorter buffer
+  // goes to SSE2's.
   static std::uint32_t checksum(const char* p, const char* end) noexcept {
+    alignas(32) static constexpr unsigned char kTailMask[64] = {
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    const bool wide = end - p >= 32;
     __m256i acc = _mm256_setzero_si256();
     for (; end - p >= 64; p += 64) acc = _mm256_add_epi8(acc, _mm256_add_epi8(at(p), at(p + 32)));
     for (; end - p >= 32; p += 32) acc = _mm256_add_epi8(acc, at(p));
+    if (wide && p != end) {
+      const auto rest = static_cast<std::size_t>(end - p);  // 1..31
+      const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + rest));
+      acc = _mm256_add_epi8(acc, _mm256_and_si256(at(end - 32), mask));
+      p = end;
+    }
     const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
     const __m128i folded = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
     const auto total = static_cast<std::uint64_t>(_mm_cvtsi128_si64(folded)) +
