@@ -18,6 +18,7 @@
 
 #include "kite/codec/codec.hpp"
 #include "kite/codec/dictionary.hpp"
+#include "kite/codec/level.hpp"
 #include "kite/codec/validator.hpp"
 #include "kite/util/dictionary_dir.hpp"
 #include "quickfix_codec.hpp"
@@ -221,7 +222,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::ostream& out = GetOutputStream();
-    out << "\nKite against QuickFIX, CPU time per operation (least | median of the repetitions):\n";
+    out << "\nKite against QuickFIX, codec level " << codec::to_string(codec::active_level())
+        << ", CPU time per operation (least | median of the repetitions):\n";
     const auto line = [&](const char* what, double target) {
       const auto k = figures_.find(std::string(what) + "/kite"), q = figures_.find(std::string(what) + "/quickfix");
       if (k == figures_.end() || q == figures_.end() || k->second.least <= 0 || k->second.median <= 0) return;
@@ -272,6 +274,8 @@ int main(int argc, char** argv) {
   for (const char* a : args)
     if (std::strncmp(a, "--benchmark_format=", 19) == 0 && std::strcmp(a + 19, "console") != 0) console = false;
   kite::test::set_counting(false);  // on in count_allocs only
+  // The level in use (KITE_CODEC_LEVEL forces a lower one), in every format's context.
+  benchmark::AddCustomContext("kite_codec_level", kite::codec::to_string(kite::codec::active_level()));
   int n = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&n, args.data());

@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     const long frame_n = steps(on(op_frame)) - base, index_n = steps(on(op_index)) - base;
     const long decode_n = steps(on(op_decode)) - base;
     const long encode_n = steps(on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })) - base;
-    std::printf("frame %ld\nindex %ld\ndecode %ld\nencode %ld\n", frame_n, index_n, decode_n, encode_n);
+    std::printf("level %s\nframe %ld\nindex %ld\ndecode %ld\nencode %ld\n", to_string(active_level()), frame_n, index_n, decode_n,
+                encode_n);
     return frame_n > 0 && index_n > 0 && decode_n > index_n && encode_n > 0 ? 0 : 1;
   }
 #endif

@@ -11,6 +11,7 @@
 #include "cpp_server.hpp"
 #include "kite/bench/result.hpp"
 #include "kite/bench/thread.hpp"
+#include "kite/codec/level.hpp"
 #include "server.hpp"
 #ifdef KITE_BENCH_QUICKFIX
 #include "quickfix_server.hpp"
@@ -159,6 +160,7 @@ int run_client(ClientCli& cli) {
   r.stamp.build_flags = KITE_BUILD_FLAGS_STR;
   r.stamp.compiler = KITE_COMPILER_STR;
   r.stamp.git = KITE_GIT_STR;
+  r.stamp.codec_level = kite::codec::to_string(kite::codec::active_level());
   print_summary(stdout, r);
   if (!cli.json.empty()) {
     std::ofstream out(cli.json);
@@ -180,8 +182,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // The same build stamp as the result JSON's "stamp"; bench-run records it in sitting.json.
   app.set_version_flag("--version", std::string("bench_roundtrip git=") + (*KITE_GIT_STR ? KITE_GIT_STR : "unknown") +
-                                        " compiler=\"" KITE_COMPILER_STR "\" build_flags=\"" KITE_BUILD_FLAGS_STR "\"",
-                       "print the build stamp (git revision, compiler, build flags) and exit");
+                                        " compiler=\"" KITE_COMPILER_STR "\" build_flags=\"" KITE_BUILD_FLAGS_STR "\" codec_level=" +
+                                        kite::codec::to_string(kite::codec::active_level()),
+                       "print the build stamp (git revision, compiler, build flags, codec level) and exit");
 
   ServerOptions so;
   std::string cores, idle = "spin";

@@ -92,6 +92,7 @@ json build_facts(const std::string& binary) {
     if (flags.empty()) flags = stamp_field(answer, "flags");
     json j = {{"version", answer}, {"compiler", compiler.empty() ? "unknown" : compiler},
               {"flags", flags.empty() ? "unknown" : flags}};
+    if (std::string level = stamp_field(answer, "codec_level"); !level.empty()) j["codec_level"] = level;
     if (flags.empty()) {
         j["host_tuned"] = nullptr;
         j["build"] = "unknown";

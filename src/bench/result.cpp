@@ -78,7 +78,8 @@ std::string to_json(const CellResult& r) {
   j["stamp"] = {{"binary", r.stamp.binary},
                 {"build_flags", r.stamp.build_flags},
                 {"compiler", r.stamp.compiler},
-                {"git", r.stamp.git}};
+                {"git", r.stamp.git},
+                {"codec_level", r.stamp.codec_level}};
   return j.dump(1);
 }
 

@@ -7,6 +7,19 @@
 
 namespace kite::codec {
 
+namespace detail {
+std::uint32_t resync(const char* p, std::size_t limit) noexcept {
+  constexpr char kStart[] = "8=FIX";
+  for (std::size_t i = 1; i < limit; ++i) {
+    if (p[i] != '8') continue;
+    std::size_t k = 1;
+    while (k < 5 && i + k < limit && p[i + k] == kStart[k]) ++k;
+    if (k == 5 || i + k == limit) return static_cast<std::uint32_t>(i);
+  }
+  return static_cast<std::uint32_t>(limit);
+}
+}  // namespace detail
+
 const char* to_string(FrameError e) noexcept {
   switch (e) {
     case FrameError::none: return "none";

@@ -171,7 +171,7 @@ TEST_F(RoundtripE2E, rawServerClosedAndOpenRunsWriteTheContractJson) {
     }
     EXPECT_DOUBLE_EQ(cdf.back()[1].get<double>(), 1.0);
     EXPECT_EQ(j["stamp"]["binary"], "bench_roundtrip");
-    for (const char* k : {"build_flags", "compiler", "git"}) EXPECT_TRUE(j["stamp"].contains(k)) << k;
+    for (const char* k : {"build_flags", "compiler", "git", "codec_level"}) EXPECT_TRUE(j["stamp"].contains(k)) << k;
   }
   EXPECT_EQ(stop_server(), 0) << "the server exits 0 on SIGTERM";
 }

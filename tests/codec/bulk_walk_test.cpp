@@ -2,9 +2,8 @@
 // hit their edges: field counts around the 16-field vectors and 64-byte blocks,
 // tags of 1 to 10 digits, leading zeros, 3-byte fields before 1-digit tags,
 // length and data fields anywhere, repeated tags, tags past the direct slot
-// table, and index capacities smaller than the field count. Built twice: with
-// the portable scans (codec_test) and with AVX-512 (codec_avx512_test, which
-// covers the host-tuned bulk walk and is skipped on CPUs without it).
+// table, and index capacities smaller than the field count. Run for the SWAR
+// walk and every level (walks.hpp); levels the CPU lacks are skipped.
 #include <gtest/gtest.h>
 
 #include <initializer_list>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "kite/codec/codec.hpp"
+#include "walks.hpp"
 
 namespace kite::codec {
 namespace {
@@ -36,22 +36,20 @@ void expect_same(const FieldIndex& x, const IndexResult& rx, const FieldIndex& y
   for (const std::uint32_t t : absent) ASSERT_EQ(x.find_pos(t), y.find_pos(t)) << t;
 }
 
-template <class Fast>
-void expect_same_index(const std::string& s, std::uint32_t capacity) {
+void expect_same_index(const detail::LevelOps& fast, const std::string& s, std::uint32_t capacity) {
   FieldIndex x(capacity), y(capacity);
   // Heap copy with no slack, so a sanitizer build catches reads past the end.
   const std::vector<char> bytes(s.begin(), s.end());
-  const IndexResult rx = x.build<Fast>(bytes.data(), bytes.size());
+  const IndexResult rx = fast.build(x, bytes.data(), bytes.size());
   const IndexResult ry = y.build<ScalarScan>(bytes.data(), bytes.size());
   expect_same(x, rx, y, ry, s, {0u, 1u, 7u, 95u, 96u, 2047u, 2048u, 9999u});
 }
 
-template <class Fast>
-void expect_same_index_all_capacities(const std::string& s, std::uint32_t fields) {
-  expect_same_index<Fast>(s, 1024);
-  expect_same_index<Fast>(s, fields);
-  if (fields > 1) expect_same_index<Fast>(s, fields - 1);
-  if (fields > 17) expect_same_index<Fast>(s, 17);
+void expect_same_index_all_capacities(const detail::LevelOps& fast, const std::string& s, std::uint32_t fields) {
+  expect_same_index(fast, s, 1024);
+  expect_same_index(fast, s, fields);
+  if (fields > 1) expect_same_index(fast, s, fields - 1);
+  if (fields > 17) expect_same_index(fast, s, 17);
 }
 
 std::string tag_text(std::mt19937_64& rng) {
@@ -106,23 +104,22 @@ std::string field_list(std::mt19937_64& rng, std::uint32_t n, bool flaw) {
   return s;
 }
 
-template <class Fast>
-void run_edges() {
+void run_edges(const detail::LevelOps& fast) {
   std::mt19937_64 rng(11);
   for (std::uint32_t n = 1; n <= 80; ++n) {
     for (int round = 0; round < 12; ++round) {
       const std::string s = field_list(rng, n, round % 3 == 2);
-      expect_same_index_all_capacities<Fast>(s, n);
+      expect_same_index_all_capacities(fast, s, n);
       if (::testing::Test::HasFatalFailure()) return;
       // Cut short: the last field without its SOH.
-      expect_same_index<Fast>(s.substr(0, s.size() - 1), 1024);
+      expect_same_index(fast, s.substr(0, s.size() - 1), 1024);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
   // Minimal fields: 21 per 64-byte block, more than 16 per vector.
   std::string tiny;
   for (int i = 0; i < 200; ++i) tiny += std::to_string(1 + i % 9) + "=\x01";
-  expect_same_index_all_capacities<Fast>(tiny, 200);
+  expect_same_index_all_capacities(fast, tiny, 200);
 }
 
 // A complete message around a field list: "8=FIX.4.4", BodyLength, the list, CheckSum.
@@ -135,19 +132,18 @@ std::string framed_message(const std::string& body) {
 }
 
 // build(frame, frame()'s answer) gives the index build(frame, size) gives.
-template <class Fast>
-void expect_same_framed_index(const std::string& m, std::uint32_t capacity) {
+void expect_same_framed_index(const detail::LevelOps& fast, const std::string& m, std::uint32_t capacity) {
   const std::vector<char> bytes(m.begin(), m.end());
-  const FrameResult fr = frame<Fast>(bytes.data(), bytes.size());
+  const FrameResult fr = fast.frame(bytes.data(), bytes.size(), kDefaultMaxMessageSize);
   ASSERT_EQ(fr.status, FrameStatus::complete) << m;
   FieldIndex x(capacity), y(capacity);
-  const IndexResult rx = x.build<Fast>(bytes.data(), fr);
+  const IndexResult rx = fast.build_framed(x, bytes.data(), fr);
   const IndexResult ry = y.build<ScalarScan>(bytes.data(), bytes.size());
   ASSERT_EQ(x.frame().size(), bytes.size());
   expect_same(x, rx, y, ry, m, {0u, 1u, 8u, 9u, 10u, 35u, 95u, 96u, 2047u, 2048u, 9999u});
   // frame_and_build, which takes the checksum in the walk, answers the same.
   FieldIndex z(capacity);
-  const FramedIndex rz = z.frame_and_build<Fast>(bytes.data(), bytes.size());
+  const FramedIndex rz = fast.frame_and_build(z, bytes.data(), bytes.size(), kDefaultMaxMessageSize);
   ASSERT_EQ(rz.frame.status, FrameStatus::complete) << m;
   ASSERT_EQ(rz.frame.size, fr.size);
   expect_same(z, rz.index, y, ry, m, {0u, 1u, 8u, 9u, 10u, 35u, 95u, 96u, 2047u, 2048u, 9999u});
@@ -158,7 +154,7 @@ void expect_same_framed_index(const std::string& m, std::uint32_t capacity) {
   std::size_t at = fr.body_begin + (fr.body_end - fr.body_begin) / 2;
   if (at == fr.body_end - 1) at = fr.body_begin;
   bad[at] = static_cast<char>(bad[at] + 1);
-  const FramedIndex rb = z.frame_and_build<Fast>(bad.data(), bad.size());
+  const FramedIndex rb = fast.frame_and_build(z, bad.data(), bad.size(), kDefaultMaxMessageSize);
   ASSERT_EQ(rb.frame.status, FrameStatus::invalid) << m;
   ASSERT_EQ(rb.frame.error, FrameError::checksum_mismatch);
   ASSERT_EQ(rb.frame.size, fr.size);
@@ -166,8 +162,7 @@ void expect_same_framed_index(const std::string& m, std::uint32_t capacity) {
   ASSERT_EQ(z.find_pos(tag::BeginString), -1);
 }
 
-template <class Fast>
-void run_framed() {
+void run_framed(const detail::LevelOps& fast) {
   std::mt19937_64 rng(23);
   for (std::uint32_t n = 1; n <= 70; ++n) {
     for (int round = 0; round < 8; ++round) {
@@ -176,39 +171,28 @@ void run_framed() {
       if (round % 4 == 1) body = "9=5\x01" + body + "8=FIX.4.2\x01" "10=000\x01";
       const std::string m = framed_message(body);
       for (const std::uint32_t capacity : {1024u, n + 3, n + 2, 3u, 2u, 1u}) {
-        expect_same_framed_index<Fast>(m, capacity);
+        expect_same_framed_index(fast, m, capacity);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
   std::string tiny;
   for (int i = 0; i < 100; ++i) tiny += std::to_string(1 + i % 9) + "=\x01";
-  expect_same_framed_index<Fast>(framed_message(tiny), 1024);
+  expect_same_framed_index(fast, framed_message(tiny), 1024);
 }
 
-TEST(BulkWalkTest, fastWalkMatchesTheScalarTwinOnEdgeCases) { run_edges<FastScan>(); }
-TEST(BulkWalkTest, framedBuildGivesTheWholeFramesIndex) { run_framed<FastScan>(); }
-TEST(BulkWalkTest, framedBuildGivesTheWholeFramesIndexWithTheScalarWalk) { run_framed<ScalarScan>(); }
-#if defined(__SSE2__)
-TEST(BulkWalkTest, swarWalkMatchesTheScalarTwinOnEdgeCases) { run_edges<SwarScan>(); }
-#endif
+class BulkWalkTest : public ::testing::TestWithParam<testing::Walk> {};
+INSTANTIATE_TEST_SUITE_P(Walks, BulkWalkTest, ::testing::ValuesIn(testing::kWalks), testing::walk_name);
 
-// The expectation comes from the target macros this test is compiled with,
-// read as scan.hpp reads them: AVX-512 (and the bulk walk) only with every
-// extension it uses, else SSE2, else SWAR.
-TEST(BulkWalkTest, usesTheWalkThisBuildsTargetAllows) {
-#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && \
-    defined(__BMI2__) && defined(__POPCNT__)
-  EXPECT_EQ(KITE_CODEC_AVX512, 1);
-  EXPECT_TRUE((std::is_same_v<FastScan, Avx512Scan>));
-#elif defined(__SSE2__)
-  EXPECT_EQ(KITE_CODEC_AVX512, 0);
-  EXPECT_TRUE((std::is_same_v<FastScan, Sse2Scan>));
-#else
-  EXPECT_EQ(KITE_CODEC_AVX512, 0);
-  EXPECT_TRUE((std::is_same_v<FastScan, SwarScan>));
-#endif
+TEST_P(BulkWalkTest, walkMatchesTheScalarTwinOnEdgeCases) {
+  KITE_WALK_OR_SKIP(fast);
+  run_edges(*fast);
 }
+TEST_P(BulkWalkTest, framedBuildGivesTheWholeFramesIndex) {
+  KITE_WALK_OR_SKIP(fast);
+  run_framed(*fast);
+}
+TEST(BulkWalkScalarTest, framedBuildGivesTheWholeFramesIndexWithTheScalarWalk) { run_framed(testing::kScalarTwinOps); }
 
 }  // namespace
 }  // namespace kite::codec

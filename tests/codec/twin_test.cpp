@@ -1,4 +1,5 @@
-// STYLE.md 8: every SWAR and SSE2 routine against its scalar twin, on the same input.
+// STYLE.md 8: every SWAR routine and every level's walk (level.hpp) against its
+// scalar twin, on the same input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "fix_text.hpp"
 #include "kite/codec/codec.hpp"
+#include "walks.hpp"
 
 namespace kite::codec {
 namespace {
@@ -40,10 +42,9 @@ class Placed {
 
 // frame_and_build answers what frame() and then build() answer (the scalar
 // twins), and leaves the same index; an empty one when the frame is not complete.
-template <class Fast>
-void expect_frame_and_build_agrees(const char* p, std::size_t n, std::uint32_t max, const std::string& s) {
+void expect_frame_and_build_agrees(const detail::LevelOps& fast, const char* p, std::size_t n, std::uint32_t max, const std::string& s) {
   FieldIndex x(64), y(64);
-  const FramedIndex a = x.frame_and_build<Fast>(p, n, max);
+  const FramedIndex a = fast.frame_and_build(x, p, n, max);
   const FrameResult c = frame<ScalarScan>(p, n, max);
   ASSERT_EQ(a.frame.status, c.status) << testing::pipes(s);
   ASSERT_EQ(a.frame.error, c.error) << testing::pipes(s);
@@ -68,20 +69,19 @@ void expect_frame_and_build_agrees(const char* p, std::size_t n, std::uint32_t m
   }
 }
 
-template <class Fast>
-void expect_scan_agrees(const Placed& b, const std::string& s) {
+void expect_scan_agrees(const detail::LevelOps& fast, const Placed& b, const std::string& s) {
   const char* p = b.data();
   const char* end = p + b.size();
   // find, checksum and classify from every start offset.
   for (std::size_t i = 0; i <= b.size(); ++i) {
     for (const char c : {'=', kSoh, '8', '\0', '\xff'}) {
-      ASSERT_EQ(Fast::find(p + i, end, c), ScalarScan::find(p + i, end, c))
+      ASSERT_EQ(fast.find(p + i, end, c), ScalarScan::find(p + i, end, c))
           << "find " << int(c) << " from " << i << " in " << testing::pipes(s);
     }
-    ASSERT_EQ(Fast::checksum(p + i, end), ScalarScan::checksum(p + i, end)) << i;
+    ASSERT_EQ(fast.checksum(p + i, end), ScalarScan::checksum(p + i, end)) << i;
     std::uint64_t e1, s1, e2, s2;
     const std::size_t n = static_cast<std::size_t>(end - (p + i));
-    Fast::classify(p + i, n, e1, s1);
+    fast.classify(p + i, n, e1, s1);
     ScalarScan::classify(p + i, n, e2, s2);
     ASSERT_EQ(e1, e2) << "classify '=' from " << i << " in " << testing::pipes(s);
     ASSERT_EQ(s1, s2) << "classify SOH from " << i << " in " << testing::pipes(s);
@@ -90,17 +90,17 @@ void expect_scan_agrees(const Placed& b, const std::string& s) {
   // a message that fills it is at the limit, or one byte over).
   const auto whole = static_cast<std::uint32_t>(b.size());
   for (const std::uint32_t max : {kDefaultMaxMessageSize, 64u, 16u, whole, whole == 0 ? 0u : whole - 1}) {
-    const FrameResult a = frame<Fast>(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
+    const FrameResult a = fast.frame(p, b.size(), max), c = frame<ScalarScan>(p, b.size(), max);
     ASSERT_EQ(a.status, c.status) << testing::pipes(s);
     ASSERT_EQ(a.error, c.error) << testing::pipes(s);
     ASSERT_EQ(a.size, c.size);
     ASSERT_EQ(a.body_begin, c.body_begin);
     ASSERT_EQ(a.body_end, c.body_end);
-    expect_frame_and_build_agrees<Fast>(p, b.size(), max, s);
+    expect_frame_and_build_agrees(fast, p, b.size(), max, s);
   }
   // index.
   FieldIndex x, y;
-  const IndexResult rx = x.build<Fast>(p, b.size()), ry = y.build<ScalarScan>(p, b.size());
+  const IndexResult rx = fast.build(x, p, b.size()), ry = y.build<ScalarScan>(p, b.size());
   ASSERT_EQ(rx.error, ry.error) << testing::pipes(s);
   ASSERT_EQ(rx.offset, ry.offset);
   ASSERT_EQ(rx.tag, ry.tag);
@@ -115,16 +115,14 @@ void expect_scan_agrees(const Placed& b, const std::string& s) {
   }
 }
 
-void expect_twins_agree(const std::string& s, std::size_t align = 0) {
+void expect_twins_agree(const detail::LevelOps& fast, const std::string& s, std::size_t align = 0) {
   const Placed b(s, align);
-  expect_scan_agrees<SwarScan>(b, s);
-#if defined(__SSE2__)
-  expect_scan_agrees<Sse2Scan>(b, s);
-#endif
-#if KITE_CODEC_AVX512  // a host-tuned build: the vector bulk walk of the index
-  expect_scan_agrees<Avx512Scan>(b, s);
-#endif
+  expect_scan_agrees(fast, b, s);
 }
+
+// Each test runs once per walk (walks.hpp): SWAR and every level.
+class TwinTest : public ::testing::TestWithParam<testing::Walk> {};
+INSTANTIATE_TEST_SUITE_P(Walks, TwinTest, ::testing::ValuesIn(testing::kWalks), testing::walk_name);
 
 std::string random_bytes(std::mt19937_64& rng, std::size_t n, const std::string& alphabet) {
   std::string s(n, '\0');
@@ -132,40 +130,43 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n, const std::string&
   return s;
 }
 
-TEST(TwinTest, swarAndScalarAgreeOnEveryShortLengthAtEveryAlignment) {
+TEST_P(TwinTest, walkAndScalarTwinAgreeOnEveryShortLengthAtEveryAlignment) {
+  KITE_WALK_OR_SKIP(fast);
   std::mt19937_64 rng(1);
   const std::string fixish = std::string("=8901") + kSoh + kSoh + "=";
   for (std::size_t len = 0; len <= 64; ++len) {
     for (std::size_t align = 0; align < 8; ++align) {
-      expect_twins_agree(random_bytes(rng, len, ""), align);
-      expect_twins_agree(random_bytes(rng, len, fixish), align);
-      expect_twins_agree(std::string(len, '='), align);
-      expect_twins_agree(std::string(len, kSoh), align);
+      expect_twins_agree(*fast, random_bytes(rng, len, ""), align);
+      expect_twins_agree(*fast, random_bytes(rng, len, fixish), align);
+      expect_twins_agree(*fast, std::string(len, '='), align);
+      expect_twins_agree(*fast, std::string(len, kSoh), align);
     }
   }
 }
 
-TEST(TwinTest, swarAndScalarAgreeOnRandomBytesAndFixishMixes) {
+TEST_P(TwinTest, walkAndScalarTwinAgreeOnRandomBytesAndFixishMixes) {
+  KITE_WALK_OR_SKIP(fast);
   std::mt19937_64 rng(2);
   const std::string fixish = std::string("==0123456789") + kSoh + kSoh + kSoh;
   for (int i = 0; i < 750 * kRounds; ++i) {
     const std::size_t len = rng() % 400;
-    expect_twins_agree(random_bytes(rng, len, ""), rng() % 8);
-    expect_twins_agree(random_bytes(rng, len, fixish), rng() % 8);
+    expect_twins_agree(*fast, random_bytes(rng, len, ""), rng() % 8);
+    expect_twins_agree(*fast, random_bytes(rng, len, fixish), rng() % 8);
     // A mix that is a field list: tag=value SOH ...
     std::string fields;
     while (fields.size() < len) {
       fields += std::to_string(rng() % 3000) + "=" + random_bytes(rng, rng() % 12, fixish) + kSoh;
     }
-    expect_twins_agree(fields, rng() % 8);
+    expect_twins_agree(*fast, fields, rng() % 8);
   }
 }
 
-TEST(TwinTest, swarAndScalarAgreeOnValidMessagesWithMutatedBytes) {
+TEST_P(TwinTest, walkAndScalarTwinAgreeOnValidMessagesWithMutatedBytes) {
+  KITE_WALK_OR_SKIP(fast);
   std::mt19937_64 rng(3);
   const std::string m = testing::new_order_single_44(12345);
   const std::string special = std::string("=8901") + kSoh + "\x80\xff";
-  expect_twins_agree(m);
+  expect_twins_agree(*fast, m);
   for (int i = 0; i < 1000 * kRounds; ++i) {
     std::string s = m;
     const int edits = 1 + static_cast<int>(rng() % 4);
@@ -180,24 +181,26 @@ TEST(TwinTest, swarAndScalarAgreeOnValidMessagesWithMutatedBytes) {
       if (s.empty()) s.push_back('8');
     }
     if (rng() % 3 == 0) s += m;  // a second message behind it
-    expect_twins_agree(s, rng() % 8);
-    expect_twins_agree(s.substr(0, rng() % (s.size() + 1)), rng() % 8);  // truncated
+    expect_twins_agree(*fast, s, rng() % 8);
+    expect_twins_agree(*fast, s.substr(0, rng() % (s.size() + 1)), rng() % 8);  // truncated
   }
 }
 
-TEST(TwinTest, swarChecksumAgreesOnLongBuffersPastItsFoldInterval) {
+TEST_P(TwinTest, checksumAgreesOnLongBuffersPastItsFoldInterval) {
+  KITE_WALK_OR_SKIP(fast);
   std::mt19937_64 rng(4);
   for (const std::size_t len : {511u, 512u, 513u, 4096u, 70001u}) {
     const std::string s = random_bytes(rng, len, "");
     std::string ff(len, '\xff');
     EXPECT_EQ(SwarScan::checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
     EXPECT_EQ(SwarScan::checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
-    EXPECT_EQ(FastScan::checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
-    EXPECT_EQ(FastScan::checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
+    EXPECT_EQ(fast->checksum(s.data(), s.data() + len), ScalarScan::checksum(s.data(), s.data() + len));
+    EXPECT_EQ(fast->checksum(ff.data(), ff.data() + len), ScalarScan::checksum(ff.data(), ff.data() + len));
   }
 }
 
-TEST(TwinTest, classifyMarksExactlyTheEqualsAndSohBytesOfABlock) {
+TEST_P(TwinTest, classifyMarksExactlyTheEqualsAndSohBytesOfABlock) {
+  KITE_WALK_OR_SKIP(fast);
   std::string block(64, 'x');
   block[0] = '=';
   block[7] = kSoh;
@@ -212,7 +215,7 @@ TEST(TwinTest, classifyMarksExactlyTheEqualsAndSohBytesOfABlock) {
   SwarScan::classify(block.data(), 64, eq, soh);
   EXPECT_EQ(eq, (1ull << 0) | (1ull << 8));
   EXPECT_EQ(soh, (1ull << 7) | (1ull << 63));
-  FastScan::classify(block.data(), 63, eq, soh);
+  fast->classify(block.data(), 63, eq, soh);
   EXPECT_EQ(soh, 1ull << 7) << "bits at and above n are clear";
 }
 

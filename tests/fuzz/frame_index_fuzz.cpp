@@ -1,11 +1,13 @@
 // Arbitrary bytes through the whole receive path: frame, index, header and
-// typed reads of every field, with the SWAR and scalar twins compared.
+// typed reads of every field, with every level's walk held against the SWAR
+// and scalar twins.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "kite/codec/codec.hpp"
+#include "kite/codec/level.hpp"
 
 namespace {
 
@@ -53,15 +55,14 @@ void read_every_field(const FieldIndex& ix) {
   }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// One level's walk (`fast`) against the SWAR and scalar twins on the input.
+void run(const detail::LevelOps& fast, const std::uint8_t* data, std::size_t size) {
   static FieldIndex swar_ix(256), scalar_ix(256);
   const char* p = reinterpret_cast<const char*>(data);
   std::size_t at = 0;
   for (int frames = 0; at < size && frames < 64; ++frames) {
     const std::size_t n = size - at;
-    const FrameResult a = frame<FastScan>(p + at, n, 4096);
+    const FrameResult a = fast.frame(p + at, n, 4096);
     const FrameResult w = frame<SwarScan>(p + at, n, 4096);
     check(a.status == w.status && a.error == w.error && a.size == w.size);
     const FrameResult s = frame<ScalarScan>(p + at, n, 4096);
@@ -70,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // frame_and_build answers as frame() does, and leaves the index build()
     // leaves (compared below).
     static FieldIndex fused_ix(256);
-    const FramedIndex fa = fused_ix.frame_and_build<FastScan>(p + at, n, 4096);
+    const FramedIndex fa = fast.frame_and_build(fused_ix, p + at, n, 4096);
     check(fa.frame.status == a.status && fa.frame.error == a.error && fa.frame.size == a.size);
     check(a.status == FrameStatus::complete || fused_ix.size() == 0);
     if (a.status == FrameStatus::incomplete) {
@@ -80,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(a.size >= 1 && a.size <= n);
     if (a.status == FrameStatus::complete) {
       check(a.body_begin < a.body_end && a.body_end + 7 == a.size);
-      const IndexResult ra = swar_ix.build<FastScan>(p + at, a.size);
+      const IndexResult ra = fast.build(swar_ix, p + at, a.size);
       const IndexResult rw = scalar_ix.build<SwarScan>(p + at, a.size);
       check(ra.error == rw.error && ra.offset == rw.offset && swar_ix.size() == scalar_ix.size());
       const IndexResult rs = scalar_ix.build<ScalarScan>(p + at, a.size);
@@ -97,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // The framed build (the three fields frame() checked recorded, the
       // body walked) gives the same index, slots included.
       static FieldIndex framed_ix(256);
-      const IndexResult rf = framed_ix.build<FastScan>(p + at, a);
+      const IndexResult rf = fast.build_framed(framed_ix, p + at, a);
       check(rf.error == rs.error && rf.offset == rs.offset && rf.tag == rs.tag && framed_ix.size() == scalar_ix.size());
       for (std::uint32_t i = 0; i < framed_ix.size(); ++i) {
         const FieldRef &x = framed_ix[i], &y = scalar_ix[i];
@@ -123,18 +124,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The index walk alone over the raw bytes (not framed): twins agree.
   const std::size_t m = size < 2048 ? size : 2048;
-  const IndexResult ra = swar_ix.build<FastScan>(p, m);
+  const IndexResult ra = fast.build(swar_ix, p, m);
   const IndexResult rs = scalar_ix.build<ScalarScan>(p, m);
   check(ra.error == rs.error && ra.offset == rs.offset && swar_ix.size() == scalar_ix.size());
   check(SwarScan::checksum(p, p + size) == ScalarScan::checksum(p, p + size));
-  check(FastScan::checksum(p, p + size) == ScalarScan::checksum(p, p + size));
+  check(fast.checksum(p, p + size) == ScalarScan::checksum(p, p + size));
   for (std::size_t i = 0; i < size; i += 64) {
     std::uint64_t e1, s1, e2, s2, e3, s3;
     const std::size_t k = size - i < 64 ? size - i : 64;
-    FastScan::classify(p + i, k, e1, s1);
+    fast.classify(p + i, k, e1, s1);
     SwarScan::classify(p + i, k, e2, s2);
     ScalarScan::classify(p + i, k, e3, s3);
     check(e1 == e3 && s1 == s3 && e2 == e3 && s2 == s3);
   }
+}
+
+}  // namespace
+
+// Every level this CPU has (level.hpp), each against the twins.
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  for (const Level l : kLevels)
+    if (const detail::LevelOps* ops = detail::level_ops(l)) run(*ops, data, size);
   return 0;
 }

@@ -16,6 +16,7 @@ struct Stamp {
   std::string build_flags;
   std::string compiler;
   std::string git;
+  std::string codec_level;  // the codec's level in use (kite/codec/level.hpp)
 };
 
 struct CellResult {

@@ -55,16 +55,8 @@ namespace detail {
 // the first position after 0 where "8=FIX" begins, or where the buffer ends
 // in a prefix of it ("8", "8=F", ...), which is kept for the next call.
 // At least 1; all of [0, limit) when no such place exists.
-inline std::uint32_t resync(const char* p, std::size_t limit) noexcept {
-  constexpr char kStart[] = "8=FIX";
-  for (std::size_t i = 1; i < limit; ++i) {
-    if (p[i] != '8') continue;
-    std::size_t k = 1;
-    while (k < 5 && i + k < limit && p[i + k] == kStart[k]) ++k;
-    if (k == 5 || i + k == limit) return static_cast<std::uint32_t>(i);
-  }
-  return static_cast<std::uint32_t>(limit);
-}
+// (Out of line: the levels' walks, built for other instructions, share it.)
+std::uint32_t resync(const char* p, std::size_t limit) noexcept;
 
 // Where a frame already ends although BodyLength says it goes on: the first
 // "<SOH>10=" at or after `from` followed by digits (none to three) and SOH
@@ -98,7 +90,7 @@ inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
 }
 
 // The 8 bytes at t - 1 hold "<SOH>10=ddd<SOH>": true, and stated is ddd.
-inline bool checksum_field(const char* t, std::uint32_t& stated) noexcept {
+[[gnu::always_inline]] inline bool checksum_field(const char* t, std::uint32_t& stated) noexcept {
   std::uint64_t tail;
   std::memcpy(&tail, t - 1, sizeof tail);
   const std::uint64_t d = (tail >> 32 & 0xFFFFFFu) - 0x303030u;  // the three digits, '0' taken off
@@ -262,6 +254,12 @@ FrameResult frame(const char* p, std::size_t n, std::uint32_t max_size = kDefaul
     return detail::invalid(FrameError::checksum_mismatch, l.result.size);
   }
   return l.result;
+}
+
+// The default scan: one call into the level in use (level.hpp).
+template <>
+inline FrameResult frame<FastScan>(const char* p, std::size_t n, std::uint32_t max_size) noexcept {
+  return detail::g_active_ops->frame(p, n, max_size);
 }
 
 inline FrameResult frame(std::string_view bytes, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept {

@@ -2,7 +2,9 @@
 // scalar version, a SWAR version that tests eight bytes per step, and (on
 // x86-64, where SSE2 is always present) an SSE2 version that tests sixteen.
 // Tests feed all of them the same random and adversarial buffers and demand
-// the same answer. FastScan names the best one for the target.
+// the same answer. PortableScan names the best one for the target without
+// more than its baseline instructions; FastScan (detail/level_ops.hpp) runs
+// the level chosen at load (level.hpp), whose scans live in the library.
 //
 // None of them reads outside [p, end) (or [p, p + n)): the wide loops stop
 // while fewer bytes than a step remain and finish with the scalar loop or on
@@ -23,14 +25,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-// The host-tuned path of the index (FieldIndex's bulk walk) needs all of these.
-#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && \
-    defined(__BMI2__) && defined(__POPCNT__)
-#define KITE_CODEC_AVX512 1
-#include <immintrin.h>
-#else
-#define KITE_CODEC_AVX512 0
-#endif
+
+#include "kite/codec/detail/level_ops.hpp"
 
 namespace kite::codec {
 
@@ -39,7 +35,7 @@ namespace detail {
 // from its start), as a tag or BodyLength: checked and summed in one 64-bit
 // word, without a branch per digit. Its scalar twin is the digit loop that
 // frame<ScalarScan> and FieldIndex::build<ScalarScan> run instead.
-inline bool parse_digits8(std::uint64_t w, std::size_t n, std::uint32_t& tag) noexcept {
+[[gnu::always_inline]] inline bool parse_digits8(std::uint64_t w, std::size_t n, std::uint32_t& tag) noexcept {
   if (n <= 4) {  // most tags: half the steps on the low four bytes
     std::uint32_t x = (static_cast<std::uint32_t>(w) - 0x30303030u) << (8 * (4 - n));
     if (((x + 0x76767676u) | x) & 0x80808080u) return false;
@@ -62,7 +58,7 @@ inline bool parse_digits8(std::uint64_t w, std::size_t n, std::uint32_t& tag) no
 // The value of n (1..7) digits already checked, as bytes 0..9 in the first
 // bytes of x (bytes past them may hold anything). The scalar twin is the
 // digit loop of the ScalarScan instantiations.
-inline std::uint32_t digits_value(std::uint64_t x, std::size_t n) noexcept {
+[[gnu::always_inline]] inline std::uint32_t digits_value(std::uint64_t x, std::size_t n) noexcept {
   if (n <= 4) {
     std::uint32_t y = static_cast<std::uint32_t>(x) << (32 - 8 * n);
     y = (y * 10 + (y >> 8)) & 0x00FF00FFu;  // two 2-digit lanes
@@ -101,7 +97,7 @@ struct SwarScan {
   static constexpr std::uint64_t kOnes = 0x0101010101010101ull;
   static constexpr std::uint64_t kHighs = 0x8080808080808080ull;
 
-  static std::uint64_t load(const char* p) noexcept {
+  [[gnu::always_inline]] static std::uint64_t load(const char* p) noexcept {
     std::uint64_t w;
     std::memcpy(&w, p, sizeof w);
     return w;
@@ -109,7 +105,7 @@ struct SwarScan {
 
   // Bit 7 of each byte that equals c. Bytes above the first match may carry
   // false positives (borrow), so only the lowest set bit is meaningful.
-  static std::uint64_t match(std::uint64_t w, char c) noexcept {
+  [[gnu::always_inline]] static std::uint64_t match(std::uint64_t w, char c) noexcept {
     const std::uint64_t x = w ^ (kOnes * static_cast<unsigned char>(c));
     return (x - kOnes) & ~x & kHighs;
   }
@@ -141,13 +137,13 @@ struct SwarScan {
   }
 
   // High bit of each byte of w that equals c, exactly (no borrow between lanes).
-  static std::uint64_t exact_match(std::uint64_t w, char c) noexcept {
+  [[gnu::always_inline]] static std::uint64_t exact_match(std::uint64_t w, char c) noexcept {
     constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
     const std::uint64_t x = w ^ (kOnes * static_cast<unsigned char>(c));
     return ~(((x & kLow7) + kLow7) | x | kLow7);
   }
   // The high bits of the eight lanes gathered into bits 0..7.
-  static std::uint64_t gather(std::uint64_t highs) noexcept { return ((highs >> 7) * 0x0102040810204080ull) >> 56; }
+  [[gnu::always_inline]] static std::uint64_t gather(std::uint64_t highs) noexcept { return ((highs >> 7) * 0x0102040810204080ull) >> 56; }
 
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     if (n > 64) n = 64;
@@ -235,44 +231,11 @@ struct Sse2Scan {
     }
   }
 };
-#if KITE_CODEC_AVX512
-// A host-tuned build (-march=native on a CPU with AVX-512BW, VL, VBMI and
-// VBMI2, as Ice Lake and later): a block of 64 bytes is one masked load
-// (bytes past n are neither read nor faulted on) and one compare per mask.
-// find stays SSE2's. FieldIndex::build<Avx512Scan> takes the
-// bulk walk (field_index.hpp).
-// GCC 12's AVX-512 headers start some vectors from _mm512_undefined, which
-// -Wuninitialized reports wherever they are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-struct Avx512Scan : Sse2Scan {
-  // Sum of the bytes modulo 256: vpsadbw folds each 64-byte block into eight
-  // 64-bit lanes; the tail is one masked load.
-  static std::uint32_t checksum(const char* p, const char* end) noexcept {
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i acc = zero;
-    auto n = static_cast<std::size_t>(end - p);
-    for (; n >= 64; p += 64, n -= 64) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512(p), zero));
-    if (n != 0) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, static_cast<unsigned>(n)), p), zero));
-    return static_cast<std::uint32_t>(_mm512_reduce_add_epi64(acc)) & 0xFFu;
-  }
-  static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
-    const __mmask64 m = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-    const __m512i v = _mm512_maskz_loadu_epi8(m, p);
-    eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
-    soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\x01'));
-  }
-};
-#pragma GCC diagnostic pop
-using FastScan = Avx512Scan;
+using PortableScan = Sse2Scan;
 #else
-using FastScan = Sse2Scan;
+using PortableScan = SwarScan;
 #endif
-#else
-using FastScan = SwarScan;
-#endif
+
+inline const char* FastScan::find(const char* p, const char* end, char c) noexcept { return PortableScan::find(p, end, c); }
 
 }  // namespace kite::codec

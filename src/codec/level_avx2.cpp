@@ -1,0 +1,64 @@
+// The avx2 level (Haswell, Zen 1 and later): built with -mavx2, BMI1/2,
+// POPCNT and LZCNT (src/codec/CMakeLists.txt). The word-at-a-time walk with
+// 32-byte blocks for the SOH masks and the checksum.
+#include <immintrin.h>
+
+#include "kite/codec/detail/make_level_ops.hpp"
+#include "levels.hpp"
+
+namespace kite::codec::detail {
+namespace {
+
+struct Avx2Scan : Sse2Scan {
+  static __m256i at(const char* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static std::uint32_t mask32(__m256i v, char c) noexcept {
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c))));
+  }
+  // Sum of the bytes modulo 256: bytes added in 8-bit lanes that may wrap,
+  // one vpsadbw at the end. The last 1..31 bytes of a buffer of 32 or more
+  // are the last 32 with those already summed masked off; a shorter buffer
+  // goes to SSE2's.
+  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+    alignas(32) static constexpr unsigned char kTailMask[64] = {
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    const bool wide = end - p >= 32;
+    __m256i acc = _mm256_setzero_si256();
+    for (; end - p >= 64; p += 64) acc = _mm256_add_epi8(acc, _mm256_add_epi8(at(p), at(p + 32)));
+    for (; end - p >= 32; p += 32) acc = _mm256_add_epi8(acc, at(p));
+    if (wide && p != end) {
+      const auto rest = static_cast<std::size_t>(end - p);  // 1..31
+      const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + rest));
+      acc = _mm256_add_epi8(acc, _mm256_and_si256(at(end - 32), mask));
+      p = end;
+    }
+    const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
+    const __m128i folded = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    const auto total = static_cast<std::uint64_t>(_mm_cvtsi128_si64(folded)) +
+                       static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(folded, folded)));
+    return static_cast<std::uint32_t>((total + Sse2Scan::checksum(p, end)) & 0xFFu);
+  }
+  static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
+    if (n > 64) n = 64;
+    eq = 0;
+    soh = 0;
+    if (n == 0) return;
+    alignas(32) char pad[64];
+    if (n < 64) {  // a short tail: work on a zero-padded copy
+      std::memset(pad, 0, sizeof pad);
+      std::memcpy(pad, p, n);
+      p = pad;
+    }
+    const __m256i lo = at(p), hi = at(p + 32);
+    eq = mask32(lo, '=') | static_cast<std::uint64_t>(mask32(hi, '=')) << 32;
+    soh = mask32(lo, kSoh) | static_cast<std::uint64_t>(mask32(hi, kSoh)) << 32;
+  }
+};
+
+}  // namespace
+
+constinit const LevelOps kAvx2Ops = make_level_ops<Avx2Scan>(Level::avx2);
+
+}  // namespace kite::codec::detail
