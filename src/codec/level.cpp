@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "levels.hpp"
 
 namespace kite::codec {
@@ -14,6 +18,14 @@ constinit const LevelOps* g_active_ops = &kScalarOps;
 
 namespace {
 
+#if defined(KITE_CODEC_X86_LEVELS)
+// LZCNT (AMD's ABM bit): clang's __builtin_cpu_supports does not know it.
+bool cpu_has_lzcnt() noexcept {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(0x80000001u, &a, &b, &c, &d) != 0 && (c & (1u << 5)) != 0;
+}
+#endif
+
 // What each level's translation unit is built with (src/codec/CMakeLists.txt),
 // asked of the CPU; the OS's saving of the AVX and AVX-512 registers included
 // (__builtin_cpu_supports reports the AVX features only when it does).
@@ -21,7 +33,7 @@ bool cpu_has(Level l) noexcept {
 #if defined(KITE_CODEC_X86_LEVELS)
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-                    __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("lzcnt");
+                    __builtin_cpu_supports("popcnt") && cpu_has_lzcnt();
   const bool bw = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   switch (l) {
