@@ -75,8 +75,14 @@ class BindingTest {
     /** The initiator's: counts reports whose ClOrdID is the next expected one. */
     static final class Client implements Application {
         final AtomicInteger reports = new AtomicInteger(), wrong = new AtomicInteger(), rejects = new AtomicInteger();
+        final AtomicInteger logons = new AtomicInteger();
         final AtomicLong engineThreadId = new AtomicLong(-1);
         final byte[] expected = new byte[13];
+
+        @Override
+        public void onLogon(Session s) {
+            logons.incrementAndGet();
+        }
         final byte[] got = new byte[64];
         int next = 0;
 
@@ -152,6 +158,7 @@ class BindingTest {
             try (Initiator in = Initiator.start(initiatorToml(a.port()), "java-initiator.toml", client)) {
                 final Session s = in.session(0);
                 await(ack.logons, 1);
+                await(client.logons, 1);  // the initiator hears the Logon answer after the acceptor sent it
                 final ByteBuffer buf = ByteBuffer.allocateDirect(256);
                 final byte[] scratch = new byte[13];
                 final int warm = 20_000, measured = 100_000;
