@@ -18,8 +18,8 @@ public final class Options {
     public String store = "null";
     public String storeDir = "";
     public String readyFile = "";
-    public double warmupS = 2.0;       // the warm-up's cap
-    public int warmupOrders = 30_000;
+    public double warmupS = 3.0;       // the warm-up's cap
+    public int warmupOrders = 100_000;
     public boolean version;
     public boolean help;
 

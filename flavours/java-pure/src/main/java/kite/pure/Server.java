@@ -23,7 +23,7 @@ public final class Server {
     /** Exit codes: 0 clean stop, 1 cannot serve (set-up failed), 3 unsupported. */
     public static final int OK = 0, FAILED = 1, UNSUPPORTED = 3;
 
-    private static final long WARMUP_END_MS = 4_500, SETTLED_BY_MS = 6_000;  // of the JVM's uptime
+    private static final long WARMUP_END_MS = 5_500, SETTLED_BY_MS = 7_500;  // of the JVM's uptime
 
     private final Options o;
     private final List<AgentRunner> runners = new ArrayList<>();
@@ -279,7 +279,7 @@ public final class Server {
     private long warmUp() {
         if (o.warmupS <= 0 || o.warmupOrders == 0) return 0;
         // The lab waits 10 s for the ready file: on a loaded machine the JVM's own start eats into
-        // that, so the warm-up ends 4.5 s and the compilers' wait 6 s after the JVM started at the latest.
+        // that, so the warm-up ends 5.5 s and the compilers' wait 7.5 s after the JVM started at the latest.
         final long leftMs = Math.max(0, WARMUP_END_MS - java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
         final long deadline = System.nanoTime() + Math.min((long) (o.warmupS * 1e9), leftMs * 1_000_000L);
         final int sessions = o.model.equals("single") ? 1 : 4;
