@@ -60,6 +60,12 @@ std::string label_value(std::string_view s) {
   return out;
 }
 
+// A monotonic reading as UTC (through the two clocks' present offset).
+std::int64_t mono_to_utc(std::int64_t mono) {
+  if (mono == 0) return 0;
+  return mono + (session::SystemClock{}.now_ns() - engine::monotonic_ns());
+}
+
 std::string utc_text(std::int64_t ns) {
   if (ns == 0) return "-";
   const time_t t = static_cast<time_t>(ns / 1'000'000'000);
@@ -169,7 +175,8 @@ AdminAnswer sessions_answer(const Acceptor& a, bool json) {
              std::to_string(m.refused_logons.get()) + ", \"last_refusal\": " +
              (refusal != nullptr ? json_string(refusal) : std::string("null")) + ", \"message_log\": " +
              (m.message_log.load() ? "true" : "false") + ", \"last_activity\": " +
-             (m.last_activity_ns.load() != 0 ? json_string(utc_text(m.last_activity_ns.load())) : std::string("null")) +
+             (m.last_activity_mono_ns.load() != 0 ? json_string(utc_text(mono_to_utc(m.last_activity_mono_ns.load())))
+                                                  : std::string("null")) +
              "}";
     } else {
       if (refusal != nullptr && state == "disconnected") state = "refused";
@@ -177,7 +184,7 @@ AdminAnswer sessions_answer(const Acceptor& a, bool json) {
       std::snprintf(b, sizeof b, "%-28s %-12s %9" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7" PRIu64
                                  " %7" PRIu64 "  %s%s%s\n",
                     s.id().c_str(), state.c_str(), m.next_in.load(), m.next_out.load(), m.messages_in.get(),
-                    m.messages_out.get(), rejects(m), resends, utc_text(m.last_activity_ns.load()).c_str(),
+                    m.messages_out.get(), rejects(m), resends, utc_text(mono_to_utc(m.last_activity_mono_ns.load())).c_str(),
                     refusal != nullptr ? "  last refusal: " : "", refusal != nullptr ? refusal : "");
       out += b;
     }

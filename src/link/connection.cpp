@@ -242,11 +242,13 @@ void SessionConnection::sent_message(const char* head, std::size_t head_len, con
 void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
   if (m_ == nullptr) return;
   m_->bytes_out.add(n);
+  const std::int64_t mono = engine::monotonic_ns();
   if (rx_ns_ != 0) {
     // The first reply to the bytes on_data is handling.
-    if (ThreadLatency* t = metrics_->this_thread()) t->record(engine::monotonic_ns() - rx_ns_);
+    if (ThreadLatency* t = metrics_->this_thread()) t->record(mono - rx_ns_);
     rx_ns_ = 0;
   }
+  m_->last_activity_mono_ns.store(mono, std::memory_order_relaxed);
   const bool logging = mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire);
   const char* end = p + n;
   while (p < end) {
@@ -287,7 +289,6 @@ void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
     p += here;
     out_remaining_ = total - msg_start_offset - here;
   }
-  m_->last_activity_ns.store(clock_.now_ns(), std::memory_order_relaxed);
 }
 
 int SessionConnection::on_timer(std::int64_t now_ns) noexcept {

@@ -55,7 +55,9 @@ struct SessionMetrics {
   std::atomic<std::uint64_t> next_in{0}, next_out{0};
   std::atomic<std::uint8_t> state{0};      // session::SessionState
   std::atomic<bool> in_gap{false};
-  std::atomic<std::int64_t> last_activity_ns{0};  // UTC, last message in or out
+  // Monotonic (CLOCK_MONOTONIC) time of the last message out, or of the last
+  // inbound read: readers convert it to UTC (one clock read fewer per order).
+  std::atomic<std::int64_t> last_activity_mono_ns{0};
   std::atomic<bool> message_log{false};           // switched by the admin channel
 
   void count_disconnect(const char* cause) noexcept;
