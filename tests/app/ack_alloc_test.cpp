@@ -21,18 +21,28 @@
 namespace kite::app::test {
 namespace {
 
-TEST(AckAllocations, noAllocationPerOrderThroughSessionAndApplication) {
-  constexpr int kOrders = 5000;
+// One acceptor session PEER1 -> KITE with the ack application and a memory store.
+struct AckSession {
+  AckSession() : registry(clock, log), ids(1), app(Mode::ack, ids) {
+    session::SessionSettings s;
+    s.role = session::Role::acceptor;
+    s.sender_comp_id = "KITE";
+    s.target_comp_id = "PEER1";
+    registry.add(s, app, std::make_unique<session::MemoryStore>(32u << 20, 1u << 16));
+  }
   session::FakeClock clock;
   session::NullLogger log;
-  session::SessionRegistry registry(clock, log);
-  IdSource ids(1);
-  OrderApplication app(Mode::ack, ids);
-  session::SessionSettings s;
-  s.role = session::Role::acceptor;
-  s.sender_comp_id = "KITE";
-  s.target_comp_id = "PEER1";
-  registry.add(s, app, std::make_unique<session::MemoryStore>(32u << 20, 1u << 16));
+  session::SessionRegistry registry;
+  IdSource ids;
+  OrderApplication app;
+};
+
+TEST(AckAllocations, noAllocationPerOrderThroughSessionAndApplication) {
+  constexpr int kOrders = 5000;
+  AckSession a;
+  session::FakeClock& clock = a.clock;
+  session::SessionRegistry& registry = a.registry;
+  OrderApplication& app = a.app;
   link::SessionConnection conn(registry, {});
   FakeWire wire;
   wire.bytes.reserve(16u << 20);
@@ -72,16 +82,10 @@ TEST(AckAllocations, noAllocationPerOrderThroughSessionAndApplication) {
 // relaxed atomics; the log copies into a buffer made before).
 TEST(AckAllocations, noAllocationPerOrderWithCountersAndMessageLog) {
   constexpr int kOrders = 5000;
-  session::FakeClock clock;
-  session::NullLogger log;
-  session::SessionRegistry registry(clock, log);
-  IdSource ids(1);
-  OrderApplication app(Mode::ack, ids);
-  session::SessionSettings s;
-  s.role = session::Role::acceptor;
-  s.sender_comp_id = "KITE";
-  s.target_comp_id = "PEER1";
-  registry.add(s, app, std::make_unique<session::MemoryStore>(32u << 20, 1u << 16));
+  AckSession a;
+  session::FakeClock& clock = a.clock;
+  session::SessionRegistry& registry = a.registry;
+  OrderApplication& app = a.app;
   link::Metrics metrics(1);
   const std::string path = (std::filesystem::temp_directory_path() / ("kite-alloc-" + std::to_string(::getpid()) + ".messages")).string();
   link::MessageLog mlog(path, 1u << 30, 0);
