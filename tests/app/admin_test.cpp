@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kite/app/acceptor.hpp"
+#include "support/command_testing.hpp"
 #include "support/session_testing.hpp"
 
 namespace kite::app::test {
@@ -96,22 +97,11 @@ class Counterparty {
   std::string buf_;
 };
 
-struct Answer {
-  int status = -1;
-  std::string out;
-};
+using Answer = kite::test::CommandOutput;
 
 // Runs the kite-admin program; its stdout and stderr together.
 Answer admin(const fs::path& socket, const std::string& args) {
-  const std::string cmd = std::string(KITE_ADMIN_BIN) + " --socket " + socket.string() + " " + args + " 2>&1";
-  Answer a;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char b[4096];
-  std::size_t n;
-  while ((n = std::fread(b, 1, sizeof b, p)) > 0) a.out.append(b, n);
-  const int st = ::pclose(p);
-  a.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return a;
+  return kite::test::kite_admin(KITE_ADMIN_BIN, socket.string(), args);
 }
 
 std::uint64_t json_number(const std::string& json, const std::string& session, const std::string& key) {
@@ -350,12 +340,9 @@ TEST_F(AdminTest, messageLogHoldsEveryMessageBothWaysAndSwitchesPerSession) {
   // kite-fixprint reads the log as it is: each message titled with its time and direction.
   const std::string cmd = std::string(KITE_FIXPRINT_BIN) + " " +
                           (dir / "messages" / "FIX.4.4_KITE-PEER1.messages").string() + " 2>&1";
-  std::string printed;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char b[4096];
-  std::size_t n;
-  while ((n = std::fread(b, 1, sizeof b, p)) > 0) printed.append(b, n);
-  EXPECT_EQ(::pclose(p), 0) << printed;
+  const kite::test::CommandOutput fixprint = kite::test::run_command(cmd);
+  const std::string& printed = fixprint.out;
+  EXPECT_EQ(fixprint.status, 0) << printed;
   EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #1  \[\S+Z IN\]  Logon \(35=A\)  seq 1  PEER1 -> KITE)")))
       << printed;
   EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #12  \[\S+Z OUT\]  ExecutionReport \(35=8\))")))

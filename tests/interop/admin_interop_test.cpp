@@ -12,25 +12,15 @@
 #include <string>
 
 #include "session_process.hpp"
+#include "support/command_testing.hpp"
 
 namespace kite::interop {
 namespace {
 
-struct Answer {
-  int status = -1;
-  std::string out;
-};
+using Answer = kite::test::CommandOutput;
 
 Answer admin(const fs::path& socket, const std::string& args) {
-  const std::string cmd = std::string(KITE_ADMIN_BIN) + " --socket " + socket.string() + " " + args + " 2>&1";
-  Answer a;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char b[4096];
-  std::size_t n;
-  while ((n = std::fread(b, 1, sizeof b, p)) > 0) a.out.append(b, n);
-  const int st = ::pclose(p);
-  a.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return a;
+  return kite::test::kite_admin(KITE_ADMIN_BIN, socket.string(), args);
 }
 
 long json_number(const std::string& json, const std::string& key) {

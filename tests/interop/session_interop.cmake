@@ -27,5 +27,6 @@ if(KITE_QUICKFIX)
     KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>"
     KITE_ADMIN_BIN="$<TARGET_FILE:kite-admin>")
   target_compile_options(admin_interop_test PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
+  target_include_directories(admin_interop_test PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   add_dependencies(admin_interop_test kite-acceptor kite_qf_peer kite-admin)
 endif()
