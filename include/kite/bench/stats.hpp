@@ -47,6 +47,7 @@ struct RunFigures {
   Latency service;
   std::optional<Latency> response;  // open loop only
   ClientLoad client;
+  std::optional<Latency> lateness;  // open loop: the client's own lateness in taking up its slots
   double busy_us_per_order() const noexcept { return count ? client.busy_s * 1e6 / static_cast<double>(count) : 0; }
 };
 
@@ -59,6 +60,7 @@ struct CellLatency {
 struct CellSummary {
   CellLatency service;
   std::optional<CellLatency> response;
+  std::optional<CellLatency> lateness;  // open loop: the client's own schedule lateness (medians of the runs)
   double cv_p50 = 0, cv_p99 = 0;  // of the default view: response when open loop, else service
   double achieved_rate = 0;       // median
   std::uint64_t count = 0, errors = 0, max_in_flight = 0, cap_hits = 0;
