@@ -295,6 +295,9 @@ void Client::on_execution_report(Connection& c, bool accepted, std::int64_t now)
   if (!accepted) {
     ++p.errors;
   } else {
+    // The achieved rate counts replies as they arrive in a run: an overloaded
+    // server answers at its own pace, whatever the orders were due.
+    if (now < warm_end_ns_ + run_ns_ * static_cast<std::int64_t>(o_.runs)) ++phases_[phase_of(now)].answered;
     p.service.record(now - f.send_ns);
     if (o_.open_loop) p.response.record(now - f.slot_ns);
   }
@@ -626,6 +629,7 @@ void merge_phase(Phase& into, const Phase& from) noexcept {
   into.response.merge(from.response);
   into.lateness.merge(from.lateness);
   into.sent += from.sent;
+  into.answered += from.answered;
   into.errors += from.errors;
   into.cap_hits += from.cap_hits;
   into.max_in_flight += from.max_in_flight;

@@ -146,7 +146,7 @@ int run_client(ClientCli& cli) {
     RunFigures f;
     f.count = p.service.count();
     f.errors = p.errors;
-    f.achieved_rate = static_cast<double>(f.count) / o.duration_s;
+    f.achieved_rate = static_cast<double>(p.answered) / o.duration_s;
     f.max_in_flight = p.max_in_flight;
     f.cap_hits = p.cap_hits;
     f.complete = f.count > 0;

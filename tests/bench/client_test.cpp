@@ -350,6 +350,8 @@ TEST(ClientTest, threeClientThreadsKeepTheAggregateScheduleAndTheirPhasesAreMerg
     EXPECT_EQ(p.service.count(), p.sent);
     EXPECT_EQ(p.response.count(), p.sent);
     EXPECT_EQ(p.lateness.count(), p.sent) << "each slot's lateness is recorded once";
+    EXPECT_NEAR(static_cast<double>(p.answered), static_cast<double>(p.sent), 6.0)
+        << "below capacity the replies arriving in a run match the orders due in it";
     EXPECT_LE(p.max_in_flight, 3u * 1000u);
   }
 }

@@ -40,7 +40,7 @@ struct ClientLoad {
 struct RunFigures {
   std::uint64_t count = 0;   // orders answered and recorded
   std::uint64_t errors = 0;  // rejects, unanswered orders, unexpected replies
-  double achieved_rate = 0;  // answered orders per second of the run
+  double achieved_rate = 0;  // accepted replies that arrived during the run, per second of it
   std::uint64_t max_in_flight = 0;
   std::uint64_t cap_hits = 0;  // open loop: due orders not sent because the in-flight cap was reached
   bool complete = true;        // the run lasted its duration with its sessions up
