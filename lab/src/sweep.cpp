@@ -413,11 +413,15 @@ std::string sweep_table(const SweepSeries& s) {
         << set.value("warmup_s", 0.0) << " s; idle " << set.value("idle", "") << "; " << set.value("client_threads", 1)
         << " client thread(s); latency in us\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n", "rate/s",
+    std::snprintf(line, sizeof line, "%4s %8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n", "step", "rate/s",
                   "sessions", "achieved", "resp p50", "p99", "p99.9", "max", "serv p50", "p99", "p99.9", "max", "flight",
                   "late p50", "cpu/ord", "rss MB", "verdict");
     out << line;
-    for (const auto& st : d.value("steps", json::array())) {
+    // Rows by rate or sessions; the step number keeps the order they ran in.
+    std::vector<json> steps = d.value("steps", std::vector<json>{});
+    const char* xkey = by_rate ? "rate" : "sessions";
+    std::stable_sort(steps.begin(), steps.end(), [xkey](const json& a, const json& b) { return a.value(xkey, 0) < b.value(xkey, 0); });
+    for (const auto& st : steps) {
         const json resp = st.value("response", json()), serv = st.value("service", json());
         const json late = path_of(st, {"client", "lateness"});
         const double ach = number(st, {"achieved_rate"});
@@ -426,8 +430,8 @@ std::string sweep_table(const SweepSeries& s) {
         const double flight = number(st, {"max_in_flight"});
         std::string verdict = st["state"] == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
         if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
-        std::snprintf(line, sizeof line, "%8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
-                      st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
+        std::snprintf(line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
+                      st.value("step", 0), st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
                       lat(resp, "p50").c_str(), lat(resp, "p99").c_str(), lat(resp, "p999").c_str(), lat(resp, "max").c_str(),
                       lat(serv, "p50").c_str(), lat(serv, "p99").c_str(), lat(serv, "p999").c_str(), lat(serv, "max").c_str(),
                       flight < 0 ? "-" : fmt("%.0f", flight).c_str(), lat(late, "p50").c_str(),
