@@ -1366,6 +1366,8 @@ SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, s
                 if (!step) break;
                 c.step = &*step;
                 c.progress.total = std::max(step->planned, i + 1);
+                c.to_run_after.assign(i + 1, 0);  // the progress line's time left: the steps planned after this one
+                c.to_run_after[i] = c.progress.total - i - 1;
                 const Cell& cell = step->cell;
                 std::optional<CellOutcome> settled = mark_if_impossible(c, cell);
                 if (!settled) settled = unbuilt_if_missing(c, cell, i);
