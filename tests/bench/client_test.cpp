@@ -262,6 +262,30 @@ TEST(ClientTest, closedLoopAnswersEveryOrderOnEverySessionWithoutAllocating) {
   }
 }
 
+TEST(ClientTest, openLoopRecordsLatenessOfEverySlotWithoutAllocating) {
+  StallServer server(/*stall_at=*/0);
+  const Clock clock;
+  ClientOptions o = blocking_options(server.port(), 0.05, 0.1, 2);
+  o.open_loop = true;
+  o.rate = 4000;
+  o.sessions = 2;
+  Client client(o, clock);
+  std::string error;
+  ASSERT_TRUE(client.connect(error)) << error;
+  g_allocations = 0;
+  t_counting = true;
+  const bool ok = client.measure(error);
+  t_counting = false;
+  ASSERT_TRUE(ok) << error;
+  EXPECT_EQ(g_allocations.load(), 0) << "the open-loop measurement must not allocate";
+  client.logout();
+  for (std::size_t i = 1; i < 3; ++i) {
+    const Phase& p = client.phases()[i];
+    EXPECT_EQ(p.lateness.count(), p.sent) << "run " << i;
+    EXPECT_GT(p.answered, 0u);
+  }
+}
+
 TEST(ClientTest, connectFailsWithAMessageWhenNobodyListens) {
   int port = 0;
   std::string error;
