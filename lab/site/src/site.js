@@ -252,7 +252,7 @@
       axes: [
         { label: d.series === "rate" ? "offered rate, orders/s (log)" : "sessions (log)",
           values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : +v.toPrecision(3); }); } },
-        { label: figure[0] + " time " + figure[1] + " (us, log)",
+        { label: figure[0] + " time " + figure[1] + " (us, log)", size: 80,
           values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : +v.toPrecision(3); }); } }
       ],
       series: series
