@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
+
+#include "kite/bench/thread.hpp"
 
 #include "kite/codec/codec.hpp"
 #include "messages.hpp"
@@ -292,6 +295,9 @@ void Client::on_execution_report(Connection& c, bool accepted, std::int64_t now)
   if (!accepted) {
     ++p.errors;
   } else {
+    // The achieved rate counts replies as they arrive in a run: an overloaded
+    // server answers at its own pace, whatever the orders were due.
+    if (now < warm_end_ns_ + run_ns_ * static_cast<std::int64_t>(o_.runs)) ++phases_[phase_of(now)].answered;
     p.service.record(now - f.send_ns);
     if (o_.open_loop) p.response.record(now - f.slot_ns);
   }
@@ -417,6 +423,7 @@ struct Client::Measurement {
   const std::size_t n = connections_.size();
   while (m.next_slot_ns <= now && m.next_slot_ns < m.end_ns) {
     Connection& c = *connections_[m.slot % n];
+    phases_[phase_of(m.next_slot_ns)].lateness.record(now - m.next_slot_ns);
     if (c.bl_size == kBacklog) {
       ++phases_[phase_of(m.next_slot_ns)].errors;
     } else {
@@ -425,7 +432,7 @@ struct Client::Measurement {
       if (c.ring_size + c.bl_size > c.ring_cap) ++phases_[phase_of(m.next_slot_ns)].cap_hits;
     }
     ++m.slot;
-    m.next_slot_ns = start_ns_ + static_cast<std::int64_t>(static_cast<double>(m.slot) * m.interval_ns);
+    m.next_slot_ns = start_ns_ + static_cast<std::int64_t>((static_cast<double>(m.slot) + o_.slot_offset) * m.interval_ns);
   }
 }
 
@@ -543,13 +550,13 @@ void Client::count_unanswered() noexcept {
 
 bool Client::measure(std::string& error) {
   std::int64_t now = clock_.now_ns();
-  start_ns_ = now;
+  start_ns_ = start_at_ns_ > 0 ? start_at_ns_ : now;
   warm_end_ns_ = now + static_cast<std::int64_t>(o_.warmup_s * 1e9);
   run_ns_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(o_.duration_s * 1e9));
   Measurement m;
   m.end_ns = warm_end_ns_ + run_ns_ * o_.runs;
   m.interval_ns = o_.open_loop ? 1e9 / o_.rate : 0;
-  m.next_slot_ns = start_ns_;
+  m.next_slot_ns = start_ns_ + static_cast<std::int64_t>(o_.slot_offset * m.interval_ns);
   m.next_heartbeat_check = now + kSecond;
   for (auto& c : connections_) c->next_send_ns = start_ns_;
   const bool direct = connections_.size() == 1 && o_.spin;
@@ -615,6 +622,70 @@ void Client::logout() noexcept {
     if (cp->fd >= 0) ::close(cp->fd);
     cp->fd = -1;
   }
+}
+
+void merge_phase(Phase& into, const Phase& from) noexcept {
+  into.service.merge(from.service);
+  into.response.merge(from.response);
+  into.lateness.merge(from.lateness);
+  into.sent += from.sent;
+  into.answered += from.answered;
+  into.errors += from.errors;
+  into.cap_hits += from.cap_hits;
+  into.max_in_flight += from.max_in_flight;
+  into.load.polls += from.load.polls;
+  into.load.empty_polls += from.load.empty_polls;
+  into.load.busy_s += from.load.busy_s;
+  into.load.idle_s += from.load.idle_s;
+}
+
+bool measure_with_threads(const ClientOptions& o, unsigned threads, const std::vector<int>& cores, const Clock& clock,
+                          Client::RunDone run_done, void* ctx, std::vector<Phase>& phases, std::string& error) {
+  threads = std::max(1u, std::min(threads, o.sessions));
+  std::vector<std::unique_ptr<Client>> clients;
+  unsigned first = 0;
+  for (unsigned k = 0; k < threads; ++k) {
+    ClientOptions ok = o;
+    ok.sessions = o.sessions / threads + (k < o.sessions % threads ? 1 : 0);
+    ok.first_session = o.first_session + first;
+    ok.rate = o.rate * ok.sessions / o.sessions;
+    ok.slot_offset = static_cast<double>(k) / threads;
+    first += ok.sessions;
+    clients.push_back(std::make_unique<Client>(ok, clock));
+    if (!clients.back()->connect(error)) return false;
+  }
+  if (run_done) clients[0]->on_run_done(run_done, ctx);
+  bool ok = true;
+  if (threads == 1) {
+    ok = clients[0]->measure(error);
+  } else {
+    // Every schedule starts at one instant, after the threads have pinned themselves.
+    const std::int64_t start = clock.now_ns() + 50'000'000;
+    std::vector<std::string> errors(threads);
+    std::vector<char> pinned(threads, 1);
+    std::vector<std::thread> pool;
+    for (unsigned k = 0; k < threads; ++k) {
+      clients[k]->start_at(start);
+      pool.emplace_back([&, k] {
+        name_this_thread("kite-client");
+        if (!cores.empty() && !pin_this_thread(cores[k % cores.size()])) pinned[k] = 0;
+        if (!clients[k]->measure(errors[k]) && errors[k].empty()) errors[k] = "measurement failed";
+      });
+    }
+    for (auto& t : pool) t.join();
+    for (unsigned k = 0; k < threads; ++k) {
+      if (!pinned[k]) errors[k] = "cannot pin to core " + std::to_string(cores[k % cores.size()]);
+      if (!errors[k].empty() && ok) {
+        error = "client thread " + std::to_string(k) + ": " + errors[k];
+        ok = false;
+      }
+    }
+  }
+  for (auto& c : clients) c->logout();
+  phases = clients[0]->phases();
+  for (unsigned k = 1; k < threads; ++k)
+    for (std::size_t i = 0; i < phases.size(); ++i) merge_phase(phases[i], clients[k]->phases()[i]);
+  return ok;
 }
 
 }  // namespace kite::bench

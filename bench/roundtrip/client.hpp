@@ -46,17 +46,30 @@ struct ClientOptions {
   double connect_timeout_s = 5;
   double drain_timeout_s = 2;
   unsigned first_session = 0;  // CompID index of session 0 (BENCH<first_session + k>)
+  // Open loop: the first slot is due this fraction of an interval after the
+  // start, so that several client threads interleave their schedules.
+  double slot_offset = 0;
 };
 
 // What one phase (warm-up or run) measured.
 struct Phase {
   Histogram service, response;  // response: open loop only
   std::uint64_t sent = 0;
+  std::uint64_t answered = 0;       // accepted replies that arrived during this phase (whichever order they answer)
   std::uint64_t errors = 0;
   std::uint64_t cap_hits = 0;       // due orders the in-flight cap held back
   std::uint64_t max_in_flight = 0;  // across all sessions
   ClientLoad load;                  // how busy the client thread was (runs only, not the drain)
+  // Open loop: how late the client's own loop took up each slot (from the
+  // slot's due time to the pass that queued it). It grows without bound when
+  // the client cannot keep its schedule, whatever the server does.
+  Histogram lateness;
 };
+
+// Adds `from` (another client thread's phase) into `into`: histograms and
+// counts are summed; max_in_flight becomes the sum of the threads' maxima
+// (an upper bound of the orders in flight at once).
+void merge_phase(Phase& into, const Phase& from) noexcept;
 
 class Client {
  public:
@@ -72,6 +85,9 @@ class Client {
   bool measure(std::string& error);
   // Logs out every session (waits briefly for the answers) and closes.
   void logout() noexcept;
+  // The schedule of the next measure() starts at this Clock time instead of
+  // when measure() is called (several client threads start together).
+  void start_at(std::int64_t ns) noexcept { start_at_ns_ = ns; }
 
   // [0] is the warm-up, [1..runs] the runs.
   const std::vector<Phase>& phases() const noexcept { return phases_; }
@@ -121,6 +137,7 @@ class Client {
   std::vector<Phase> phases_;
   int epoll_fd_ = -1;
   std::int64_t start_ns_ = 0, warm_end_ns_ = 0, run_ns_ = 0;
+  std::int64_t start_at_ns_ = 0;
   std::uint64_t in_flight_ = 0;
   std::uint64_t reads_with_data_ = 0;  // recv() calls that brought bytes
   std::uint64_t sent_total_ = 0;       // orders sent, all phases
@@ -130,5 +147,15 @@ class Client {
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
 };
+
+// Measures with o.sessions sessions spread over `threads` client threads,
+// each its own Client pinned to cores[k % cores.size()] (none when empty):
+// thread k takes a contiguous share of the sessions and the same share of
+// the aggregate rate, the schedules interleaved and started together.
+// `phases` receives the merged phases ([0] warm-up, [1..runs] runs);
+// run_done (may be null) is called for thread 0's runs. One thread measures
+// on the calling thread. False with a message when a thread failed.
+bool measure_with_threads(const ClientOptions& o, unsigned threads, const std::vector<int>& cores, const Clock& clock,
+                          Client::RunDone run_done, void* ctx, std::vector<Phase>& phases, std::string& error);
 
 }  // namespace kite::bench

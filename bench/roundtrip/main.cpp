@@ -2,6 +2,7 @@
 // every cell. See docs/bench_roundtrip.md for the contract with bench-run.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -72,6 +73,7 @@ int run_server(ServerOptions& o) {
 struct ClientCli {
   ClientOptions o;
   std::string loop = "closed", cores, idle = "spin", json, cell;
+  unsigned threads = 1;
   Thresholds t;
 };
 
@@ -92,24 +94,23 @@ int run_client(ClientCli& cli) {
     std::fprintf(stderr, "bench_roundtrip client: cannot pin to core %d\n", cores[0]);
     return 2;
   }
-  const Clock clock;
-  Client client(o, clock);
-  std::string error;
-  if (!client.connect(error)) {
-    std::fprintf(stderr, "bench_roundtrip client: %s\n", error.c_str());
-    return 1;
+  if (cli.threads == 0) {
+    std::fprintf(stderr, "bench_roundtrip client: --threads must be at least 1\n");
+    return 2;
   }
+  const Clock clock;
+  std::string error;
+  std::vector<Phase> phases;
   // Progress for bench-run, printed as each run completes (during the next one).
-  client.on_run_done(
+  const bool measured = measure_with_threads(
+      o, cli.threads, cores, clock,
       [](void* open_loop, std::size_t run, std::size_t runs, const Phase& p) {
         const Latency view = latency_of(*static_cast<const bool*>(open_loop) ? p.response : p.service);
         std::fprintf(stderr, "run %zu/%zu done: p50=%.2f us p99=%.2f us\n", run, runs, view.p50, view.p99);
       },
-      &o.open_loop);
-  const bool measured = client.measure(error);
-  client.logout();
+      &o.open_loop, phases, error);
   if (!measured) {
-    std::fprintf(stderr, "bench_roundtrip client: measurement failed: %s\n", error.c_str());
+    std::fprintf(stderr, "bench_roundtrip client: %s\n", error.c_str());
     return 1;
   }
 
@@ -137,20 +138,22 @@ int run_client(ClientCli& cli) {
   r.tsc_ghz = clock.tsc_ghz();
   r.idle = cli.idle;
   r.thresholds = cli.t;
+  r.client_threads = std::max(1u, std::min(cli.threads, o.sessions));
+  for (const Phase& p : phases) r.orders_total += p.service.count();
   Histogram merged;
-  const auto& phases = client.phases();
   for (std::size_t i = 1; i < phases.size(); ++i) {
     const Phase& p = phases[i];
     RunFigures f;
     f.count = p.service.count();
     f.errors = p.errors;
-    f.achieved_rate = static_cast<double>(f.count) / o.duration_s;
+    f.achieved_rate = static_cast<double>(p.answered) / o.duration_s;
     f.max_in_flight = p.max_in_flight;
     f.cap_hits = p.cap_hits;
     f.complete = f.count > 0;
     f.service = latency_of(p.service);
     f.client = p.load;
     if (o.open_loop) f.response = latency_of(p.response);
+    if (o.open_loop) f.lateness = latency_of(p.lateness);
     merged.merge(o.open_loop ? p.response : p.service);
     r.runs.push_back(f);
   }
@@ -223,7 +226,10 @@ int main(int argc, char** argv) {
   client->add_option("--runs", cc.o.runs, "number of runs")->capture_default_str();
   client->add_option("--max-in-flight", cc.o.max_in_flight, "open loop cap of orders in flight per session")
       ->capture_default_str();
-  client->add_option("--cores", cc.cores, "comma list; the client thread is pinned to the first");
+  client->add_option("--cores", cc.cores, "comma list; client thread k is pinned to the k-th (modulo their number)");
+  client->add_option("--threads", cc.threads,
+                     "client threads, each with a share of the sessions and the rate, histograms merged")
+      ->capture_default_str();
   client->add_option("--idle", cc.idle, "spin | block")->check(CLI::IsMember({"spin", "block"}))->capture_default_str();
   client->add_option("--busy-poll-usecs", cc.o.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
   client->add_option("--connect-timeout", cc.o.connect_timeout_s, "seconds to keep retrying a refused connection")

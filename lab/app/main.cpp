@@ -13,6 +13,7 @@
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/sitting.hpp"
+#include "kite/lab/sweep.hpp"
 #include "kite/lab/util.hpp"
 
 #ifndef KITE_LAB_GIT
@@ -112,6 +113,27 @@ int main(int argc, char** argv) {
     inst->add_option("NAME", inst_flavour, "flavour: lab/flavours/<NAME>.toml (with --list: only its installs)");
     inst->add_flag("--list", inst_list, "list the installs: name, hash, date, git, host-tuned or portable");
     inst->fallthrough();  // --results, --machine, --build-dir after the subcommand
+    SweepOptions sw;
+    std::string sw_flavours = "cpp,quickfix,raw", sw_series = "rate,sessions", sw_counts;
+    auto* sweep = app.add_subcommand(
+        "sweep", "load sweeps: open-loop steps at rising rates and session counts, the knee of each flavour (docs/lab.md)");
+    sweep->add_option("--flavours", sw_flavours, "comma list of flavours")->capture_default_str();
+    sweep->add_option("--transport", sw.transport, "the transport")->capture_default_str();
+    sweep->add_option("--model", sw.model, "the acceptor model")->capture_default_str();
+    sweep->add_option("--series", sw_series, "rate, sessions or both")->capture_default_str();
+    sweep->add_flag("--quick", sw.quick, "shorter steps (2 runs of 0.3 s after 0.2 s) and 2 bisections");
+    sweep->add_option("--start-rate", sw.start_rate, "the rate series' first step, orders/s (default 5000)");
+    sweep->add_option("--max-rate", sw.max_rate, "no rate step above this (default 1000000)");
+    sweep->add_option("--bisections", sw.bisections, "steps between the last unsaturated and first saturated rate (default 3)");
+    sweep->add_option("--rate-sessions", sw.rate_sessions, "sessions of the rate series (default: the matrix's for the model)");
+    sweep->add_option("--sessions", sw_counts, "the sessions series' counts (default 1,8,32,128,512,1000)");
+    sweep->add_option("--sessions-rate", sw.sessions_rate,
+                      "rate of the sessions series (default: the matrix's open rate, at most half the lowest knee)");
+    sweep->add_option("--client-threads", sw.client_threads, "client threads (default: the machine's client cores)");
+    sweep->add_option("--warmup", sw.warmup_s, "warm-up seconds per step (default 0.3)");
+    sweep->add_option("--duration", sw.duration_s, "seconds per run (default 0.4)");
+    sweep->add_option("--runs", sw.runs, "runs per step (default 3)");
+    sweep->fallthrough();  // --machine, --results, --no-audit... after the subcommand
     app.require_subcommand(0, 1);
 
     CLI11_PARSE(app, argc, argv);
@@ -188,6 +210,64 @@ int main(int argc, char** argv) {
             CheckReport r = check_flavour(co);
             std::printf("%s\n", r.summary().c_str());
             return r.failed == 0 ? 0 : 1;
+        }
+        if (*sweep) {
+            auto split = [](const std::string& text) {
+                std::vector<std::string> out;
+                std::string item;
+                for (std::size_t i = 0; i <= text.size(); ++i) {
+                    if (i == text.size() || text[i] == ',') {
+                        if (!item.empty()) out.push_back(item);
+                        item.clear();
+                    } else if (text[i] != ' ') {
+                        item += text[i];
+                    }
+                }
+                return out;
+            };
+            if (!resume.empty()) throw ConfigError("--resume: a sweep cannot be resumed; run it again");
+            sw.flavours = split(sw_flavours);
+            sw.series = split(sw_series);
+            for (const auto& n : split(sw_counts)) {
+                try {
+                    std::size_t used = 0;
+                    sw.session_counts.push_back(std::stoi(n, &used));
+                    if (used != n.size()) throw std::invalid_argument(n);
+                } catch (const std::exception&) {
+                    throw ConfigError("--sessions: '" + n + "' is not a number");
+                }
+            }
+            SittingOptions& o = sw.sitting;
+            o.source_dir = source_dir;
+            o.build_dir = build_dir;
+            o.results_dir = results;
+            o.client_binary = client;
+            o.sitting_name = sitting;
+            o.installed = installed;
+            o.machine = machine_arg == "local" ? derive_local_machine()
+                                               : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+            o.matrix = load_matrix(resolve_file(matrix_arg.empty() ? "default" : matrix_arg, source_dir + "/lab/matrices"));
+            if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
+            if (!idle.empty()) o.idle = idle;
+            if (!network.empty()) o.network = network;
+            o.audit = !no_audit;
+            o.check = !no_check;
+            o.build_site = false;
+            o.progress = !no_progress;
+            for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+            SweepResult r = run_sweep(sw);
+            std::printf("\n");
+            for (const auto& s : r.series) std::printf("%s\n", sweep_table(s).c_str());
+            for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+            if (!no_site) {
+                try {
+                    std::printf("results page: %s\n", build_site(results).c_str());
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
+                }
+            }
+            std::printf("results: %s\n%s\n", r.sitting.dir.c_str(), r.sitting.message.c_str());
+            return r.sitting.exit_code;
         }
         SittingOptions o;
         o.source_dir = source_dir;

@@ -1,10 +1,11 @@
 // Screenshots of a built results page for the docs: the current matrix, a
-// cell's page and a comparison, in Debian's chromium through playwright-core.
+// cell's page, a comparison and (when the host has one) the newest load
+// sweep, in Debian's chromium through playwright-core.
 //   node lab/site/screenshot.mjs SITE_DIR OUT_DIR [HOST] [COMPARE_QUERY]
 // SITE_DIR is a results/site folder (bench-run site); HOST defaults to the
 // first host; COMPARE_QUERY (e.g. "a=X&b=Y") to the page's own choice.
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -38,5 +39,12 @@ await page.screenshot({ path: path.join(out, "cell.png") });
 await open("compare.html" + (query ? "?" + query : ""));
 await page.waitForTimeout(200);
 await page.screenshot({ path: path.join(out, "compare.png") });
+const sweeps = existsSync(path.join(site, host, "sweep")) ? readdirSync(path.join(site, host, "sweep")).sort() : [];
+if (sweeps.length) {
+  await open("sweep/" + sweeps[sweeps.length - 1]);
+  await page.waitForSelector("#sweep-rate[data-ready='1']", { timeout: 10000 });
+  await page.evaluate(() => document.querySelector("#series-rate").scrollIntoView());
+  await page.screenshot({ path: path.join(out, "sweep.png") });
+}
 await browser.close();
 console.log(`${out}: matrix.png cell.png compare.png (host ${host})`);

@@ -513,7 +513,7 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     const TomlReader r(name);
     toml::table root = r.parse(text);
     r.only(root, "", {"name", "description", "binary", "args", "models", "transports", "env", "build", "requires",
-                      "artifacts", "cannot", "not_claimed"});
+                      "artifacts", "cannot", "not_claimed", "max_sessions"});
     Flavour f;
     f.source_name = name;
     f.name = r.string(root, "name", "").value_or("");
@@ -529,6 +529,10 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
     f.transports = r.strings(root, "transports", "").value_or(std::vector<std::string>{"kernel"});
     for (const auto& t : f.transports) check_one_of(r, "transports", t, transport_names(), "transport");
     f.env = read_env(r, root, "env", "");
+    if (auto n = r.integer(root, "max_sessions", "")) {
+        if (*n < 1) r.fail("max_sessions", "must be at least 1 (leave it out when the server has no limit)");
+        f.max_sessions = static_cast<int>(*n);
+    }
     // Catch a misspelt placeholder now rather than at the first cell.
     std::map<std::string, std::string> probe;
     for (const auto& k : kPlaceholders) probe[k] = "x";

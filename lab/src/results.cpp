@@ -105,7 +105,7 @@ const StoredResult* StoredSitting::find(const Cell& c) const {
 }
 
 bool StoredSitting::runs_reference_matrix() const {
-    if (matrix_name != kReferenceMatrix) return false;
+    if (sweep || matrix_name != kReferenceMatrix) return false;
     const json o = stamp.value("overrides", json::object());
     if (!o.is_object()) return true;
     for (const char* k : {"network", "busy_poll_usecs", "idle", "audit"})
@@ -138,6 +138,17 @@ StoredSitting load_stored_sitting(const std::string& dir, const std::string& hos
         // A sitting whose matrix text is missing keeps the defaults; its name still tells it apart.
     }
     s.matrix_name = !s.matrix.name.empty() ? s.matrix.name : fs::path(str(s.stamp, "matrix_source")).stem().string();
+    s.sweep = str(s.stamp, "kind") == "sweep";
+    if (s.sweep) {
+        s.matrix_name = "sweep";
+        const json files = s.stamp.value("sweep", json::object()).value("files", json::object());
+        for (const auto& [key, rel] : files.items()) {
+            if (!rel.is_string()) continue;
+            json doc = json::parse(read_text(dir + "/" + rel.get<std::string>()));
+            doc["file"] = s.host + "/" + s.name + "/" + rel.get<std::string>();
+            s.sweeps.push_back(std::move(doc));
+        }
+    }
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir))
         if (e.is_regular_file() && e.path().extension() == ".json" && e.path().filename() != "sitting.json")
@@ -281,7 +292,8 @@ ComposedMatrix compose_era(const Era& era) {
     ComposedMatrix m;
     for (auto it = era.sittings.rbegin(); it != era.sittings.rend() && !m.reference; ++it)
         if ((*it)->runs_reference_matrix()) m.reference = *it;
-    if (!m.reference && !era.sittings.empty()) m.reference = era.sittings.back();
+    for (auto it = era.sittings.rbegin(); it != era.sittings.rend() && !m.reference; ++it)
+        if (!(*it)->sweep) m.reference = *it;
     if (!m.reference) return m;
     std::vector<const StoredResult*> taken;
     for (auto it = era.sittings.rbegin(); it != era.sittings.rend(); ++it) {

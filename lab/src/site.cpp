@@ -589,8 +589,10 @@ std::string sittings_table(const Host& h, const std::string& root, const std::ve
         bool current = std::any_of(eras.begin(), eras.end(), [&](const Era& e) {
             return e.current && e.epoch == s.epoch && e.method == s.method;
         });
-        o << "<tr data-sitting=\"" << esc(s.name) << "\"><td><a href=\"" << root << esc(h.name) << "/sitting/"
-          << esc(s.name) << "/index.html\">" << esc(s.name) << "</a></td><td>" << when(s.start) << "</td><td>"
+        const std::string href = s.sweep ? root + esc(h.name) + "/sweep/" + esc(s.name) + ".html"
+                                         : root + esc(h.name) + "/sitting/" + esc(s.name) + "/index.html";
+        o << "<tr data-sitting=\"" << esc(s.name) << "\"><td><a href=\"" << href << "\">" << esc(s.name)
+          << "</a></td><td>" << when(s.start) << "</td><td>"
           << esc(s.matrix_name) << "</td><td>" << esc(s.method) << "</td><td>" << esc(s.epoch)
           << (current ? "" : " (archive)") << "</td><td>" << esc(join(counts, ", ")) << "</td></tr>\n";
     }
@@ -669,6 +671,27 @@ std::string era_body(const View& v, const Era& e, const std::string& intro) {
     return h.str();
 }
 
+// The host's load sweeps, newest first, each with its flavours and knees.
+std::string sweeps_list(const Host& host) {
+    std::ostringstream o;
+    int n = 0;
+    for (auto it = host.sittings.rbegin(); it != host.sittings.rend(); ++it) {
+        if (!it->sweep) continue;
+        std::vector<std::string> knees;
+        for (const auto& d : it->sweeps) {
+            const bool by_rate = d.value("series", "") == "rate";
+            const json& k = d.value("knee", json());
+            knees.push_back(d.value("flavour", "") + " " + d.value("series", "") + " knee " +
+                            (k.is_object() ? num(k[by_rate ? "rate" : "sessions"]) + (by_rate ? "/s" : " sessions") : "none"));
+        }
+        o << "<li><a href=\"sweep/" << esc(it->name) << ".html\">" << esc(it->name) << "</a> (" << when(it->start)
+          << "): " << esc(join(knees, "; ")) << "</li>\n";
+        ++n;
+    }
+    if (!n) return "";
+    return "<section id=\"sweeps\"><h2>Load sweeps</h2>\n<ul class=\"sweeps\">\n" + o.str() + "</ul></section>\n";
+}
+
 void write_host(const fs::path& site, const Host& host, std::vector<std::string>& index_lines) {
     const std::vector<Era> eras = eras_of(host);
     const Era* current = nullptr;
@@ -738,6 +761,7 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
              << ") on its current hardware: every matrix of it is an archive.</p>\n";
     }
     if (n_archives) body << archives.str();
+    body << sweeps_list(host);
     body << "<section id=\"sittings\"><h2>Every sitting</h2>\n" << sittings_table(host, "../", eras) << "</section>\n";
     PageFrame f;
     f.title = hn + ": the current matrix";
@@ -746,8 +770,9 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
     f.crumbs = {{hn, ""}};
     write_file(site / hn / "index.html", page(f, body.str()));
 
-    // Every sitting's own matrix.
+    // Every sitting's own matrix (a sweep has its own page instead).
     for (const auto& s : host.sittings) {
+        if (s.sweep) continue;
         ComposedMatrix sm = compose_sitting(s);
         View v;
         v.host = &host;
@@ -850,6 +875,135 @@ std::string core_map_html(const std::string& machine_text, const std::string& on
         h << "</tbody></table>\n";
     }
     return h.str();
+}
+
+// ---------------------------------------------------------------- sweeps
+
+std::string sweep_figure(const json& l, const char* k) {
+    if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
+    return us(l[k].get<double>());
+}
+
+// A series' steps as a table that reads without scripts.
+std::string sweep_steps_table(const json& d) {
+    std::ostringstream h;
+    h << "<table class=\"sweep-steps\" data-flavour=\"" << esc(d.value("flavour", "")) << "\" data-series=\""
+      << esc(d.value("series", "")) << "\"><thead><tr><th>Step</th><th>Rate/s</th><th>Sessions</th><th>Achieved/s</th>"
+      << "<th>Response p50</th><th>p99</th><th>p99.9</th><th>max</th><th>Service p50</th><th>p99</th><th>p99.9</th>"
+      << "<th>max</th><th>In flight</th><th>Client late p50</th><th>Server CPU/order (us)</th><th>Server RSS (MB)</th>"
+      << "<th>Verdict</th></tr></thead><tbody>\n";
+    const json& knee = d.value("knee", json());
+    // Rows by rate or sessions; the step number keeps the order they ran in.
+    std::vector<json> steps = d.value("steps", std::vector<json>{});
+    const char* x = d.value("series", "") == "rate" ? "rate" : "sessions";
+    std::stable_sort(steps.begin(), steps.end(), [x](const json& a, const json& b) { return a.value(x, 0) < b.value(x, 0); });
+    for (const auto& st : steps) {
+        const json resp = st.value("response", json()), serv = st.value("service", json());
+        const json server = st.value("server", json());
+        const bool is_knee = knee.is_object() && knee.value("step", 0) == st.value("step", -1);
+        std::string verdict = st.value("state", "") == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
+        if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
+        auto n = [](const json& v, int digits) { return v.is_number() ? fixed(v.get<double>(), digits) : std::string("-"); };
+        h << "<tr" << (is_knee ? " class=\"knee\"" : "") << "><td>" << num(st.value("step", json())) << "</td><td>"
+          << num(st.value("rate", json())) << "</td><td>"
+          << num(st.value("sessions", json())) << "</td><td>" << n(st.value("achieved_rate", json()), 0) << "</td><td>"
+          << sweep_figure(resp, "p50") << "</td><td>" << sweep_figure(resp, "p99") << "</td><td>" << sweep_figure(resp, "p999")
+          << "</td><td>" << sweep_figure(resp, "max") << "</td><td>" << sweep_figure(serv, "p50") << "</td><td>"
+          << sweep_figure(serv, "p99") << "</td><td>" << sweep_figure(serv, "p999") << "</td><td>" << sweep_figure(serv, "max")
+          << "</td><td>" << n(st.value("max_in_flight", json()), 0) << "</td><td>"
+          << sweep_figure(st.value("client", json()).value("lateness", json()), "p50") << "</td><td>"
+          << n(server.is_object() ? server.value("cpu_us_per_order", json()) : json(), 2) << "</td><td>"
+          << (server.is_object() && server.value("rss_kb", json()).is_number()
+                  ? fixed(server["rss_kb"].get<double>() / 1024, 1)
+                  : std::string("-"))
+          << "</td><td class=\"verdict\">" << esc(verdict) << (is_knee ? " &middot; <strong>knee</strong>" : "")
+          << "</td></tr>\n";
+    }
+    h << "</tbody></table>\n";
+    return h.str();
+}
+
+std::string knee_text(const json& d) {
+    const bool by_rate = d.value("series", "") == "rate";
+    const char* x = by_rate ? "rate" : "sessions";
+    const char* unit = by_rate ? "/s" : " sessions";
+    const json& knee = d.value("knee", json());
+    const json& sat = d.value("saturated_from", json());
+    std::string t = "Knee: ";
+    t += knee.is_object() ? num(knee[x]) + unit + " (the highest step not saturated)" : std::string("none (no step unsaturated)");
+    if (sat.is_object()) {
+        t += "; saturated from " + num(sat[x]) + unit;
+        if (sat.value("limit", json()) == "client")
+            t += ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
+        else if (sat.value("limit", json()) == "server")
+            t += ": the server was the limit";
+    }
+    if (d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
+        t += ". Server memory per session: " + fixed(d["memory_per_session_bytes"].get<double>(), 0) +
+             " bytes (the slope of its resident memory over the session counts)";
+    return t + ".";
+}
+
+void write_sweep_page(const fs::path& site, const Host& host, const StoredSitting& s) {
+    const json sw = s.stamp.value("sweep", json::object());
+    PageFrame f;
+    f.title = host.name + ": sweep " + s.name;
+    f.root = "../../";
+    f.kind = "sweep";
+    f.chart = true;
+    f.crumbs = {{host.name, "../index.html"}, {"sweep " + s.name, ""}};
+    std::ostringstream b;
+    b << kv_table({{"started", when(s.start)},
+                   {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
+                   {"flavours", esc(join(sw.value("flavours", std::vector<std::string>{}), ", "))},
+                   {"settings", code(num(sw.value("settings", json::object())))},
+                   {"method", esc(s.method)},
+                   {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
+                   {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
+                   {"command", code(s.stamp.value("command_line", std::string()))}},
+                  "sitting-stamp");
+    for (const auto& n : sw.value("notes", std::vector<std::string>{})) b << "<p class=\"flag\">" << esc(n) << "</p>\n";
+    b << "<p>Each step is an open-loop cell of a few short runs, judged by the sitting's rules; the knee of a series is "
+         "its highest step whose verdict is not saturated (achieved rate, in-flight cap, response over service). "
+         "The stamp: <a href=\"../../../" << esc(host.name) << "/" << esc(s.name) << "/sitting.json\">sitting.json</a>.</p>\n";
+    for (const auto& [series, title] : std::vector<std::pair<std::string, std::string>>{
+             {"rate", "Latency against offered rate"}, {"sessions", "Latency against sessions"}}) {
+        json lines = json::array();
+        std::ostringstream tables;
+        for (const auto& d : s.sweeps) {
+            if (d.value("series", "") != series) continue;
+            const char* x = series == "rate" ? "rate" : "sessions";
+            json points = json::array();
+            for (const auto& st : d.value("steps", json::array()))
+                if (st.value("state", "") == "measured")
+                    points.push_back({{"x", st[x]}, {"response", st.value("response", json())}, {"service", st.value("service", json())},
+                                      {"verdict", st.value("verdict", json())}});
+            const json& knee = d.value("knee", json());
+            lines.push_back({{"flavour", d.value("flavour", "")}, {"points", points},
+                             {"knee", knee.is_object() ? knee[x] : json()}});
+            tables << "<h3>" << esc(d.value("flavour", "")) << "</h3>\n<p class=\"knee-text\">" << esc(knee_text(d))
+                   << " The file: <a href=\"../../../" << esc(d.value("file", "")) << "\">sweep.json</a>.</p>\n"
+                   << sweep_steps_table(d);
+        }
+        if (lines.empty()) continue;
+        b << "<section class=\"sweep-series\" id=\"series-" << series << "\"><h2>" << title << "</h2>\n"
+          << "<p>" << (series == "rate" ? "Aggregate open-loop rate offered (log axis)"
+                                        : "Sessions on the server (log axis), at one rate")
+          << " against latency in us (log axis), one line per flavour; the ring marks each flavour's knee.</p>\n"
+          << "<div class=\"sweep-chart\" id=\"sweep-" << series << "\" data-series=\"" << series << "\"></div>\n"
+          << "<script type=\"application/json\" id=\"sweep-" << series << "-data\">"
+          << script_json({{"series", series}, {"lines", lines}}) << "</script>\n"
+          << "<noscript><p>The chart needs scripts; its figures are in the tables below.</p></noscript>\n"
+          << tables.str() << "</section>\n";
+    }
+    if (site_asset("uPlot.iife.min.js").empty())
+        b << "<p class=\"flag\">This bench-run was built without the chart library (lab/site, npm ci): no chart.</p>\n";
+    write_file(site / host.name / "sweep" / (s.name + ".html"), page(f, b.str()));
+}
+
+void write_sweep_pages(const fs::path& site, const Host& host) {
+    for (const auto& s : host.sittings)
+        if (s.sweep) write_sweep_page(site, host, s);
 }
 
 void write_host_page(const fs::path& site, const Host& host) {
@@ -1029,6 +1183,7 @@ std::string build_site(const std::string& results_dir) {
         write_host(site, h, lines);
         write_host_page(site, h);
         write_compare_page(site, h);
+        write_sweep_pages(site, h);
     }
     std::ostringstream body;
     body << "<p>Latency of Kite's FIX engine and its peers, measured by <code>bench-run</code>: each host's current "

@@ -148,6 +148,7 @@ struct Context {
     Progress progress;
     std::vector<double> cell_times;
     std::vector<std::size_t> to_run_after;  ///< cells left to run (not marked, not done) after cell i
+    const Step* step = nullptr;  ///< a stepped sitting's (a sweep's) current step; null in a sitting
 };
 
 // How an attempt at a cell ended: measured or refused (a result to record), or why there is none.
@@ -302,7 +303,8 @@ SpawnSpec client_spec(const Context& c, const Cell& cell, const AttemptPlan& p) 
     cs.argv = {c.client_path, "client", "--host", p.net.host, "--port", std::to_string(p.port),
                "--loop", cell.loop, "--sessions", std::to_string(p.sessions)};
     if (cell.loop == "open") {
-        cs.argv.insert(cs.argv.end(), {"--rate", std::to_string(mx.rate), "--max-in-flight", std::to_string(mx.max_in_flight)});
+        const int rate = c.step ? c.step->rate : mx.rate;
+        cs.argv.insert(cs.argv.end(), {"--rate", std::to_string(rate), "--max-in-flight", std::to_string(mx.max_in_flight)});
     } else {
         cs.argv.insert(cs.argv.end(), {"--think-us", std::to_string(mx.think_us)});
     }
@@ -310,7 +312,10 @@ SpawnSpec client_spec(const Context& c, const Cell& cell, const AttemptPlan& p) 
                                    std::to_string(mx.runs), "--cores", comma_list(c.opt.machine.client), "--idle", c.idle,
                                    "--busy-poll-usecs", std::to_string(p.busy_poll), "--json", p.client_json, "--cell",
                                    cell.id(), "--cv-p50-limit", num(mx.thresholds.cv_p50), "--cv-p99-limit",
-                                   num(mx.thresholds.cv_p99)});
+                                   num(mx.thresholds.cv_p99), "--rate-fraction", num(mx.thresholds.rate_fraction),
+                                   "--response-over-service", num(mx.thresholds.response_over_service)});
+    if (c.step && c.step->client_threads > 1)
+        cs.argv.insert(cs.argv.end(), {"--threads", std::to_string(c.step->client_threads)});
     apply_preload(c, cell.transport, cs.argv, cs.env);
     cs.netns = p.net.client_ns;
     cs.stdout_path = p.work + "/client.out";
@@ -351,13 +356,14 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
 AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
     const Machine& m = c.opt.machine;
     AttemptPlan p;
-    p.work = c.dir + "/.work/" + cell.flavour + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
+    p.work = c.step ? c.dir + "/.work/" + c.step->dir + "/" + c.step->name
+                    : c.dir + "/.work/" + cell.flavour + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
     fs::create_directories(p.work + "/store");
     p.ready = p.work + "/ready";
     p.client_json = p.work + "/client.json";
     fs::remove(p.ready);
     fs::remove(p.client_json);
-    p.sessions = c.opt.matrix.sessions.at(cell.model);
+    p.sessions = c.step ? c.step->sessions : c.opt.matrix.sessions.at(cell.model);
     p.port = pick_free_port();
     p.net = endpoints_for(c, cell.transport);
     p.coordinator = m.coordinator ? *m.coordinator : m.server.front();
@@ -372,6 +378,9 @@ AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
 std::string cell_prefix(std::size_t index, std::size_t total) {
     return "[cell " + std::to_string(index + 1) + "/" + std::to_string(total) + "] ";
 }
+
+// What the progress line calls a cell: its id, or a sweep step's label.
+std::string cell_label(const Context& c, const Cell& cell) { return c.step ? c.step->label : cell.id(); }
 
 // The running cell's progress line: what it does, the time spent, and the
 // time left at the mean cell time so far (the planned time before any).
@@ -390,7 +399,7 @@ struct CellProgress {
             for (double t : c.cell_times) s += t;
             per = s / static_cast<double>(c.cell_times.size());
         }
-        c.progress.show(cell_prefix(index, c.progress.total) + cell.id() +
+        c.progress.show(cell_prefix(index, c.progress.total) + cell_label(c, cell) +
                             (attempt_no > 1 ? " (attempt " + std::to_string(attempt_no) + ")" : "") + "  " + what +
                             "  elapsed " + hms(since(c.progress.start)) + "  left ~" +
                             hms(per * static_cast<double>(left_cells)),
@@ -472,8 +481,37 @@ struct ClientStderr {
     }
 };
 
+// The server's CPU time (all its threads) and memory, read from /proc while it runs.
+struct ServerUsage {
+    double cpu_s = -1;              ///< utime + stime
+    long rss_kb = -1, hwm_kb = -1;  ///< VmRSS, VmHWM
+};
+
+ServerUsage server_usage(pid_t pid) {
+    ServerUsage u;
+    const std::string stat = read_text_or_empty("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    if (close != std::string::npos) {
+        std::istringstream in(stat.substr(close + 2));
+        std::string field;
+        double utime = -1, stime = -1;
+        for (int i = 3; i <= 15 && in >> field; ++i) {  // fields 14 and 15: utime, stime in clock ticks
+            if (i == 14) utime = std::atof(field.c_str());
+            if (i == 15) stime = std::atof(field.c_str());
+        }
+        if (utime >= 0 && stime >= 0) u.cpu_s = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    }
+    std::istringstream status(read_text_or_empty("/proc/" + std::to_string(pid) + "/status"));
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) u.rss_kb = std::atol(line.c_str() + 6);
+        if (line.rfind("VmHWM:", 0) == 0) u.hwm_kb = std::atol(line.c_str() + 6);
+    }
+    return u;
+}
+
 // What supervising the client saw; both processes have ended.
 struct ClientRun {
+    ServerUsage server_before, server_after;  ///< as the client started, and as it ended
     int client_code = 0, server_code = 0;
     bool interrupted = false, timed_out = false;
     double deadline_s = 0;
@@ -500,6 +538,7 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
     run.deadline_s = mx.warmup_s + mx.runs * mx.duration_s * 1.5 + 30.0 + p.sessions * 0.05;
     ClientStderr err;
     err.run_text = "run 0/" + std::to_string(mx.runs);
+    run.server_before = server_usage(server.pid());
     auto started = Clock::now();
     while (true) {
         pollfd pfd{client.stderr_fd(), POLLIN, 0};
@@ -522,12 +561,27 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
     }
     if (audit_started) run.audit = audit.stop();
     run.audit.enabled = c.opt.audit;
+    run.server_after = server_usage(server.pid());
     run.client_code = client.exit_code() ? *client.exit_code() : client.stop(3.0);
     err.drain(client.stderr_fd());
     run.err = err.text + err.partial;
     run.server_code = server.stop(5.0);
     write_text_atomic(p.work + "/client.err", run.err);
     return run;
+}
+
+// The server's CPU time over the client's life (connect, warm-up, runs) per
+// order answered in it, and its memory as the client ended. A spinning server
+// burns its core whatever the load: its CPU per order is then the core's time
+// divided among the orders.
+json server_json(const ClientRun& run, double orders) {
+    const ServerUsage& b = run.server_before;
+    const ServerUsage& e = run.server_after;
+    json j = {{"rss_kb", e.rss_kb >= 0 ? json(e.rss_kb) : json()}, {"hwm_kb", e.hwm_kb >= 0 ? json(e.hwm_kb) : json()}};
+    const bool cpu = b.cpu_s >= 0 && e.cpu_s >= b.cpu_s;
+    j["cpu_s"] = cpu ? json(e.cpu_s - b.cpu_s) : json();
+    j["cpu_us_per_order"] = cpu && orders > 0 ? json((e.cpu_s - b.cpu_s) * 1e6 / orders) : json();
+    return j;
 }
 
 // The attempt's end from how the client ended and what it wrote, judged by the audit.
@@ -558,6 +612,7 @@ void judge_client_run(const Context& c, const AttemptPlan& p, const ClientRun& r
     a.result = std::move(r);
     a.result["audit"] = run.audit.to_json();
     a.result["server_exit_code"] = run.server_code;
+    a.result["server"] = server_json(run, a.result.value("orders_total", 0.0));
     a.end = (c.opt.audit && !run.audit.passed()) ? AttemptEnd::refused : AttemptEnd::measured;
     a.reason = c.opt.audit ? run.audit.reason() : "audit disabled";
 }
@@ -618,7 +673,9 @@ void write_cell(const Context& c, const Cell& cell, json j) {
     j["lab"]["check"] = check_json(c, cell.flavour, false);
     j["method"] = kMethodVersion;
     if (pool_or_shard(cell.model)) j["lab"]["workers"] = workers_json(c.workers);
-    write_text_atomic(c.dir + "/" + cell.file_name(), j.dump(1));
+    const std::string path = c.step ? c.dir + "/" + c.step->dir + "/" + c.step->name + ".json" : c.dir + "/" + cell.file_name();
+    if (c.step) fs::create_directories(fs::path(path).parent_path());
+    write_text_atomic(path, j.dump(1));
 }
 
 // Every binary and artifact of the sitting, hashed now; a missing one is left out.
@@ -853,7 +910,7 @@ void show_outcome(Context& c, std::size_t index, const CellOutcome& o) {
     const std::string state = to_string(o.state);
     char p50[32] = "";
     if (o.p50 >= 0) std::snprintf(p50, sizeof p50, " p50=%.2f us", o.p50);
-    c.progress.show(cell_prefix(index, c.progress.total) + o.cell.id() + ": " +
+    c.progress.show(cell_prefix(index, c.progress.total) + cell_label(c, o.cell) + ": " +
                         (o.state == CellState::marked ? o.marker : state) +
                         (o.verdict.empty() || o.verdict == state ? "" : " " + o.verdict) + p50 +
                         (o.state == CellState::measured
@@ -953,7 +1010,7 @@ std::optional<CellOutcome> unbuilt_if_missing(Context& c, const Cell& cell, std:
         why = "client binary " + rel(c.client_path, c.opt.source_dir) + " is not built";
     if (why.empty()) return std::nullopt;
     CellOutcome o = record_unrun(c, cell, CellState::unbuilt, "", why);
-    c.progress.show(cell_prefix(index, c.progress.total) + cell.id() + ": unbuilt: " + why, true);
+    c.progress.show(cell_prefix(index, c.progress.total) + cell_label(c, cell) + ": unbuilt: " + why, true);
     return o;
 }
 
@@ -1272,6 +1329,84 @@ std::vector<CellOutcome> load_sitting_cells(const std::string& dir) {
         }
     }
     return out;
+}
+
+SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, std::vector<StepResult>& steps) {
+    fill_defaults(opt);
+    if (!opt.resume_dir.empty()) throw ConfigError("--resume: a sweep cannot be resumed; run it again");
+    const std::string dir = sitting_dir(opt);
+    if (!opt.resume_dir.empty()) throw ConfigError(dir + ": a sitting of that name exists; a sweep cannot be resumed");
+    Context c(opt);
+    set_up_context(c, dir);
+    use_installs(c);
+    const std::vector<Cell> cells = plan_cells(opt.matrix);  // what check-flavour plays
+    c.binaries = hash_binaries(c);
+    for (auto& [p, b] : c.binaries)
+        if (b.run && !b.sha256.empty()) b.version = ask_version(p);
+    fs::create_directories(dir);
+    json stamp = start_stamp(c, json());
+    stamp["kind"] = "sweep";
+    write_text_atomic(dir + "/sitting.json", stamp.dump(1));
+    c.sitting_stamp = cell_sitting_stamp(c, stamp);
+
+    install_stop_handlers();
+    SittingResult res;
+    res.dir = dir;
+    Stop stop;
+    stop.interrupted = !run_checks(c, cells, stamp);
+    if (!stop.interrupted) {
+        try {
+            set_up_network(c, stamp);
+            for (std::size_t i = 0;; ++i) {
+                if (stop_requested()) {
+                    stop.interrupted = true;
+                    break;
+                }
+                const std::optional<Step> step = next(steps);
+                if (!step) break;
+                c.step = &*step;
+                c.progress.total = std::max(step->planned, i + 1);
+                c.to_run_after.assign(i + 1, 0);  // the progress line's time left: the steps planned after this one
+                c.to_run_after[i] = c.progress.total - i - 1;
+                const Cell& cell = step->cell;
+                std::optional<CellOutcome> settled = mark_if_impossible(c, cell);
+                if (!settled) settled = unbuilt_if_missing(c, cell, i);
+                if (!settled) settled = check_failed_if(c, cell, i);
+                if (!settled) {
+                    stop.reason = changed_binary(c, hash_binaries(c));
+                    if (!stop.reason.empty()) break;
+                    Attempts t = run_attempts(c, cell, i);
+                    if (t.interrupted) {
+                        stop.interrupted = true;
+                        break;
+                    }
+                    settled = record_cell(c, cell, t, stamp);
+                    show_outcome(c, i, *settled);
+                }
+                const std::string file = step->dir + "/" + step->name + ".json";
+                json result;
+                try {
+                    result = json::parse(read_text(dir + "/" + file));
+                } catch (const std::exception&) {
+                    result = json::object();
+                }
+                res.cells.push_back(*settled);
+                steps.push_back({*step, *settled, std::move(result), file});
+            }
+        } catch (...) {
+            c.step = nullptr;
+            if (c.netns) c.netns->down();
+            throw;
+        }
+        c.step = nullptr;
+        if (c.netns) c.netns->down();
+    }
+    if (stop_requested()) stop.interrupted = true;
+    end_stamp(stamp, stop, res);
+    write_text_atomic(dir + "/sitting.json", stamp.dump(1));
+    set_exit(res, stop, opt);
+    if (stop.interrupted) res.message = "sweep interrupted; its steps so far are in " + rel(dir, opt.source_dir);
+    return res;
 }
 
 SittingResult run_sitting(SittingOptions opt) {

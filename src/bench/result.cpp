@@ -17,13 +17,15 @@ json cell_latency_json(const CellLatency& l) {
 }
 
 json client_json(const RunFigures& r) {
-  return {{"polls", r.client.polls},
+  json j = {{"polls", r.client.polls},
           {"empty_polls", r.client.empty_polls},
           {"empty_share", r.client.empty_share()},
           {"busy_s", r.client.busy_s},
           {"idle_s", r.client.idle_s},
           {"busy_share", r.client.busy_share()},
           {"busy_us_per_order", r.busy_us_per_order()}};
+  if (r.lateness) j["lateness"] = latency_json(*r.lateness);
+  return j;
 }
 
 }  // namespace
@@ -39,6 +41,8 @@ std::string to_json(const CellResult& r) {
   j["duration_s"] = r.duration_s;
   j["clock"] = {{"method", r.clock_method}, {"tsc_ghz", r.tsc_ghz}};
   j["idle"] = r.idle;
+  j["client_threads"] = r.client_threads;
+  j["orders_total"] = r.orders_total;
   json runs = json::array();
   for (const auto& run : r.runs) {
     json x = {{"count", run.count},
@@ -65,6 +69,7 @@ std::string to_json(const CellResult& r) {
               {"busy_share", r.summary.client_busy_share},
               {"busy_us_per_order", r.summary.client_busy_us_per_order}}}};
   if (r.summary.response) s["response"] = cell_latency_json(*r.summary.response);
+  if (r.summary.lateness) s["client"]["lateness"] = cell_latency_json(*r.summary.lateness);
   j["summary"] = std::move(s);
   j["verdict"] = to_string(r.verdict.verdict);
   j["verdict_reasons"] = r.verdict.reasons;
@@ -125,6 +130,9 @@ void print_summary(std::FILE* out, const CellResult& r) {
                static_cast<unsigned long long>(s.max_in_flight), s.cv_p50, s.cv_p99);
   std::fprintf(out, "  client (medians): empty polls %.1f%%, busy %.1f%%, busy time per order %.2f us\n",
                100 * s.client_empty_share, 100 * s.client_busy_share, s.client_busy_us_per_order);
+  if (s.lateness)
+    std::fprintf(out, "  client lateness taking up its slots (us): p50 %.2f p99 %.2f max %.2f (%u thread%s)\n",
+                 s.lateness->p50, s.lateness->p99, s.lateness->max, r.client_threads, r.client_threads == 1 ? "" : "s");
   std::fprintf(out, "verdict: %s", to_string(r.verdict.verdict));
   for (const auto& why : r.verdict.reasons) std::fprintf(out, "; %s", why.c_str());
   std::fprintf(out, "\n");

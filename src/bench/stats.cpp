@@ -71,6 +71,10 @@ CellSummary summarize(const std::vector<RunFigures>& runs) {
     return r.response.has_value();
   });
   if (open) s.response = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return *r.response; });
+  const bool late = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunFigures& r) {
+    return r.lateness.has_value();
+  });
+  if (late) s.lateness = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return *r.lateness; });
   std::vector<double> p50, p99, rate, empty, busy, busy_per_order;
   for (const auto& r : runs) {
     empty.push_back(r.client.empty_share());

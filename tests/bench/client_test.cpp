@@ -262,6 +262,30 @@ TEST(ClientTest, closedLoopAnswersEveryOrderOnEverySessionWithoutAllocating) {
   }
 }
 
+TEST(ClientTest, openLoopRecordsLatenessOfEverySlotWithoutAllocating) {
+  StallServer server(/*stall_at=*/0);
+  const Clock clock;
+  ClientOptions o = blocking_options(server.port(), 0.05, 0.1, 2);
+  o.open_loop = true;
+  o.rate = 4000;
+  o.sessions = 2;
+  Client client(o, clock);
+  std::string error;
+  ASSERT_TRUE(client.connect(error)) << error;
+  g_allocations = 0;
+  t_counting = true;
+  const bool ok = client.measure(error);
+  t_counting = false;
+  ASSERT_TRUE(ok) << error;
+  EXPECT_EQ(g_allocations.load(), 0) << "the open-loop measurement must not allocate";
+  client.logout();
+  for (std::size_t i = 1; i < 3; ++i) {
+    const Phase& p = client.phases()[i];
+    EXPECT_EQ(p.lateness.count(), p.sent) << "run " << i;
+    EXPECT_GT(p.answered, 0u);
+  }
+}
+
 TEST(ClientTest, connectFailsWithAMessageWhenNobodyListens) {
   int port = 0;
   std::string error;
@@ -291,6 +315,86 @@ TEST(ClientTest, executionReportThatIsNotNewCountsAsAnErrorAndTheLoopGoesOn) {
   EXPECT_EQ(run.service.count(), 0u) << "no order was accepted";
   EXPECT_GT(run.errors, 1u) << "each answer is an error and the next order still goes out";
   EXPECT_EQ(run.errors, run.sent);
+}
+
+TEST(ClientTest, mergingPhasesSumsHistogramsCountsAndLoad) {
+  Phase a, b;
+  a.service.record(1000);
+  a.response.record(2000);
+  a.lateness.record(10);
+  a.sent = 3;
+  a.errors = 1;
+  a.cap_hits = 2;
+  a.max_in_flight = 4;
+  a.load.polls = 10;
+  a.load.busy_s = 0.5;
+  b.service.record(3000);
+  b.service.record(5000);
+  b.response.record(6000);
+  b.lateness.record(20);
+  b.sent = 5;
+  b.max_in_flight = 7;
+  b.load.polls = 1;
+  b.load.idle_s = 0.25;
+  merge_phase(a, b);
+  EXPECT_EQ(a.service.count(), 3u);
+  EXPECT_EQ(a.service.max(), 5000u);
+  EXPECT_EQ(a.response.count(), 2u);
+  EXPECT_EQ(a.lateness.count(), 2u);
+  EXPECT_EQ(a.sent, 8u);
+  EXPECT_EQ(a.errors, 1u);
+  EXPECT_EQ(a.cap_hits, 2u);
+  EXPECT_EQ(a.max_in_flight, 11u) << "the threads' maxima summed: an upper bound";
+  EXPECT_EQ(a.load.polls, 11u);
+  EXPECT_DOUBLE_EQ(a.load.busy_s + a.load.idle_s, 0.75);
+}
+
+TEST(ClientTest, threeClientThreadsKeepTheAggregateScheduleAndTheirPhasesAreMerged) {
+  // 3000 orders/s over three threads of one session each: 1000/s per thread,
+  // their slots interleaved. Every slot of a run is sent, answered and taken
+  // up once, whichever thread owns it.
+  StallServer server(/*stall_at=*/0);
+  const Clock clock;
+  ClientOptions o = blocking_options(server.port(), 0.1, 0.3, 2);
+  o.open_loop = true;
+  o.rate = 3000;
+  o.sessions = 3;
+  std::vector<Phase> phases;
+  std::string error;
+  ASSERT_TRUE(measure_with_threads(o, 3, {}, clock, nullptr, nullptr, phases, error)) << error;
+  ASSERT_EQ(phases.size(), 3u);
+  std::uint64_t answered = 0;
+  for (const Phase& p : phases) answered += p.service.count();
+  EXPECT_EQ(answered, server.orders()) << "every order the server answered is in the merged phases";
+  std::uint64_t in_runs = 0;
+  for (const Phase& p : phases) in_runs += p.answered;
+  EXPECT_LE(in_runs, answered) << "replies are counted in a run only when they arrive within it";
+  for (std::size_t i = 1; i < 3; ++i) {
+    const Phase& p = phases[i];
+    EXPECT_GE(p.sent, 897u) << "run " << i << ": 900 slots in 0.3 s at 3000/s";
+    EXPECT_LE(p.sent, 903u) << "run " << i;
+    EXPECT_EQ(p.errors, 0u);
+    EXPECT_EQ(p.service.count(), p.sent);
+    EXPECT_EQ(p.response.count(), p.sent);
+    EXPECT_EQ(p.lateness.count(), p.sent) << "each slot's lateness is recorded once";
+    EXPECT_GT(p.answered, 0u) << "replies arrive in every run";
+    EXPECT_LE(p.max_in_flight, 3u * 1000u);
+  }
+}
+
+TEST(ClientTest, moreThreadsThanSessionsRunOneThreadPerSession) {
+  StallServer server(/*stall_at=*/0);
+  const Clock clock;
+  ClientOptions o = blocking_options(server.port(), 0.05, 0.1, 1);
+  o.open_loop = true;
+  o.rate = 2000;
+  o.sessions = 2;
+  std::vector<Phase> phases;
+  std::string error;
+  ASSERT_TRUE(measure_with_threads(o, 8, {}, clock, nullptr, nullptr, phases, error)) << error;
+  EXPECT_GE(phases[1].sent, 198u);
+  EXPECT_LE(phases[1].sent, 202u);
+  EXPECT_EQ(phases[1].errors, 0u);
 }
 
 }  // namespace

@@ -6,6 +6,13 @@
 //   no-report       a NewOrderSingle gets no ExecutionReport
 //   ignore-sigterm  SIGTERM is ignored
 //   unpinned        the server thread is not pinned
+// and `--order-us N` to make it a slow server of known capacity: orders are
+// served one after another, N microseconds each, on the wall clock (an
+// order's reply is due N us after the previous one's, or after its own
+// arrival when the server was idle), so it answers at most 1,000,000 / N
+// orders a second however often other work on the machine takes its core:
+// replies that fell due meanwhile go out together (the sweep test finds
+// its knee there).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,7 +23,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +52,7 @@ extern "C" void on_term(int) { g_stop.store(true); }
 struct Options {
     std::string model = "single", transport = "kernel", bind = "127.0.0.1", ready, broken;
     int port = 0, core = -1, busy_poll = 0;
+    int order_us = 0;
 };
 
 // One FIX session on one connection: enough of the session layer for the contract.
@@ -51,6 +62,7 @@ public:
 
     // Reads what is there and answers; false once the connection is done.
     bool serve() {
+        release_due();
         char buf[4096];
         const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
         if (n == 0) return false;
@@ -128,7 +140,13 @@ private:
             char buf[1024];
             const std::size_t n = kite::bench::write_execution_report(*writer_, buf, sizeof buf, out_seq_++,
                                                                       kite::codec::utc_now_ns(), e, orders_, orders_);
-            (void)::send(fd_, buf, n, MSG_NOSIGNAL);
+            if (o_.order_us > 0) {
+                const auto now = std::chrono::steady_clock::now();
+                busy_until_ = std::max(now, busy_until_) + std::chrono::microseconds(o_.order_us);
+                due_.emplace_back(busy_until_, std::string(buf, n));
+            } else {
+                (void)::send(fd_, buf, n, MSG_NOSIGNAL);
+            }
         } else {
             send("j", [&](MessageWriter& w) {
                 w.add_uint(tag::RefSeqNum, h.msg_seq_num);
@@ -148,8 +166,19 @@ private:
         (void)::send(fd_, buf, n, MSG_NOSIGNAL);
     }
 
+    // --order-us: sends the replies whose time has come, oldest first.
+    void release_due() {
+        const auto now = std::chrono::steady_clock::now();
+        while (!due_.empty() && due_.front().first <= now) {
+            (void)::send(fd_, due_.front().second.data(), due_.front().second.size(), MSG_NOSIGNAL);
+            due_.pop_front();
+        }
+    }
+
     int fd_;
     const Options& o_;
+    std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> due_;
+    std::chrono::steady_clock::time_point busy_until_{};
     std::string rx_, peer_;
     std::unique_ptr<kite::codec::HeaderTemplate> header_;
     std::unique_ptr<MessageWriter> writer_;
@@ -210,6 +239,7 @@ int main(int argc, char** argv) {
         else if (k == "--busy-poll-usecs") o.busy_poll = std::atoi(v.c_str());
         else if (k == "--ready-file") o.ready = v;
         else if (k == "--break") o.broken = v;
+        else if (k == "--order-us") o.order_us = std::atoi(v.c_str());
     }
     if (o.model != "single" || o.transport != "kernel") {
         std::fprintf(stderr, "unsupported: the fake flavour serves single on kernel only\n");

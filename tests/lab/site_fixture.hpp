@@ -14,6 +14,9 @@
 //                                cpp/kernel/mono/closed turns ok -> partial, cpp/kernel/single/open is refused
 //                                (the current matrix keeps c-base's figure and names the refusal)
 //     f-netns-sweep  2026-10-12  the default matrix with --network netns --busy-poll-usecs 50: other settings
+//     h-load-sweep   2026-10-14  a load sweep (bench-run sweep, recording the default matrix's text): cpp and
+//                                quickfix rate series (knees 40000/s and 10000/s; quickfix's client-limited),
+//                                cpp sessions series (knee 512); it never enters or sets the current matrix
 //   host beta
 //     g-beta         2026-10-03  another host, one sitting
 #pragma once
@@ -391,6 +394,52 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
                     cells.push_back(c);
                 }
         write_sitting(results, s, cells);
+    }
+    // h: a load sweep, newest of alpha, with no matrix cell.
+    {
+        SittingSpec s = sitting_spec("alpha", "h-load-sweep", "2026-10-14T10:00:00Z", fixture_cpu_new(), "v1", "default");
+        write_sitting(results, s, {});
+        const auto dir = results / "alpha" / "h-load-sweep";
+        json st = json::parse(std::ifstream(dir / "sitting.json"));
+        auto step = [](int n, int rate, int sessions, const std::string& verdict, double p50, const char* limit) {
+            json lat = {{"p50", p50}, {"p99", p50 * 3}, {"p999", p50 * 5}, {"max", p50 * 9}};
+            return json{{"step", n}, {"file", "step-0" + std::to_string(n) + ".json"}, {"rate", rate}, {"sessions", sessions},
+                        {"state", "measured"}, {"verdict", verdict}, {"verdict_reasons", json::array()},
+                        {"response", lat}, {"service", lat}, {"achieved_rate", rate}, {"max_in_flight", 4}, {"cap_hits", 0},
+                        {"client", {{"lateness", {{"p50", 0.5}, {"p99", 2}, {"max", 9}}}, {"threads", 1}}},
+                        {"limit", limit ? json(limit) : json()},
+                        {"server", {{"cpu_us_per_order", 3.25}, {"rss_kb", 9000 + 40 * sessions}}}};
+        };
+        auto doc = [](const std::string& flavour, const std::string& series, json steps, json knee, json sat) {
+            return json{{"schema", 1}, {"kind", "sweep"}, {"method", "v1"}, {"flavour", flavour}, {"series", series},
+                        {"transport", "kernel"}, {"model", "mono"}, {"settings", {{"sessions", 32}, {"rate", 20000}}},
+                        {"steps", steps}, {"knee", knee}, {"saturated_from", sat}};
+        };
+        write_json(dir / "sweep/cpp/rate/sweep.json",
+                   doc("cpp", "rate",
+                       {step(1, 10000, 32, "ok", 12.5, nullptr), step(2, 20000, 32, "ok", 13.5, nullptr),
+                        step(3, 40000, 32, "partial", 15.5, nullptr), step(4, 80000, 32, "saturated", 4321.5, "server")},
+                       {{"rate", 40000}, {"step", 3}}, {{"rate", 80000}, {"step", 4}, {"limit", "server"}}));
+        write_json(dir / "sweep/quickfix/rate/sweep.json",
+                   doc("quickfix", "rate",
+                       {step(1, 10000, 32, "ok", 31.5, nullptr), step(2, 20000, 32, "saturated", 2345.5, "client")},
+                       {{"rate", 10000}, {"step", 1}}, {{"rate", 20000}, {"step", 2}, {"limit", "client"}}));
+        json sessions = doc("cpp", "sessions",
+                            {step(1, 20000, 1, "ok", 11.5, nullptr), step(2, 20000, 128, "ok", 14.5, nullptr),
+                             step(3, 20000, 512, "ok", 19.5, nullptr)},
+                            {{"sessions", 512}, {"step", 3}}, nullptr);
+        sessions["memory_per_session_bytes"] = 40960;
+        write_json(dir / "sweep/cpp/sessions/sweep.json", sessions);
+        st["kind"] = "sweep";
+        st["sweep"] = {{"flavours", {"cpp", "quickfix"}},
+                       {"series", {"rate", "sessions"}},
+                       {"settings", {{"transport", "kernel"}, {"model", "mono"}}},
+                       {"files",
+                        {{"cpp/rate", "sweep/cpp/rate/sweep.json"},
+                         {"quickfix/rate", "sweep/quickfix/rate/sweep.json"},
+                         {"cpp/sessions", "sweep/cpp/sessions/sweep.json"}}},
+                       {"notes", {"1000 sessions left out: the open-file limit is 1024 (ulimit -n)"}}};
+        write_json(dir / "sitting.json", st);
     }
     // g: another host.
     {

@@ -60,9 +60,9 @@ TEST_F(SiteTest, readsEveryHostAndSittingOldestFirst) {
     EXPECT_TRUE(warnings_.empty()) << warnings_.front();
     ASSERT_EQ(hosts_.size(), 2u);
     const Host& a = host("alpha");
-    ASSERT_EQ(a.sittings.size(), 6u);
+    ASSERT_EQ(a.sittings.size(), 7u);
     EXPECT_EQ(a.sittings.front().name, "a-epoch-old");
-    EXPECT_EQ(a.sittings.back().name, "f-netns-sweep");
+    EXPECT_EQ(a.sittings.back().name, "h-load-sweep");
 }
 
 TEST_F(SiteTest, splitsAHostIntoErasByEpochAndMethod) {
@@ -74,7 +74,7 @@ TEST_F(SiteTest, splitsAHostIntoErasByEpochAndMethod) {
     EXPECT_FALSE(eras[1].current) << "an older method on the current hardware is an archive";
     EXPECT_TRUE(eras[2].current);
     EXPECT_EQ(eras[2].method, kMethodVersion);
-    EXPECT_EQ(eras[2].sittings.size(), 4u);
+    EXPECT_EQ(eras[2].sittings.size(), 5u) << "the load sweep is of the era too";
     EXPECT_NE(eras[0].epoch, eras[2].epoch);
     EXPECT_EQ(eras[1].epoch, eras[2].epoch);
 }
@@ -222,6 +222,43 @@ TEST_F(SiteTest, theSiteWritesEveryViewWithTheDataEmbedded) {
     EXPECT_TRUE(fs::exists(root_ / "results" / "site" / "alpha" / "compare-data.js"));
     EXPECT_TRUE(fs::exists(root_ / "results" / "site" / "alpha" / "host.html"));
     EXPECT_TRUE(fs::exists(root_ / "results" / "site" / "alpha" / "sitting" / "d-quick" / "index.html"));
+}
+
+TEST_F(SiteTest, aLoadSweepIsReadWithItsSeriesAndNeverEntersTheMatrix) {
+    const StoredSitting& sweep = host("alpha").sittings.back();
+    ASSERT_TRUE(sweep.sweep);
+    EXPECT_EQ(sweep.matrix_name, "sweep");
+    EXPECT_FALSE(sweep.runs_reference_matrix()) << "its recorded matrix text is the default's, but it is a sweep";
+    ASSERT_EQ(sweep.sweeps.size(), 3u);
+    for (const auto& d : sweep.sweeps) EXPECT_THAT(d.value("file", ""), HasSubstr("alpha/h-load-sweep/sweep/"));
+    ComposedMatrix m = compose_era(current(eras_of(host("alpha"))));
+    ASSERT_NE(m.reference, nullptr);
+    EXPECT_EQ(m.reference->name, "c-base");
+    EXPECT_EQ(std::count(m.used.begin(), m.used.end(), &sweep), 0);
+    EXPECT_EQ(std::count(m.left_out.begin(), m.left_out.end(), &sweep), 0);
+}
+
+TEST_F(SiteTest, aSweepHasItsPageWithBothChartsTheirDataAndEveryStep) {
+    build_site((root_ / "results").string());
+    const std::string sw = page("alpha/sweep/h-load-sweep.html");
+    EXPECT_THAT(sw, HasSubstr("Latency against offered rate"));
+    EXPECT_THAT(sw, HasSubstr("Latency against sessions"));
+    EXPECT_THAT(sw, HasSubstr("id=\"sweep-rate-data\""));
+    EXPECT_THAT(sw, HasSubstr("id=\"sweep-sessions-data\""));
+    EXPECT_THAT(sw, HasSubstr("\"flavour\":\"quickfix\""));
+    EXPECT_THAT(sw, HasSubstr("\"knee\":40000"));
+    EXPECT_THAT(sw, HasSubstr("Knee: 40000/s (the highest step not saturated); saturated from 80000/s: the server was the limit"));
+    EXPECT_THAT(sw, HasSubstr("the client could not keep its schedule there"));
+    EXPECT_THAT(sw, HasSubstr("Server memory per session: 40960 bytes"));
+    EXPECT_THAT(sw, HasSubstr("4321.50")) << "the saturated step's figure is in its table";
+    EXPECT_THAT(sw, HasSubstr("1000 sessions left out"));
+    EXPECT_THAT(sw, HasSubstr("assets/uPlot")) << "the chart library is loaded (or the page says it is missing)";
+    const std::string hostpage = page("alpha/index.html");
+    EXPECT_THAT(hostpage, HasSubstr("href=\"sweep/h-load-sweep.html\""));
+    EXPECT_THAT(hostpage, HasSubstr("cpp rate knee 40000/s"));
+    EXPECT_THAT(hostpage, HasSubstr("cpp sessions knee 512 sessions"));
+    EXPECT_THAT(hostpage, HasSubstr("../alpha/sweep/h-load-sweep.html")) << "every-sitting row links its sweep page";
+    EXPECT_FALSE(fs::exists(root_ / "results" / "site" / "alpha" / "sitting" / "h-load-sweep"));
 }
 
 }  // namespace

@@ -236,6 +236,27 @@ test("the host page and every sitting's own matrix", async () => {
   await idx.close();
 });
 
+test("a load sweep: latency against rate and sessions, one line per flavour, knees ringed", async () => {
+  const page = await open("alpha/index.html");
+  await page.click('#sweeps a[href="sweep/h-load-sweep.html"]');
+  await page.waitForSelector("#sweep-rate[data-ready='1']", { timeout: 10000 });
+  await page.waitForSelector("#sweep-sessions[data-ready='1']", { timeout: 10000 });
+  assert.equal(await page.getAttribute("#sweep-rate", "data-lines"), "2");
+  assert.equal(await page.getAttribute("#sweep-sessions", "data-lines"), "1");
+  assert.equal(await page.getAttribute("#sweep-rate", "data-figure"), "response p99");
+  const legend = await page.textContent("#sweep-rate .u-legend");
+  for (const s of ["cpp", "quickfix", "cpp knee", "quickfix knee"]) assert.ok(legend.includes(s), s);
+  // The figure picker redraws the chart.
+  await page.selectOption("#series-rate select.sweep-figure", { label: "service p50" });
+  await page.waitForFunction(() => document.querySelector("#sweep-rate").dataset.figure === "service p50");
+  assert.equal(await page.$$eval("#sweep-rate canvas", (c) => c.length), 1);
+  assert.match(await page.textContent("#series-rate"), /saturated from 20000\/s: the client could not keep its schedule/);
+  assert.equal(await page.$$eval('table.sweep-steps[data-flavour="cpp"][data-series="rate"] tr.knee', (r) => r.length), 1);
+  assert.deepEqual(page.errors, []);
+  await page.screenshot({ path: path.join(shots, "sweep.png"), fullPage: true });
+  await page.close();
+});
+
 test("the matrix reads without scripts", async () => {
   const noJs = await launch({ javaScriptEnabled: false });
   const page = await open("alpha/index.html", noJs);

@@ -2,6 +2,7 @@
 // docs/bench_roundtrip.md and DESIGN.md "Contracts") and the human summary.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -28,6 +29,8 @@ struct CellResult {
   std::string clock_method;
   double tsc_ghz = 0;
   std::string idle;
+  unsigned client_threads = 1;
+  std::uint64_t orders_total = 0;  // answered over the warm-up and every run (the server's CPU per order divides by it)
   std::vector<RunFigures> runs;
   CellSummary summary;
   VerdictResult verdict;

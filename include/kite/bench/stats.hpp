@@ -40,13 +40,14 @@ struct ClientLoad {
 struct RunFigures {
   std::uint64_t count = 0;   // orders answered and recorded
   std::uint64_t errors = 0;  // rejects, unanswered orders, unexpected replies
-  double achieved_rate = 0;  // answered orders per second of the run
+  double achieved_rate = 0;  // accepted replies that arrived during the run, per second of it
   std::uint64_t max_in_flight = 0;
   std::uint64_t cap_hits = 0;  // open loop: due orders not sent because the in-flight cap was reached
   bool complete = true;        // the run lasted its duration with its sessions up
   Latency service;
   std::optional<Latency> response;  // open loop only
   ClientLoad client;
+  std::optional<Latency> lateness;  // open loop: the client's own lateness in taking up its slots
   double busy_us_per_order() const noexcept { return count ? client.busy_s * 1e6 / static_cast<double>(count) : 0; }
 };
 
@@ -59,6 +60,7 @@ struct CellLatency {
 struct CellSummary {
   CellLatency service;
   std::optional<CellLatency> response;
+  std::optional<CellLatency> lateness;  // open loop: the client's own schedule lateness (medians of the runs)
   double cv_p50 = 0, cv_p99 = 0;  // of the default view: response when open loop, else service
   double achieved_rate = 0;       // median
   std::uint64_t count = 0, errors = 0, max_in_flight = 0, cap_hits = 0;

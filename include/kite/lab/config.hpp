@@ -133,6 +133,7 @@ struct Flavour {
     std::vector<std::string> args;   ///< with {placeholders}
     std::vector<std::string> models, transports;
     std::map<std::string, std::string> env;
+    int max_sessions = 0;            ///< the most sessions its server takes (a sweep stays under it); 0: no limit
     std::string source_name;
 
     // Build and identity, and what the flavour does not claim (docs/flavours.md).

@@ -59,6 +59,12 @@ struct StoredSitting {
     nlohmann::json stamp;      ///< sitting.json
     Matrix matrix;             ///< its matrix file as recorded (defaults where it cannot be read)
     std::vector<StoredResult> results;
+    /// A load sweep (sitting.json's `kind` "sweep", bench-run sweep): it has
+    /// no matrix cells and never enters or sets a composed matrix.
+    bool sweep = false;
+    /// Its sweep.json files (one per flavour and series), each with `file`
+    /// added: its path relative to the results folder.
+    std::vector<nlohmann::json> sweeps;
 
     /// Settings of a cell of this sitting (from its matrix file and effective settings).
     Settings settings_for(const std::string& transport, const std::string& model, const std::string& loop) const;

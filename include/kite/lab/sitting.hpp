@@ -93,6 +93,38 @@ struct SittingResult {
 /// Runs (or resumes) a sitting. Throws ConfigError for bad inputs.
 SittingResult run_sitting(SittingOptions opt);
 
+/// One step of a stepped sitting (a sweep): a cell run with its own sessions
+/// and open-loop rate, by the sitting's runner (same stamp, audit, attempts
+/// and verdict), its result written to <sitting>/<dir>/<name>.json.
+struct Step {
+    Cell cell;
+    int sessions = 1;
+    int rate = 0;            ///< open loop, aggregate orders/s
+    int client_threads = 1;  ///< bench_roundtrip client --threads
+    std::string dir;         ///< folder under the sitting's, e.g. "sweep/cpp/rate"
+    std::string name;        ///< file stem, e.g. "step-01"
+    std::string label;       ///< what the progress line calls it
+    std::size_t planned = 0; ///< steps planned at most, this one included (the progress line's total)
+};
+
+struct StepResult {
+    Step step;
+    CellOutcome outcome;
+    nlohmann::json result;  ///< the step's result file as written
+    std::string file;       ///< relative to the sitting's folder
+};
+
+/// Chooses the next step from the steps run so far; nullopt ends the sitting.
+using StepPlanner = std::function<std::optional<Step>(const std::vector<StepResult>& done)>;
+
+/// Runs a sitting whose cells are chosen as it goes (bench-run sweep): set up,
+/// hashed, stamped (sitting.json's `kind` is "sweep") and checked as
+/// run_sitting does, `opt.matrix` naming the flavours, transport, model and
+/// loop that check-flavour plays and giving the runs, thresholds and audit.
+/// Each step's outcome is appended to `steps`. Not resumable. The results
+/// page is not rebuilt. Exit codes as run_sitting's.
+SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, std::vector<StepResult>& steps);
+
 /// Reads a cell's result file into an outcome (for the matrix, resume, compare).
 /// Throws when it has no cell or names no cell state.
 CellOutcome outcome_from_json(const nlohmann::json& j);

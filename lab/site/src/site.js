@@ -1,5 +1,5 @@
 // The results page's scripts: the response/service switch of the matrix, the
-// CDF charts of a cell's page, and the comparison picker. The pages read
+// CDF charts of a cell's page, the comparison picker, and a sweep's charts. The pages read
 // without them; everything here works from file:// (its data is in the pages).
 (function () {
   "use strict";
@@ -216,7 +216,71 @@
     if (q.get("a") || q.get("b")) run(false);
   }
 
+  // ---- A sweep's series: latency against offered rate or sessions, log axes,
+  // one line per flavour, each flavour's knee ringed; the figure is chosen.
+  var FIGURES = [["response", "p99"], ["response", "p50"], ["response", "p999"], ["response", "max"],
+                 ["service", "p50"], ["service", "p99"]];
+  function drawSweep(host, d, figure) {
+    var xs = [];
+    d.lines.forEach(function (l) { l.points.forEach(function (p) { if (p.x > 0) xs.push(p.x); }); });
+    xs.sort(function (a, b) { return a - b; });
+    xs = xs.filter(function (x, i) { return i === 0 || x !== xs[i - 1]; });
+    if (!xs.length) { host.textContent = "No measured step in this series."; return; }
+    var cols = [xs], series = [{ label: d.series === "rate" ? "orders/s" : "sessions" }];
+    d.lines.forEach(function (l, i) {
+      var colour = COLOURS[i % COLOURS.length];
+      var byX = {};
+      l.points.forEach(function (p) {
+        var v = p[figure[0]] && p[figure[0]][figure[1]];
+        if (typeof v === "number" && v > 0) byX[p.x] = v;
+      });
+      cols.push(xs.map(function (x) { return x in byX ? byX[x] : null; }));
+      series.push({ label: l.flavour, stroke: colour, width: 2, spanGaps: true,
+                    points: { show: true, size: 6 },
+                    value: function (u, v) { return v == null ? "-" : v.toPrecision(4); } });
+      cols.push(xs.map(function (x) { return x === l.knee && x in byX ? byX[x] : null; }));
+      series.push({ label: l.flavour + " knee", stroke: colour, width: 0, paths: function () { return null; },
+                    points: { show: true, size: 16, width: 2.5, fill: "transparent", stroke: colour },
+                    value: function (u, v) { return v == null ? "-" : v.toPrecision(4); } });
+    });
+    var width = Math.min(host.clientWidth || 900, 960);
+    var opts = {
+      width: width,
+      height: 420,
+      title: figure[0] + " " + figure[1] + " against " + (d.series === "rate" ? "offered rate" : "sessions"),
+      scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+      axes: [
+        { label: d.series === "rate" ? "offered rate, orders/s (log)" : "sessions (log)",
+          values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : +v.toPrecision(3); }); } },
+        { label: figure[0] + " time " + figure[1] + " (us, log)", size: 80,
+          values: function (u, vals) { return vals.map(function (v) { return v == null ? "" : +v.toPrecision(3); }); } }
+      ],
+      series: series
+    };
+    host.textContent = "";
+    new uPlot(opts, cols, host);
+    host.dataset.lines = String(d.lines.length);
+    host.dataset.figure = figure.join(" ");
+    host.dataset.ready = "1";
+  }
+  function initSweeps() {
+    if (typeof uPlot === "undefined") return;
+    document.querySelectorAll(".sweep-chart").forEach(function (host) {
+      var data = document.getElementById(host.id + "-data");
+      if (!data) return;
+      var d = JSON.parse(data.textContent);
+      var pick = el("select", { class: "sweep-figure", "aria-label": "figure drawn" });
+      FIGURES.forEach(function (f, i) { pick.appendChild(el("option", { value: String(i) }, f[0] + " " + f[1])); });
+      var label = el("label", {}, "Figure: ");
+      label.appendChild(pick);
+      host.parentNode.insertBefore(label, host);
+      pick.addEventListener("change", function () { drawSweep(host, d, FIGURES[+pick.value]); });
+      drawSweep(host, d, FIGURES[0]);
+    });
+  }
+
   initSwitch();
   initChart();
   initPicker();
+  initSweeps();
 })();
