@@ -37,6 +37,10 @@ public final class Server {
     static final int WARMUP_CALLS = 50_000;
     static final String WARMUP_ORDER = "8=FIX.4.4|9=178|35=D|34=2|49=BENCH0|52=20261201-10:00:00.000|56=KITE|11=C000000000001|"
             + "21=1|1=BENCH-ACCOUNT-001|55=KITE.XPAR|54=1|60=20261201-10:00:00.000000|38=100|40=2|44=101.25|59=0|10=000|";
+    // The other application paths the lab's check plays: an unknown type, an order lacking Symbol.
+    static final String WARMUP_OTHER = "8=FIX.4.4|9=52|35=XX|34=3|49=BENCH0|52=20261201-10:00:00.000|56=KITE|10=000|";
+    static final String WARMUP_INCOMPLETE = "8=FIX.4.4|9=150|35=D|34=4|49=BENCH0|52=20261201-10:00:00.000|56=KITE|"
+            + "11=C000000000002|21=1|1=BENCH-ACCOUNT-001|54=1|60=20261201-10:00:00.000000|38=100|40=2|44=101.25|10=000|";
     // Over the wire: every other path (logon, JNI, session) once more, briefly.
     static final int WARMUP_ORDERS = 500;
     static final long WARMUP_LIMIT_NS = 1_000_000_000L;
@@ -120,6 +124,37 @@ public final class Server {
         }
     }
 
+    /**
+     * Waits, at most 2 s, until the JIT's compiler threads ran under 5% of a
+     * 200 ms window: the lab's audit refuses a cell in which they burn CPU.
+     * Their time comes from /proc/self/task (they are no Java threads).
+     */
+    static void awaitCompilers() throws InterruptedException {
+        final long deadline = System.nanoTime() + 2_000_000_000L;
+        long before = compilerNanos();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            final long now = compilerNanos();
+            if (before >= 0 && now >= 0 && now - before < 10_000_000L) return;
+            before = now;
+        }
+    }
+
+    /** CPU time of the "C1/C2 CompilerThre..." threads, or -1 when unreadable. */
+    static long compilerNanos() {
+        long total = 0;
+        try (var tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path t : tasks) {
+                if (!Files.readString(t.resolve("comm")).contains("CompilerThre")) continue;
+                final String stat = Files.readString(t.resolve("schedstat"));
+                total += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return total;
+    }
+
     static void writeReady(String path, int port) throws IOException {
         final Path p = Path.of(path), tmp = Path.of(path + ".tmp");
         Files.writeString(tmp, port + "\n");
@@ -150,14 +185,23 @@ public final class Server {
         }
         final int port = acceptor.port();
         final long t1 = System.nanoTime();
-        Warmup.run(app, WARMUP_ORDER, WARMUP_CALLS);
+        // Interleaved, so that the compiled order path has seen every branch those take.
+        for (int round = 0; round < 50; ++round) {
+            Warmup.run(app, WARMUP_ORDER, WARMUP_CALLS / 50);
+            Warmup.run(app, WARMUP_OTHER, 20);
+            Warmup.run(app, WARMUP_INCOMPLETE, 20);
+        }
         final long t2 = System.nanoTime();
         warmUp(port, arg(args, "--bind", "127.0.0.1"));
         System.out.printf("java-jni: acceptor started in %.2f s, Java path warmed in %.2f s, wire warm-up done %.2f s%n",
                 (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (System.nanoTime() - t2) * 1e-9);
-        // Compilations the warm-up queued finish before the lab looks.
-        Thread.sleep(300);
         app.orders = 0;
+        final String ready = arg(args, "--ready-file", "ready");
+        // A rehearsal: the ready file's write (a heap buffer through the channel code) would otherwise
+        // deoptimise compiled JDK code right after the ready file.
+        writeReady(ready + ".warm", port);
+        Files.deleteIfExists(Path.of(ready + ".warm"));
+        awaitCompilers();
 
         final CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -175,7 +219,7 @@ public final class Server {
             // SIGTERM's exit status would be 143; the contract asks for 0.
             Runtime.getRuntime().halt(0);
         }, "kite-shutdown"));
-        writeReady(arg(args, "--ready-file", "ready"), port);
+        writeReady(ready, port);
         done.await();
     }
 }
