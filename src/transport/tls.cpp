@@ -616,7 +616,7 @@ class TlsDriver final : public Driver {
     report("%s %s: %s: %s: closing", who(), t.peer, what, why);
   }
 
-  const char* who() const noexcept { return ctx_->role() == TlsRole::server ? "tls: client" : "tls: server"; }
+  const char* who() const noexcept { return ctx_->role() == TlsRole::server ? "client" : "server"; }
 
   void report(const char* fmt, ...) noexcept __attribute__((format(printf, 2, 3))) {
     char line[512];
@@ -625,7 +625,7 @@ class TlsDriver final : public Driver {
     std::vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (cfg_.events != nullptr) cfg_.events->event(line);
-    else std::fprintf(stderr, "%s\n", line);
+    else std::fprintf(stderr, "tls: %s\n", line);
   }
 
   static void describe_peer(int fd, char* out, std::size_t cap) noexcept {

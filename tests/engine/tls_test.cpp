@@ -151,7 +151,7 @@ TEST_F(TlsTest, refusesAServerWhoseCertificateDoesNotNameTheHost) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->answered, 0);
   EXPECT_EQ(client_lines.count("does not name 'wrong.example'"), 1u) << client_lines.all();
-  EXPECT_TRUE(client_lines.contains("tls: server 127.0.0.1:")) << client_lines.all();
+  EXPECT_TRUE(client_lines.contains("server 127.0.0.1:")) << client_lines.all();
   // The acceptor saw the client give up (an alert), and said so once.
   ASSERT_TRUE(eventually([&] { return server_lines.count("TLS handshake failed") == 1; })) << server_lines.all();
   engine->stop();
@@ -197,7 +197,7 @@ TEST_F(TlsTest, acceptorRequiringAClientCertificateRefusesAClientWithoutOne) {
   EXPECT_EQ(p->answered, 0);
   ASSERT_TRUE(eventually([&] { return server_lines.count("peer did not return a certificate") == 1; }))
       << server_lines.all();
-  EXPECT_TRUE(server_lines.contains("tls: client 127.0.0.1:")) << server_lines.all();
+  EXPECT_TRUE(server_lines.contains("client 127.0.0.1:")) << server_lines.all();
   EXPECT_TRUE(server_lines.contains("client_certificate = \"require\"")) << server_lines.all();
 
   // The same acceptor takes a client that shows a certificate from its CA.

@@ -61,7 +61,8 @@ class Sink {
 
 // Where a driver reports what went wrong with one connection below the
 // protocol (a TLS handshake refused, a peer's certificate rejected): one line
-// per event, on the driver's thread, never on the per-message path.
+// per event naming the peer ("client 10.0.0.7:51234: TLS handshake failed:
+// ..."), on the driver's thread, never on the per-message path.
 class EventLog {
  public:
   virtual ~EventLog() = default;
