@@ -143,6 +143,8 @@ std::shared_ptr<TlsContext> TlsContext::make(const TlsConfig& c, TlsRole role, c
   // allocate again on the next message.
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_clear_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // One recv per burst of records rather than two per record (header, body).
+  SSL_CTX_set_read_ahead(ctx, 1);
 
   if (role == TlsRole::server && c.certificate.empty()) {
     error = "certificate: missing (a TLS acceptor needs its certificate chain and private key)";
@@ -479,6 +481,10 @@ class TlsDriver final : public Driver {
         if (cfg_.socket.quickack) quickack(c.fd);
         ++work;
         sink.on_data(c, nullptr, static_cast<std::size_t>(n));
+        // Nothing more inside OpenSSL: another read would almost always be
+        // an EAGAIN syscall. Level-triggered epoll, or the next direct pass,
+        // brings what arrives since.
+        if (!SSL_has_pending(t.ssl)) break;
         continue;
       }
       const int e = SSL_get_error(t.ssl, n);
