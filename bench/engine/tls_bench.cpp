@@ -7,14 +7,14 @@
 //   roundtrip/tls13    the tls transport, TLS 1.3 (AES-256-GCM)
 // CPU time per iteration is both ends' cost of one order and its report:
 // two sends and two receives, plus, with TLS, two encryptions and two
-// decryptions. ssl_allocs is OpenSSL's allocations per round trip
-// (CRYPTO_set_mem_functions, set in main before OpenSSL starts).
+// decryptions. OpenSSL's allocator is Kite's recycling one (as in
+// kite-acceptor): ssl_allocs is the allocations OpenSSL asked for per round
+// trip, ssl_malloc those that reached malloc.
 #include <benchmark/benchmark.h>
 #include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -28,17 +28,6 @@
 namespace {
 
 using namespace kite::transport;
-
-std::atomic<long> g_ssl_allocs{0};
-void* count_malloc(size_t n, const char*, int) {
-  g_ssl_allocs.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n);
-}
-void* count_realloc(void* p, size_t n, const char*, int) {
-  g_ssl_allocs.fetch_add(1, std::memory_order_relaxed);
-  return std::realloc(p, n);
-}
-void count_free(void* p, const char*, int) { std::free(p); }
 
 kite::test::TestCertificates* g_certs = nullptr;
 
@@ -135,11 +124,14 @@ void roundtrip(benchmark::State& state, Mode mode) {
     sink.got[1] -= report.size();
   };
   for (int i = 0; i < 100; ++i) one();  // handshake and warm-up
-  const long allocs0 = g_ssl_allocs.load();
+  const TlsAllocations a0 = tls_allocations();
   for (auto _ : state) one();
   if (sink.closed) state.SkipWithError("connection closed");
+  const TlsAllocations a1 = tls_allocations();
   state.counters["ssl_allocs"] =
-      benchmark::Counter(static_cast<double>(g_ssl_allocs.load() - allocs0), benchmark::Counter::kAvgIterations);
+      benchmark::Counter(static_cast<double>(a1.calls - a0.calls), benchmark::Counter::kAvgIterations);
+  state.counters["ssl_malloc"] =
+      benchmark::Counter(static_cast<double>(a1.from_system - a0.from_system), benchmark::Counter::kAvgIterations);
   server->remove(s);
   client->remove(c);
   ::close(l.fd);
@@ -152,7 +144,7 @@ BENCHMARK_CAPTURE(roundtrip, tls13, Mode::tls13)->Unit(benchmark::kNanosecond);
 }  // namespace
 
 int main(int argc, char** argv) {
-  CRYPTO_set_mem_functions(count_malloc, count_realloc, count_free);
+  use_recycling_tls_allocator();  // before anything starts OpenSSL
   kite::test::TestCertificates certs;
   g_certs = &certs;
   benchmark::Initialize(&argc, argv);

@@ -62,6 +62,23 @@ struct TlsConfig {
 // Whether this build has the tls transport (KITE_WITH_TLS).
 bool tls_compiled_in() noexcept;
 
+// OpenSSL 3.0's record writer allocates and frees two to four small blocks
+// for every record it writes. This gives OpenSSL an allocator of per-thread
+// free lists (blocks up to 512 bytes; larger ones go to malloc), so that
+// after a connection's first records no message reaches malloc. It is
+// process-wide and must come before anything starts OpenSSL (first thing in
+// main): false when it is too late, or in a build without TLS. Kite's
+// programs call it; libkite does not (its host owns OpenSSL's allocator).
+bool use_recycling_tls_allocator() noexcept;
+
+struct TlsAllocations {
+  std::uint64_t calls = 0;        // allocations OpenSSL asked for
+  std::uint64_t from_system = 0;  // those that reached malloc (new slabs, large blocks)
+  bool installed = false;
+};
+// Counts since use_recycling_tls_allocator() (zeros when it is not in use).
+TlsAllocations tls_allocations() noexcept;
+
 // An OpenSSL SSL_CTX and the checks it applies. Immutable once made; shared
 // by every thread's driver.
 class TlsContext {
