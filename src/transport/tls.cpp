@@ -488,7 +488,13 @@ class TlsDriver final : public Driver {
         continue;
       }
       const int e = SSL_get_error(t.ssl, n);
-      if (e == SSL_ERROR_WANT_READ) break;
+      if (e == SSL_ERROR_WANT_READ) {
+        if (t.want_write) {  // what waited for room went out
+          t.want_write = false;
+          if (!direct_) update(c, t);
+        }
+        break;
+      }
       if (e == SSL_ERROR_WANT_WRITE) {  // a post-handshake message waits for room: EPOLLOUT brings us back
         if (!t.want_write) {
           t.want_write = true;
