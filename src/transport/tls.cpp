@@ -228,7 +228,7 @@ enum class Phase : std::uint8_t { handshake, open, failed };
 struct TlsConn {
   SSL* ssl = nullptr;
   Phase phase = Phase::failed;
-  bool want_write = false;  // the handshake waits for the socket to take bytes
+  bool want_write = false;  // OpenSSL (a handshake step, or a read) waits for the socket to take bytes
   bool queued = false;      // epoll: listed in again_ (OpenSSL may hold decrypted bytes)
   std::int64_t deadline_ms = 0;
   char peer[64] = {};
