@@ -4,6 +4,9 @@
 // line; a plaintext client and a stalled handshake harm no TLS session.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -125,6 +128,84 @@ TEST_P(TlsModelTest, initiatorAndAcceptorExchangeRecordsOverTls) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TlsModelTest, ::testing::Values(Model::single, Model::mono, Model::pool, Model::shard),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Streams `total` numbered 1000-byte records as fast as the send buffer
+// takes them and checks every echo comes back in order.
+class Burst final : public Protocol, public ProtocolFactory {
+ public:
+  explicit Burst(int total) : total_(total) {}
+  void on_connected(Outbound& out, std::int64_t) noexcept override {
+    out_ = &out;
+    fill();
+  }
+  std::size_t on_data(const char* d, std::size_t n, std::int64_t) noexcept override {
+    std::size_t used = 0;
+    while (n - used >= kSize) {
+      char want[16];
+      std::snprintf(want, sizeof want, "r%08d", received.load());
+      if (std::memcmp(d + used, want, 9) != 0 || d[used + kSize - 1] != '\n') ++wrong;
+      ++received;
+      used += kSize;
+    }
+    if (received == total_) out_->close("done", true);
+    return used;
+  }
+  int on_timer(std::int64_t) noexcept override { return fill(); }
+  void on_disconnected(const char* why, std::int64_t) noexcept override { reason = why; }
+  Protocol* open(int) noexcept override { return this; }
+  void release(Protocol*) noexcept override {}
+
+  std::atomic<int> received{0};
+  int sent = 0, wrong = 0;
+  std::string reason;
+
+ private:
+  static constexpr std::size_t kSize = 1000;
+  int fill() noexcept {
+    int n = 0;
+    while (sent < total_) {
+      char* p = out_->claim(kSize);
+      if (p == nullptr) break;
+      std::memset(p, '.', kSize);
+      std::snprintf(p, 16, "r%08d", sent);
+      p[9] = ' ';
+      p[kSize - 1] = '\n';
+      out_->commit(kSize);
+      ++sent;
+      ++n;
+    }
+    return n;
+  }
+  int total_;
+  Outbound* out_ = nullptr;
+};
+
+// Small socket and send buffers on both sides: SSL_write finds the socket full
+// (partial writes, EPOLLOUT), and the echo's receive side fills and pauses.
+TEST_P(TlsModelTest, streamsThroughFullSocketsWithoutLosingOrReordering) {
+  ecfg.model = GetParam();
+  ecfg.socket_sndbuf = ecfg.socket_rcvbuf = 65536;
+  ecfg.send_full = SendFullPolicy::wait;
+  ecfg.recv_buffer = 16 * 1024;
+  ecfg.send_buffer = 32 * 1024;
+  EchoFactory echo;
+  auto engine = start_engine(echo);
+  ASSERT_TRUE(engine);
+  constexpr int kTotal = 3000;  // 3 MB each way
+  Burst burst(kTotal);
+  icfg.sessions = 1;
+  icfg.socket_sndbuf = icfg.socket_rcvbuf = 65536;
+  std::string error;
+  auto init = Initiator::start(icfg, burst, error);
+  ASSERT_TRUE(init) << error;
+  ASSERT_TRUE(init->wait_closed(30000)) << burst.received.load() << " of " << kTotal;
+  init->stop();
+  EXPECT_EQ(burst.received.load(), kTotal);
+  EXPECT_EQ(burst.wrong, 0);
+  EXPECT_EQ(burst.reason, "done");
+  EXPECT_EQ(server_lines.all(), "");
+  engine->stop();
+}
 
 // Runs one initiator session that must not get through; returns its pinger.
 std::unique_ptr<Pinger> refused_session(const InitiatorConfig& icfg) {
