@@ -3,6 +3,7 @@
 // certificates and missing client certificates are refused with one clear
 // line; a plaintext client and a stalled handshake harm no TLS session.
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 
 #include <atomic>
 #include <cstdio>
@@ -378,6 +379,38 @@ TEST_P(TlsNeighbourTest, stalledHandshakeDoesNotStallAnotherSession) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TlsNeighbourTest, ::testing::Values(Model::mono, Model::pool, Model::shard),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+// A blocking OpenSSL client limited to TLS 1.2: its handshake result.
+bool handshake_with_tls12_only(std::uint16_t port, const std::string& ca) {
+  Client tcp;
+  if (!tcp.connect(port)) return false;
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_load_verify_locations(ctx, ca.c_str(), nullptr);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, tcp.fd());
+  SSL_set_tlsext_host_name(ssl, "localhost");
+  const bool ok = SSL_connect(ssl) == 1;
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+  return ok;
+}
+
+TEST_F(TlsTest, minimumVersionRefusesAnOlderClient) {
+  EchoFactory echo;
+  ecfg.tls.min_version = transport::TlsVersion::tls1_3;
+  auto engine = start_engine(echo);
+  ASSERT_TRUE(engine);
+  EXPECT_FALSE(handshake_with_tls12_only(icfg.port, certs->ca()));
+  ASSERT_TRUE(eventually([&] { return server_lines.count("unsupported protocol") == 1; })) << server_lines.all();
+  engine->stop();
+
+  ecfg.tls.min_version = transport::TlsVersion::tls1_2;
+  auto older = start_engine(echo);
+  ASSERT_TRUE(older);
+  EXPECT_TRUE(handshake_with_tls12_only(icfg.port, certs->ca())) << server_lines.all();
+  older->stop();
+}
 
 TEST_F(TlsTest, badConfigurationIsReportedNamingTheFile) {
   EchoFactory echo;
