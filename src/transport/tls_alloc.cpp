@@ -43,17 +43,41 @@ struct Free {
   Free* next;
 };
 
+// One thread's count of calls: written by its thread only (no locked
+// instruction, no line shared between engine threads), summed by readers.
+struct Calls {
+  std::atomic<std::uint64_t> n{0};
+};
+
 struct Cache {
   Free* head[kClasses] = {};
+  Calls* calls = nullptr;
 };
 thread_local Cache t_cache;
 
-std::atomic<std::uint64_t> g_calls{0}, g_system{0};
+std::atomic<std::uint64_t> g_system{0};
 
-// Slabs stay reachable for the process's life (a thread's list ends with it;
-// its blocks are then simply kept).
+// Slabs and per-thread counts stay reachable for the process's life (a
+// thread's list ends with it; its blocks are then simply kept).
 std::mutex g_slabs_mu;
 std::vector<void*>* g_slabs = nullptr;
+std::vector<Calls*>* g_calls = nullptr;
+
+void count_call() noexcept {
+  if (t_cache.calls == nullptr) {
+    std::lock_guard<std::mutex> g(g_slabs_mu);
+    try {
+      if (g_calls == nullptr) g_calls = new std::vector<Calls*>();
+      auto* c = new Calls();
+      g_calls->push_back(c);
+      t_cache.calls = c;
+    } catch (...) {
+      return;
+    }
+  }
+  std::atomic<std::uint64_t>& n = t_cache.calls->n;
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 Header* header_of(void* p) noexcept { return static_cast<Header*>(p) - 1; }
 
@@ -83,7 +107,7 @@ bool refill(std::size_t k) noexcept {
 }
 
 void* recycle_malloc(std::size_t n, const char*, int) {
-  g_calls.fetch_add(1, std::memory_order_relaxed);
+  count_call();
   if (n == 0) n = 1;
   if (n > kClasses * kStep) {
     auto* h = static_cast<Header*>(std::malloc(sizeof(Header) + n));
@@ -140,8 +164,14 @@ bool use_recycling_tls_allocator() noexcept {
 }
 
 TlsAllocations tls_allocations() noexcept {
-  return {g_calls.load(std::memory_order_relaxed), g_system.load(std::memory_order_relaxed),
-          g_installed.load(std::memory_order_acquire)};
+  TlsAllocations a;
+  a.installed = g_installed.load(std::memory_order_acquire);
+  a.from_system = g_system.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> g(g_slabs_mu);
+  if (g_calls != nullptr) {
+    for (const Calls* c : *g_calls) a.calls += c->n.load(std::memory_order_relaxed);
+  }
+  return a;
 }
 
 #endif  // KITE_HAVE_TLS
