@@ -11,6 +11,7 @@ packages=(
   libpugixml-dev                      # FIX data dictionary loading
   libhowardhinnant-date-dev tzdata    # IANA time zones for session schedules
   liburing-dev
+  libssl-dev openssl                  # the tls transport; its tests make certificates with openssl
   libquickfix-dev                     # peer flavour, benchmarks, interop tests
   sockperf                            # cross-check of the raw floor
   iproute2 procps util-linux          # network namespaces, veth, taskset

@@ -200,6 +200,11 @@ KITE_API kite_status kite_acceptor_thread_load(const kite_acceptor* a, size_t i,
  * tables with ConnectionType = "initiator", SocketConnectHost and
  * SocketConnectPort (one host and port for all), and an optional [engine]
  * table (transport, idle, cores, threads = how many kite-init-N threads).
+ * With transport = "tls" a [tls] table: ca_file or ca_dir (trust anchors),
+ * server_name (checked and sent as SNI; default SocketConnectHost),
+ * verify_peer and verify_host (default true), certificate and private_key
+ * (a client certificate), min_version ("1.2" or "1.3"),
+ * handshake_timeout_ms; see docs/acceptor.md "TLS" for the acceptor's.
  * Every session connects once, at start (no reconnect); the Logon follows
  * on its thread. Any thread but an engine thread. */
 KITE_API kite_status kite_initiator_start_file(const char* path, const kite_callbacks* callbacks, kite_initiator** out);

@@ -12,6 +12,7 @@
 
 #include "admin.hpp"
 
+#include "kite/app/tls_config.hpp"
 #include "kite/util/toml_reader.hpp"
 
 namespace kite::app {
@@ -177,7 +178,7 @@ AcceptorConfig finish(session::Config sessions) {
   c.engine.send_full = engine::SendFullPolicy::wait;
   for (const auto& [k, v] : c.sessions.document) {
     const std::string_view key = k.str();
-    if (key == "defaults" || key == "session") continue;
+    if (key == "defaults" || key == "session" || key == "tls") continue;  // [tls]: once the transport is known
     const std::string table = std::string("[").append(key).append("]");
     const auto* t = v.as_table();
     if (key != "engine" && key != "app" && key != "admin" && key != "message_log" && key != "log")
@@ -190,6 +191,12 @@ AcceptorConfig finish(session::Config sessions) {
     else if (key == "admin") read_admin(c, *t, r);
     else if (key == "message_log") read_message_log(c, *t, r);
     else read_log(c, *t, r);
+  }
+  check_tls_table(c.sessions.document, reader, c.engine.transport == transport::Kind::tls,
+                  transport::to_string(c.engine.transport));
+  if (const toml::node* t = c.sessions.document.get("tls")) {
+    if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
+    read_tls_table(*t->as_table(), reader, transport::TlsRole::server, {}, c.engine.tls);
   }
   if (!c.message_log.sessions.empty() && c.message_log.dir.empty())
     throw ConfigError(name + ": [message_log]: setting sessions: needs dir");
@@ -429,7 +436,8 @@ class Acceptor::Factory final : public engine::ProtocolFactory {
 };
 
 Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* hooks)
-    : config_(std::move(config)), log_(log), hooks_(hooks) {
+    : config_(std::move(config)), log_(log), hooks_(hooks), events_(std::make_unique<LoggerEvents>(log)) {
+  if (config_.engine.events == nullptr) config_.engine.events = events_.get();
   registry_ = std::make_unique<session::SessionRegistry>(clock_, log_);
   std::size_t i = 0;
   for (const session::SessionSettings& s : config_.sessions.sessions) {

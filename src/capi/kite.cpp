@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kite/app/acceptor.hpp"
+#include "kite/app/tls_config.hpp"
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/engine/engine.hpp"
@@ -358,6 +359,7 @@ class OutboxConnection final : public engine::Protocol {
 struct kite_initiator final : engine::ProtocolFactory {
   kite_callbacks callbacks{};
   session::StderrLogger log;
+  app::LoggerEvents events{log};
   session::SystemClock clock;
   std::unique_ptr<ThreadCalls> thread_calls;
   std::vector<std::unique_ptr<kite_session>> sessions;
@@ -439,7 +441,7 @@ kite_status start_initiator(const std::string& text, const std::string& name, co
     session::Config config = session::parse_config(text, name);
     for (const auto& [k, v] : config.document) {
       const std::string_view key = k.str();
-      if (key != "engine" && key != "defaults" && key != "session")
+      if (key != "engine" && key != "defaults" && key != "session" && key != "tls")
         throw std::runtime_error(name + ": [" + std::string(key) + "]: unknown table");
     }
     read_initiator_engine(config.document, name, ec);
@@ -471,6 +473,14 @@ kite_status start_initiator(const std::string& text, const std::string& name, co
     in->wrappers.resize(i);
     in->inner_of.resize(i, nullptr);
     ec.sessions = static_cast<int>(i);
+    const util::TomlReader reader(name);
+    app::check_tls_table(config.document, reader, ec.transport == transport::Kind::tls,
+                         transport::to_string(ec.transport));
+    if (const toml::node* t = config.document.get("tls")) {
+      if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
+      app::read_tls_table(*t->as_table(), reader, transport::TlsRole::client, ec.host, ec.tls);
+    }
+    ec.events = &in->events;
   } catch (...) {
     return fail_current(KITE_ERROR_CONFIG);
   }

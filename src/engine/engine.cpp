@@ -38,7 +38,8 @@ bool supports(Kind transport, Model model) noexcept {
   switch (transport) {
     case Kind::kernel:
     case Kind::uring:
-    case Kind::onload: return true;
+    case Kind::onload:
+    case Kind::tls: return true;
     case Kind::vma: return model != Model::shard;
     case Kind::tcpdirect:
     case Kind::socketxtreme: return model == Model::single || model == Model::mono;
@@ -52,8 +53,10 @@ namespace {
 // The in-process backend for a transport: onload and vma are the kernel
 // backend run under their launcher (see src/transport/vendor/launcher.hpp).
 std::unique_ptr<transport::Driver> make_driver(Kind kind, bool direct, const transport::DriverConfig& dc,
-                                               const std::string& address, std::uint16_t port, std::string& error) {
+                                               const std::string& address, std::uint16_t port,
+                                               const std::shared_ptr<transport::TlsContext>& tls, std::string& error) {
   switch (kind) {
+    case Kind::tls: return transport::make_tls_driver(dc, tls, direct, error);
     case Kind::kernel:
     case Kind::onload:
     case Kind::vma:
@@ -76,6 +79,7 @@ transport::DriverConfig driver_config(const Config& c) {
   dc.socket.prefer_busy_poll = c.prefer_busy_poll;
   dc.socket.rcvbuf = c.socket_rcvbuf;
   dc.socket.sndbuf = c.socket_sndbuf;
+  dc.events = c.events;
   dc.uring_entries = c.uring_entries;
   dc.uring_sqpoll = c.uring_sqpoll;
   // A receive is armed only when rx can take a whole provided buffer.
@@ -199,6 +203,13 @@ class EngineImpl final : public Engine {
     }
     const int workers = (cfg_.model == Model::pool || cfg_.model == Model::shard) ? std::max(1, cfg_.workers) : 1;
     const transport::DriverConfig dc = driver_config(cfg_);
+    if (cfg_.transport == Kind::tls) {
+      tls_ = transport::TlsContext::make(cfg_.tls, transport::TlsRole::server, {}, error);
+      if (tls_ == nullptr) {
+        error = "tls: " + error;
+        return false;
+      }
+    }
 
     // Listeners first: a port in use is reported before any thread starts.
     // tcpdirect listens on its own stack (a zftl inside the driver), and
@@ -240,7 +251,8 @@ class EngineImpl final : public Engine {
         setup.load = loads_.back().get();
       }
       if (cfg_.model == Model::single && !native_listen && !driver_accepts) setup.own_listener = listeners_[0];
-      auto driver = make_driver(cfg_.transport, cfg_.model == Model::single, dc, cfg_.bind_address, cfg_.port, error);
+      auto driver =
+          make_driver(cfg_.transport, cfg_.model == Model::single, dc, cfg_.bind_address, cfg_.port, tls_, error);
       if (!driver) return false;
       auto agent = std::make_unique<SessionAgent>(shared_, std::move(driver), setup);
       const bool driver_listens = cfg_.model == Model::mono || (cfg_.model == Model::single && driver_accepts);
@@ -314,6 +326,7 @@ class EngineImpl final : public Engine {
   std::vector<std::unique_ptr<AgentRunner>> runners_;
   std::unique_ptr<FrontDoor> front_;
   std::unique_ptr<AgentRunner> front_runner_;
+  std::shared_ptr<transport::TlsContext> tls_;
 };
 
 class InitiatorImpl final : public Initiator {
@@ -341,6 +354,14 @@ class InitiatorImpl final : public Initiator {
     const int sessions = std::max(1, cfg_.sessions);
     const int threads = std::clamp(cfg_.threads, 1, sessions);
     const transport::DriverConfig dc = driver_config(cfg_);
+    std::shared_ptr<transport::TlsContext> tls;
+    if (cfg_.transport == Kind::tls) {
+      tls = transport::TlsContext::make(cfg_.tls, transport::TlsRole::client, cfg_.host, error);
+      if (tls == nullptr) {
+        error = "tls: " + error;
+        return false;
+      }
+    }
     for (int t = 0; t < threads; ++t) {
       const int mine = sessions / threads + (t < sessions % threads ? 1 : 0);
       queues_.push_back(std::make_unique<SpscQueue<int>>(static_cast<std::size_t>(mine)));
@@ -351,7 +372,7 @@ class InitiatorImpl final : public Initiator {
       setup.send_buffer = cfg_.send_buffer;
       setup.timer_interval_ns = static_cast<std::int64_t>(cfg_.timer_interval_us) * 1000;
       setup.inbox = queues_.back().get();
-      auto driver = make_driver(cfg_.transport, mine == 1, dc, cfg_.host, 0, error);
+      auto driver = make_driver(cfg_.transport, mine == 1, dc, cfg_.host, 0, tls, error);
       if (!driver) return false;
       agents_.push_back(std::make_unique<SessionAgent>(shared_, std::move(driver), setup));
     }

@@ -14,12 +14,13 @@ const char* to_string(Kind k) noexcept {
     case Kind::vma: return "vma";
     case Kind::tcpdirect: return "tcpdirect";
     case Kind::socketxtreme: return "socketxtreme";
+    case Kind::tls: return "tls";
   }
   return "?";
 }
 
 bool parse_kind(std::string_view s, Kind& out) noexcept {
-  for (Kind k : {Kind::kernel, Kind::uring, Kind::onload, Kind::vma, Kind::tcpdirect, Kind::socketxtreme}) {
+  for (Kind k : {Kind::kernel, Kind::uring, Kind::onload, Kind::vma, Kind::tcpdirect, Kind::socketxtreme, Kind::tls}) {
     if (s == to_string(k)) {
       out = k;
       return true;
@@ -47,6 +48,12 @@ bool compiled_in(Kind k) noexcept {
 #endif
     case Kind::socketxtreme:
 #ifdef KITE_HAVE_SOCKETXTREME
+      return true;
+#else
+      return false;
+#endif
+    case Kind::tls:
+#ifdef KITE_HAVE_TLS
       return true;
 #else
       return false;

@@ -1,6 +1,6 @@
 // The kite-acceptor daemon as a library: its configuration file (the session
 // loader's [defaults]/[[session]] plus [engine] and [app] tables, see
-// docs/acceptor.md) and an Acceptor that runs the engine with one
+// docs/acceptor.md, and [tls] for transport tls) and an Acceptor that runs the engine with one
 // OrderApplication per session.
 //
 // Errors: load_acceptor_config() and the Acceptor constructor throw
@@ -65,6 +65,7 @@ AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& n
 
 class GuardedConnection;
 class AdminServer;
+class LoggerEvents;
 
 // What an operator asks of one session (kite-admin). Run by the thread that
 // owns the session's connection, or, when it has none, by the caller.
@@ -165,6 +166,7 @@ class Acceptor {
   AcceptorConfig config_;
   session::Logger& log_;
   AcceptorHooks* hooks_;
+  std::unique_ptr<LoggerEvents> events_;  // the engine's transport events into log_
   session::SystemClock clock_;
   IdSource ids_;
   Exchange exchange_;

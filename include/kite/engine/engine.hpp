@@ -28,6 +28,7 @@
 
 #include "kite/engine/agent.hpp"
 #include "kite/engine/protocol.hpp"
+#include "kite/transport/tls.hpp"
 #include "kite/transport/transport.hpp"
 
 namespace kite::engine {
@@ -39,7 +40,8 @@ bool parse_model(const std::string& s, Model& out) noexcept;
 // Whether `transport` can run `model` (the lab marks the other cells nopool /
 // noshard). kernel and uring run all four; onload runs all four (it is the
 // kernel backend under the launcher); vma has no shard (no SO_REUSEPORT
-// spreading); tcpdirect and socketxtreme run single and mono only.
+// spreading); tcpdirect and socketxtreme run single and mono only; tls (kernel
+// TCP with OpenSSL) runs all four.
 bool supports(transport::Kind transport, Model model) noexcept;
 
 // What to do when a connection's send buffer is full.
@@ -81,6 +83,8 @@ struct EngineConfig {
   unsigned uring_entries = 512;
   bool log = true;  // one-line notes on stderr at set-up and when the front door waits
   ThreadHooks* thread_hooks = nullptr;  // every engine thread's start and end (outlives the engine)
+  transport::TlsConfig tls;  // transport tls: the acceptor's certificate, key and client checks
+  transport::EventLog* events = nullptr;  // a connection's transport failures (TLS); nullptr: stderr
 };
 
 // Counters, updated by engine threads with relaxed atomics; read at any time.
@@ -137,6 +141,10 @@ struct InitiatorConfig {
   unsigned uring_entries = 512;
   bool uring_sqpoll = false;
   ThreadHooks* thread_hooks = nullptr;  // as EngineConfig::thread_hooks
+  // transport tls: trust anchors, the server name checked (server_name, else
+  // `host`), an optional client certificate.
+  transport::TlsConfig tls;
+  transport::EventLog* events = nullptr;  // as EngineConfig::events
 };
 
 // Connects every session (at set-up, before the threads start), then runs

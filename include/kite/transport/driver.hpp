@@ -59,8 +59,19 @@ class Sink {
   virtual void on_accepted(int fd) noexcept = 0;
 };
 
+// Where a driver reports what went wrong with one connection below the
+// protocol (a TLS handshake refused, a peer's certificate rejected): one line
+// per event naming the peer ("client 10.0.0.7:51234: TLS handshake failed:
+// ..."), on the driver's thread, never on the per-message path.
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  virtual void event(const char* line) noexcept = 0;
+};
+
 struct DriverConfig {
-  SocketOptions socket;        // applied to each accepted/added socket
+  SocketOptions socket;
+  EventLog* events = nullptr;  // nullptr: lines go to stderr        // applied to each accepted/added socket
   int max_reads_per_conn = 4;  // bound on reads per connection per poll
   int max_events = 64;         // epoll_wait / CQE batch
   // io_uring only

@@ -29,13 +29,14 @@ struct IoResult {
 // takes them over, so inside the process they run the kernel backend.
 // `tcpdirect` and `socketxtreme` are native vendor APIs, compiled only with
 // KITE_WITH_TCPDIRECT / KITE_WITH_SOCKETXTREME and their SDK headers.
-enum class Kind : std::uint8_t { kernel, uring, onload, vma, tcpdirect, socketxtreme };
+// `tls` is kernel TCP with OpenSSL in user space (KITE_WITH_TLS; tls.hpp).
+enum class Kind : std::uint8_t { kernel, uring, onload, vma, tcpdirect, socketxtreme, tls };
 
 const char* to_string(Kind k) noexcept;
 // Parses "kernel", "uring", ...; false when the name is unknown.
 bool parse_kind(std::string_view s, Kind& out) noexcept;
 // Whether this build can drive `k` in-process (uring needs KITE_WITH_URING;
-// tcpdirect/socketxtreme need their SDKs; onload/vma need only the kernel
+// tcpdirect/socketxtreme need their SDKs; tls needs KITE_WITH_TLS; onload/vma need only the kernel
 // backend, the launcher does the rest).
 bool compiled_in(Kind k) noexcept;
 // Whether io_uring can be set up on this machine right now (a ring is made

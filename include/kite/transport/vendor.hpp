@@ -52,7 +52,7 @@ struct LaunchCommand {
 };
 
 // Builds the command that runs `program` (argv[0] and its arguments) on
-// `config.transport`. kernel, uring and tcpdirect need no launcher (tcpdirect
+// `config.transport`. kernel, uring, tls and tcpdirect need no launcher (tcpdirect
 // reads ZF_ATTR from the environment). False with `error` for bad input.
 bool build_launch(const LaunchConfig& config, const std::vector<std::string>& program, LaunchCommand& out,
                   std::string& error);

@@ -69,6 +69,7 @@ bool build_launch(const LaunchConfig& c, const std::vector<std::string>& program
     case Kind::kernel:
     case Kind::uring:
     case Kind::tcpdirect:
+    case Kind::tls:
       out.argv = program;
       break;
     case Kind::onload:
