@@ -1,0 +1,125 @@
+// kite-initiator against kite-acceptor, both as processes: it logs on, sends
+// orders, reconnects with back-off while the acceptor is down, logs out on
+// SIGTERM, and across a kill -9 of either side nothing is lost and nothing
+// answered twice (the file stores serve the resends).
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "interop/session_process.hpp"
+
+namespace kite::app::test {
+namespace {
+
+using interop::Child;
+using interop::read_file;
+using interop::wait_for_text;
+using interop::write_file;
+namespace fs = std::filesystem;
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// "orders sent N, execution reports M" for `who` in the initiator's last words.
+bool orders_and_reports(const std::string& log, const std::string& who, long& sent, long& reports) {
+  const std::regex re(who + " orders sent ([0-9]+), execution reports ([0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(log, m, re)) return false;
+  sent = std::stol(m[1]);
+  reports = std::stol(m[2]);
+  return true;
+}
+
+class InitiatorDaemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = interop::make_temp_dir("kite-initiator-");
+    ASSERT_FALSE(dir.empty());
+    port = interop::free_port();
+    ASSERT_GT(port, 0);
+    write_file(dir / "acceptor.toml",
+               "[engine]\nport = " + std::to_string(port) +
+                   "\n[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\nHeartBtInt = 30\n"
+                   "StoreKind = \"file\"\nFileStorePath = \"" + (dir / "acceptor-store").string() +
+                   "\"\n[[session]]\nTargetCompID = \"C1\"\n[[session]]\nTargetCompID = \"C2\"\n");
+    write_file(dir / "initiator.toml",
+               "[orders]\nsource = \"rate\"\nrate = 200\n[app]\nshutdown_wait_ms = 3000\n"
+               "[defaults]\nBeginString = \"FIX.4.4\"\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\n"
+               "HeartBtInt = 30\nStoreKind = \"file\"\nFileStorePath = \"" + (dir / "initiator-store").string() +
+                   "\"\nSocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = " + std::to_string(port) +
+                   "\nReconnectInterval = 1\nReconnectIntervalMax = 4\n[[session]]\nSenderCompID = \"C1\"\n"
+                   "[[session]]\nSenderCompID = \"C2\"\n");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  void start_acceptor(Child& c) {
+    const fs::path ready = dir / "acceptor.ready";
+    fs::remove(ready);
+    ASSERT_TRUE(c.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file",
+                         ready.string()},
+                        dir / "acceptor.out", dir / "acceptor.log"));
+    ASSERT_TRUE(wait_for_text(ready, "\n", 10000)) << read_file(dir / "acceptor.log");
+  }
+  void start_initiator(Child& c) {
+    ASSERT_TRUE(c.start({KITE_INITIATOR_BIN, "--config", (dir / "initiator.toml").string()}, dir / "initiator.out",
+                        dir / "initiator.log"));
+  }
+  // Waits (bounded) until the log holds `n` of `needle`.
+  bool wait_count(const std::string& file, const std::string& needle, std::size_t n, int timeout_ms = 15000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (count_of(read_file(dir / file), needle) >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  // Stops the initiator with SIGTERM, then the acceptor; checks that every
+  // order each session sent was answered exactly once.
+  void finish_and_check(Child& initiator, Child& acceptor) {
+    initiator.signal(SIGTERM);
+    EXPECT_EQ(initiator.wait(10000), 0);
+    acceptor.signal(SIGTERM);
+    EXPECT_EQ(acceptor.wait(10000), 0);
+    const std::string log = read_file(dir / "initiator.log");
+    for (const char* who : {"FIX.4.4:C1->KITE", "FIX.4.4:C2->KITE"}) {
+      long sent = -1, reports = -1;
+      ASSERT_TRUE(orders_and_reports(log, who, sent, reports)) << log;
+      EXPECT_GT(sent, 0) << who;
+      EXPECT_EQ(reports, sent) << who << "\n" << log;
+    }
+  }
+
+  fs::path dir;
+  int port = 0;
+};
+
+TEST_F(InitiatorDaemon, logsOnSendsOrdersReconnectsWithBackOffAndLogsOutOnSigterm) {
+  Child acceptor, initiator;
+  start_acceptor(acceptor);
+  start_initiator(initiator);
+  ASSERT_TRUE(wait_count("acceptor.log", "logged on", 2)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // orders flow
+  acceptor.signal(SIGTERM);
+  EXPECT_EQ(acceptor.wait(10000), 0);
+  // Down: the attempts back off (1 s, 2 s, ... up to ReconnectIntervalMax).
+  ASSERT_TRUE(wait_count("initiator.log", "next attempt in", 4, 10000)) << read_file(dir / "initiator.log");
+  const std::string down = read_file(dir / "initiator.log");
+  EXPECT_NE(down.find("FIX.4.4:C1->KITE connect to 127.0.0.1:" + std::to_string(port) + " failed"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(down, std::regex("C1->KITE connect to [^\\n]* next attempt in 1[0-9]{3} ms")))
+      << down;
+  Child again;
+  start_acceptor(again);
+  ASSERT_TRUE(wait_count("initiator.log", "logged on", 4)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  finish_and_check(initiator, again);
+  const std::string log = read_file(dir / "initiator.log");
+  EXPECT_EQ(count_of(log, "Logout sent: shutting down"), 2u) << log;
+  EXPECT_EQ(count_of(read_file(dir / "acceptor.log"), "peer logged out"), 2u);
+}
+
+}  // namespace
+}  // namespace kite::app::test
