@@ -4,7 +4,9 @@
 // answered twice (the file stores serve the resends).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "interop/session_process.hpp"
@@ -119,6 +121,109 @@ TEST_F(InitiatorDaemon, logsOnSendsOrdersReconnectsWithBackOffAndLogsOutOnSigter
   const std::string log = read_file(dir / "initiator.log");
   EXPECT_EQ(count_of(log, "Logout sent: shutting down"), 2u) << log;
   EXPECT_EQ(count_of(read_file(dir / "acceptor.log"), "peer logged out"), 2u);
+}
+
+// The last "next seq out X, in Y" each side logged for C1 and C2 agree: what
+// one side sent, the other took in, both ways.
+void expect_sequences_agree(const std::string& initiator_log, const std::string& acceptor_log) {
+  for (const char* c : {"C1", "C2"}) {
+    long i_out = 0, i_in = 0, a_out = 0, a_in = 0;
+    ASSERT_TRUE(interop::last_sequences(initiator_log, std::string("FIX.4.4:") + c + "->KITE", i_out, i_in));
+    ASSERT_TRUE(interop::last_sequences(acceptor_log, std::string("FIX.4.4:KITE->") + c, a_out, a_in));
+    EXPECT_EQ(i_out, a_in) << c;
+    EXPECT_EQ(i_in, a_out) << c;
+  }
+}
+
+TEST_F(InitiatorDaemon, killNineOfTheAcceptorMidStreamLosesNothingAndAnswersNothingTwice) {
+  Child acceptor, initiator;
+  start_acceptor(acceptor);
+  start_initiator(initiator);
+  ASSERT_TRUE(wait_count("acceptor.log", "logged on", 2)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Stopped, the acceptor reads nothing: the orders sent meanwhile die with it
+  // in its socket buffer, and come back by resend from the initiator's store.
+  acceptor.signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  acceptor.signal(SIGKILL);
+  acceptor.wait(5000);
+  Child again;
+  start_acceptor(again);
+  ASSERT_TRUE(wait_count("initiator.log", "logged on", 4)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The initiator ran throughout: each session's orders, all answered, once.
+  finish_and_check(initiator, again);
+  const std::string alog = read_file(dir / "acceptor.log");
+  const std::string ilog = read_file(dir / "initiator.log");
+  for (const char* c : {"C1", "C2"}) {  // asked by the acceptor, served by the initiator
+    EXPECT_EQ(count_of(alog, std::string("KITE->") + c + " ResendRequest sent for"), 1u) << alog;
+    EXPECT_EQ(count_of(ilog, std::string(c) + "->KITE ResendRequest for"), 1u) << ilog;
+  }
+  expect_sequences_agree(ilog, alog);
+}
+
+// ClOrdID (11) of each NewOrderSingle the acceptor took in, and of each
+// ExecutionReport it sent, not counting resends (PossDupFlag 43=Y).
+void orders_and_answers(const std::string& message_log, std::map<std::string, int>& orders,
+                        std::map<std::string, int>& answers) {
+  std::istringstream in(message_log);
+  std::string line;
+  while (std::getline(in, line)) {
+    const bool inbound = line.find("Z IN  ") != std::string::npos;
+    if (line.find("\x01" "43=Y\x01") != std::string::npos) continue;
+    const std::size_t id = line.find("\x01" "11=");
+    if (id == std::string::npos) continue;
+    const std::string cl = line.substr(id + 4, line.find('\x01', id + 4) - id - 4);
+    if (inbound && line.find("\x01" "35=D\x01") != std::string::npos) ++orders[cl];
+    if (!inbound && line.find("\x01" "35=8\x01") != std::string::npos) ++answers[cl];
+  }
+}
+
+TEST_F(InitiatorDaemon, killNineOfTheInitiatorMidStreamLosesNothingAndAnswersNothingTwice) {
+  fs::create_directory(dir / "messages");
+  std::string toml = read_file(dir / "acceptor.toml");
+  toml.insert(0, "[message_log]\ndir = \"" + (dir / "messages").string() + "\"\nsessions = [\"*\"]\n");
+  write_file(dir / "acceptor.toml", toml);
+  Child acceptor, initiator;
+  start_acceptor(acceptor);
+  start_initiator(initiator);
+  ASSERT_TRUE(wait_count("acceptor.log", "logged on", 2)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Orders pile up unread at the stopped acceptor; it answers them into the
+  // stopped initiator's socket buffer, where the answers die with it and come
+  // back by resend from the acceptor's store.
+  acceptor.signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  initiator.signal(SIGSTOP);
+  acceptor.signal(SIGCONT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  initiator.signal(SIGKILL);
+  initiator.wait(5000);
+  Child again;
+  start_initiator(again);
+  ASSERT_TRUE(wait_count("acceptor.log", "logged on", 4)) << read_file(dir / "initiator.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  again.signal(SIGTERM);
+  EXPECT_EQ(again.wait(10000), 0);
+  acceptor.signal(SIGTERM);
+  EXPECT_EQ(acceptor.wait(10000), 0);
+  const std::string alog = read_file(dir / "acceptor.log");
+  const std::string ilog = read_file(dir / "initiator.log");
+  for (const char* c : {"C1", "C2"}) {  // asked by the initiator, served by the acceptor
+    EXPECT_EQ(count_of(ilog, std::string(c) + "->KITE ResendRequest sent for"), 1u) << ilog;
+    EXPECT_EQ(count_of(alog, std::string("KITE->") + c + " ResendRequest for"), 1u) << alog;
+  }
+  expect_sequences_agree(ilog, alog);
+  for (const char* c : {"C1", "C2"}) {
+    std::map<std::string, int> orders, answers;
+    orders_and_answers(read_file(dir / "messages" / (std::string("FIX.4.4_KITE-") + c + ".messages")), orders, answers);
+    EXPECT_GT(orders.size(), 100u) << c;
+    for (const auto& [id, n] : orders) {
+      EXPECT_EQ(n, 1) << c << " order " << id << " taken in " << n << " times";
+      EXPECT_EQ(answers[id], 1) << c << " order " << id << " answered " << answers[id] << " times";
+    }
+    EXPECT_EQ(answers.size(), orders.size()) << c;
+  }
 }
 
 }  // namespace
