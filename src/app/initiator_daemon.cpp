@@ -1,6 +1,8 @@
 #include "kite/app/initiator_daemon.hpp"
 
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -72,6 +74,8 @@ void read_orders(InitiatorDaemonConfig& c, const toml::table& t, const TableRead
       const auto d = v.value<double>();
       if (!d || !(*d >= 0) || *d > 1e7) r.fail(v, key, "expected orders per second per session, 0 to 10000000");
       o.rate = *d;
+    } else if (key == "report_interval_s") {
+      o.report_interval_s = static_cast<int>(r.integer(v, key, 0, 86400));
     } else if (key == "count") {
       o.count = static_cast<std::uint64_t>(r.integer(v, key, 0, std::int64_t{1} << 50));
     } else if (key == "file") {
@@ -207,8 +211,11 @@ InitiatorDaemonConfig parse_initiator_config(std::string_view text, const std::s
 // --- the order source ---------------------------------------------------------
 
 struct OrderFlow::PerSession final : session::Application {
+  static constexpr std::size_t kPlanned = 1 << 16;  // orders in flight whose planned time is kept
   std::atomic<std::uint64_t> sent{0};
   std::atomic<std::uint64_t> reports{0};
+  std::unique_ptr<std::int64_t[]> planned{new std::int64_t[kPlanned]()};  // by the order's MsgSeqNum
+  std::unique_ptr<std::atomic<std::uint64_t>[]> latency{new std::atomic<std::uint64_t>[kBuckets]()};
   std::uint64_t sent_before = 0;  // sent when this Logon came: the rate counts from it
   std::int64_t logon_ns = 0;
   std::size_t next_line = 0;      // file: the next order to send
@@ -220,8 +227,20 @@ struct OrderFlow::PerSession final : session::Application {
     sent_before = sent.load(std::memory_order_relaxed);
   }
   void on_logout(session::Session&, const char*) noexcept override { logon_ns = 0; }
-  void on_message(session::Session&, const codec::Header& h, const codec::FieldIndex&) noexcept override {
-    if (h.msg_type == "8") reports.fetch_add(1, std::memory_order_relaxed);
+  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    if (h.msg_type != "8") return;
+    reports.fetch_add(1, std::memory_order_relaxed);
+    // ClOrdID "<SenderCompID>-<MsgSeqNum>": the order's planned time.
+    std::string_view id;
+    if (ix.get(codec::tag::ClOrdID, id) != codec::Get::ok) return;
+    const std::size_t dash = id.rfind('-');
+    std::uint64_t seq = 0;
+    if (dash == std::string_view::npos || !codec::parse_uint(id.substr(dash + 1), seq)) return;
+    std::int64_t& t = planned[seq & (kPlanned - 1)];
+    if (t == 0) return;  // answered already, or not ours
+    const std::int64_t us = (s.time_ns() - t) / 1000;
+    t = 0;
+    latency[bucket_of(us < 0 ? 0 : us)].fetch_add(1, std::memory_order_relaxed);
   }
 };
 
@@ -250,6 +269,7 @@ int OrderFlow::on_timer(std::size_t i, session::Session& s) noexcept {
   if (p.logon_ns == 0) return 0;
   const std::uint64_t sent = p.sent.load(std::memory_order_relaxed);
   std::uint64_t due;
+  const double ns_per_order = config_.rate > 0 ? 1e9 / config_.rate : 0;
   const std::uint64_t total = config_.kind == OrderSourceConfig::Kind::file ? config_.lines.size() : config_.count;
   if (config_.rate > 0) {
     const double elapsed = static_cast<double>(s.time_ns() - p.logon_ns) / 1e9;
@@ -276,10 +296,61 @@ int OrderFlow::on_timer(std::size_t i, session::Session& s) noexcept {
       w.add_decimal(codec::tag::Price, o.price);
     });
     if (r != session::SendResult::ok) break;  // back-pressure: the rest on a later turn
+    p.planned[seq & (PerSession::kPlanned - 1)] =
+        config_.rate > 0 ? p.logon_ns + static_cast<std::int64_t>(static_cast<double>(k - p.sent_before) * ns_per_order)
+                         : s.time_ns();
     p.sent.store(k + 1, std::memory_order_relaxed);
     ++work;
   }
   return work;
+}
+
+std::size_t OrderFlow::bucket_of(std::int64_t us) noexcept {
+  if (us < 2048) return static_cast<std::size_t>(us);
+  const int e = 63 - __builtin_clzll(static_cast<unsigned long long>(us));  // 11 and up
+  const std::size_t b = 2048 + static_cast<std::size_t>(e - 11) * 64 + ((static_cast<std::uint64_t>(us) >> (e - 6)) & 63);
+  return b < kBuckets ? b : kBuckets - 1;
+}
+
+std::int64_t OrderFlow::bucket_floor_us(std::size_t b) noexcept {
+  if (b < 2048) return static_cast<std::int64_t>(b);
+  const std::size_t e = 11 + (b - 2048) / 64;
+  return static_cast<std::int64_t>((std::uint64_t{64} + (b - 2048) % 64) << (e - 6));
+}
+
+std::string OrderFlow::interval_report() {
+  std::vector<std::uint64_t> counts(kBuckets, 0);
+  std::uint64_t sent = 0, reports = 0;
+  for (const auto& p : per_) {
+    sent += p->sent.load(std::memory_order_relaxed);
+    reports += p->reports.load(std::memory_order_relaxed);
+    for (std::size_t b = 0; b < kBuckets; ++b) counts[b] += p->latency[b].load(std::memory_order_relaxed);
+  }
+  if (last_counts_.empty()) last_counts_.assign(kBuckets, 0);
+  std::uint64_t n = 0;
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    const std::uint64_t d = counts[b] - last_counts_[b];
+    last_counts_[b] = counts[b];
+    counts[b] = d;
+    n += d;
+  }
+  const auto at = [&](double q) -> std::int64_t {
+    const auto want = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n)));
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      seen += counts[b];
+      if (seen >= want && counts[b] != 0) return bucket_floor_us(b);
+    }
+    return 0;
+  };
+  char line[256];
+  std::snprintf(line, sizeof line, "sent %llu, reports %llu, latency us p50 %lld p99 %lld p99.9 %lld max %lld (%llu answered)",
+                static_cast<unsigned long long>(sent - last_sent_), static_cast<unsigned long long>(reports - last_reports_),
+                static_cast<long long>(at(0.5)), static_cast<long long>(at(0.99)), static_cast<long long>(at(0.999)),
+                static_cast<long long>(at(1.0)), static_cast<unsigned long long>(n));
+  last_sent_ = sent;
+  last_reports_ = reports;
+  return line;
 }
 
 }  // namespace kite::app

@@ -5,6 +5,8 @@
 // awaited briefly.
 #include <signal.h>
 
+#include <cerrno>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -68,8 +70,19 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << "started\n";
     std::rename(tmp.c_str(), ready_file.c_str());
   }
+  // Waits for a signal; every report_interval_s, a line of the interval's figures.
+  const int every = config.orders.report_interval_s;
   int sig = 0;
-  while (sigwait(&set, &sig) != 0) {
+  for (;;) {
+    if (every == 0) {
+      if (sigwait(&set, &sig) == 0) break;
+      continue;
+    }
+    const timespec t{every, 0};
+    sig = sigtimedwait(&set, nullptr, &t);
+    if (sig > 0) break;
+    if (errno == EAGAIN)
+      log.logf(kite::session::LogLevel::info, "kite-initiator", "%s", flow->interval_report().c_str());
   }
   log.logf(kite::session::LogLevel::info, "kite-initiator", "signal %d: logging out %d connection(s)", sig,
            host->open_connections());

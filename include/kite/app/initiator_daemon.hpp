@@ -31,6 +31,7 @@ struct OrderSourceConfig {
   Kind kind = Kind::none;
   double rate = 0;                 // orders per second per session (file: 0 sends them all at once)
   std::uint64_t count = 0;         // rate: orders per session per run (0: no end)
+  int report_interval_s = 0;       // a line with the interval's orders and latency every this often (0: none)
   std::string file;                // file: one order per line, "side,symbol,quantity,price"
   OrderLine order{'1', "KITE", 100, {1000, -2}};  // rate: the order sent
   std::vector<OrderLine> lines;    // file: read at load
@@ -63,9 +64,23 @@ class OrderFlow final : public InitiatorHooks {
   int on_timer(std::size_t i, session::Session& s) noexcept override;
   std::uint64_t sent(std::size_t i) const noexcept;
   std::uint64_t reports(std::size_t i) const noexcept;
+  // Since the last call (the first: since start), over every session:
+  // "sent N, reports M, latency us p50 A p99 B p99.9 C max D (K answered)".
+  // Latency runs from each order's planned send time (open loop: the rate's
+  // schedule from the Logon; a file without a rate: its send) to its first
+  // ExecutionReport, so a stall counts for every order it delays.
+  // One thread calls it (not a session's: it allocates).
+  std::string interval_report();
+
+  // Latency buckets: 1 us wide below 2048 us, then 64 per power of two.
+  static constexpr std::size_t kBuckets = 2048 + 64 * 32;
+  static std::size_t bucket_of(std::int64_t us) noexcept;
+  static std::int64_t bucket_floor_us(std::size_t b) noexcept;
 
  private:
   struct PerSession;
+  std::vector<std::uint64_t> last_counts_;  // interval_report's previous snapshot
+  std::uint64_t last_sent_ = 0, last_reports_ = 0;
   const OrderSourceConfig& config_;
   std::vector<std::unique_ptr<PerSession>> per_;
 };
