@@ -30,7 +30,7 @@ SessionConnection::SessionConnection(Session& session, const Clock& clock, Logge
 
 void SessionConnection::set_connection_id(int id, std::string_view peer) noexcept {
   const std::size_t n = std::min(peer.size(), sizeof peer_ - 1);
-  std::memcpy(peer_, peer.data(), n);
+  if (n != 0) std::memcpy(peer_, peer.data(), n);  // an empty view may hold no pointer
   peer_[n] = 0;
   if (n != 0) std::snprintf(who_, sizeof who_, "conn %d from %s", id, peer_);
   else std::snprintf(who_, sizeof who_, "conn %d", id);
