@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -11,39 +12,17 @@
 #include <thread>
 
 #include "admin.hpp"
+#include "table_reader.hpp"
 
 #include "kite/app/tls_config.hpp"
 #include "kite/util/toml_reader.hpp"
 
 namespace kite::app {
 
+using detail::TableReader;
 using session::ConfigError;
 
 namespace {
-
-// One [engine] or [app] table read through the shared TOML reader: errors
-// read "FILE: [TABLE]: setting KEY: WHY (line N)".
-class TableReader {
- public:
-  TableReader(const util::TomlReader& r, std::string table) : r_(r), table_(std::move(table)) {}
-  std::string path(std::string_view key) const {
-    std::string p = "[";
-    p.append(table_).append("]: setting ").append(key);
-    return p;
-  }
-  [[noreturn]] void fail(const toml::node& n, std::string_view key, const std::string& why) const {
-    r_.fail(n, path(key), why);
-  }
-  std::string string(const toml::node& n, std::string_view key) const { return r_.expect_string(n, path(key)); }
-  bool boolean(const toml::node& n, std::string_view key) const { return r_.expect_boolean(n, path(key)); }
-  std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
-    return r_.expect_integer(n, path(key), lo, hi);
-  }
-
- private:
-  const util::TomlReader& r_;
-  std::string table_;
-};
 
 void read_engine(AcceptorConfig& c, const toml::table& t, const TableReader& r, bool& port_given) {
   engine::EngineConfig& e = c.engine;
@@ -83,6 +62,12 @@ void read_engine(AcceptorConfig& c, const toml::table& t, const TableReader& r, 
       c.limits.logon_timeout_ms = static_cast<std::int32_t>(r.integer(v, key, 1, 3600) * 1000);
     } else if (key == "max_message_size") {
       c.limits.max_message_size = static_cast<std::uint32_t>(r.integer(v, key, 256, 64 << 20));
+    } else if (key == "max_unauthenticated") {
+      c.limits.max_unauthenticated = static_cast<std::size_t>(r.integer(v, key, 1, 100000));
+    } else if (key == "logon_grace_ms") {
+      c.limits.logon_grace_ms = static_cast<std::int32_t>(r.integer(v, key, 0, 3600000));
+    } else if (key == "max_unauthenticated_per_address") {
+      c.limits.max_unauthenticated_per_address = static_cast<std::size_t>(r.integer(v, key, 1, 100000));
     } else if (key == "send_buffer") {
       e.send_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
     } else if (key == "recv_buffer") {
@@ -169,6 +154,31 @@ void read_log(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
   }
 }
 
+// The unauthenticated budget leaves room for every configured session: by
+// default it is what max_connections has beyond them (at most 16, at least 1);
+// set in the file, it must fit.
+void check_budget(AcceptorConfig& c, const util::TomlReader& reader) {
+  const std::size_t sessions = c.sessions.sessions.size();
+  const std::size_t room = c.limits.max_connections > sessions ? c.limits.max_connections - sessions : 0;
+  const toml::node* total = c.sessions.document.at_path("engine.max_unauthenticated").node();
+  const toml::node* per = c.sessions.document.at_path("engine.max_unauthenticated_per_address").node();
+  if (total == nullptr) {
+    c.limits.max_unauthenticated = std::clamp<std::size_t>(room, 1, 16);
+  } else if (c.limits.max_unauthenticated > room) {
+    reader.fail(*total, "[engine]: setting max_unauthenticated",
+                std::to_string(c.limits.max_unauthenticated) + " leaves no room for the " + std::to_string(sessions) +
+                    " configured session(s) within max_connections " + std::to_string(c.limits.max_connections) +
+                    " (at most " + std::to_string(room) + ")");
+  }
+  if (per == nullptr) {
+    c.limits.max_unauthenticated_per_address = std::min<std::size_t>(4, c.limits.max_unauthenticated);
+  } else if (c.limits.max_unauthenticated_per_address > c.limits.max_unauthenticated) {
+    reader.fail(*per, "[engine]: setting max_unauthenticated_per_address",
+                std::to_string(c.limits.max_unauthenticated_per_address) + " is more than max_unauthenticated " +
+                    std::to_string(c.limits.max_unauthenticated));
+  }
+}
+
 AcceptorConfig finish(session::Config sessions) {
   AcceptorConfig c;
   c.sessions = std::move(sessions);
@@ -221,6 +231,7 @@ AcceptorConfig finish(session::Config sessions) {
       from_sessions = true;
     }
   }
+  check_budget(c, reader);
   if (port_node == nullptr && !from_sessions)
     throw ConfigError(name + ": [engine]: setting port: missing (set it, or SocketAcceptPort in the sessions)");
   if (c.mode == Mode::match && c.engine.workers > 1 &&
@@ -230,17 +241,18 @@ AcceptorConfig finish(session::Config sessions) {
   if (!engine::supports(c.engine.transport, c.engine.model))
     throw ConfigError(name + ": [engine]: setting model: " + engine::to_string(c.engine.model) + " cannot run on " +
                       transport::to_string(c.engine.transport));
+  // The engine's slots: the factory's table (evicted connections linger a turn).
+  const std::size_t table = c.limits.table_size();
   switch (c.engine.model) {
     case engine::Model::single: c.engine.max_connections = 1; break;
     case engine::Model::pool:
-      c.engine.max_connections =
-          static_cast<int>((c.limits.max_connections + static_cast<std::size_t>(c.engine.workers) - 1) /
-                           static_cast<std::size_t>(c.engine.workers));
+      c.engine.max_connections = static_cast<int>((table + static_cast<std::size_t>(c.engine.workers) - 1) /
+                                                  static_cast<std::size_t>(c.engine.workers));
       break;
     // The kernel spreads a shard's connections by hash, unevenly: each shard
     // may hold them all; the factory caps the total.
     case engine::Model::shard:
-    case engine::Model::mono: c.engine.max_connections = static_cast<int>(c.limits.max_connections); break;
+    case engine::Model::mono: c.engine.max_connections = static_cast<int>(table); break;
   }
   c.engine.log = false;
   return c;
@@ -414,14 +426,22 @@ class Acceptor::Factory final : public engine::ProtocolFactory {
     for (std::size_t i = 0; i < n; ++i) pool_.push_back(std::make_unique<GuardedConnection>(owner));
     for (auto& g : pool_) free_.push_back(g.get());
   }
-  engine::Protocol* open(int id) noexcept override {
-    if (free_.empty()) return nullptr;
-    auto* inner = static_cast<link::SessionConnection*>(inner_.open(id));
+  engine::Protocol* open(int id) noexcept override { return open_from(id, {}); }
+  // The inner factory refuses (and logs) first: the two pools are one size.
+  engine::Protocol* open_from(int id, std::string_view peer) noexcept override {
+    auto* inner = static_cast<link::SessionConnection*>(inner_.open_from(id, peer));
     if (inner == nullptr) return nullptr;
+    if (free_.empty()) {
+      inner_.release(inner);
+      return nullptr;
+    }
     GuardedConnection* g = free_.back();
     free_.pop_back();
     g->bind(inner);
     return g;
+  }
+  void refused(int id, std::string_view peer, const char* reason) noexcept override {
+    inner_.refused(id, peer, reason);
   }
   void release(engine::Protocol* p) noexcept override {
     auto* g = static_cast<GuardedConnection*>(p);
@@ -451,7 +471,7 @@ Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* h
     }
   }
   inner_ = std::make_unique<link::AcceptorFactory>(*registry_, config_.limits);
-  factory_ = std::make_unique<Factory>(*this, *inner_, config_.limits.max_connections);
+  factory_ = std::make_unique<Factory>(*this, *inner_, config_.limits.table_size());
   controls_ = std::make_unique<Control[]>(registry_->size());
   if (config_.admin.enabled() || !config_.message_log.dir.empty()) {
     metrics_ = std::make_unique<link::Metrics>(registry_->size());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kite/app/acceptor.hpp"
+#include "kite/app/initiator.hpp"
 #include "kite/app/tls_config.hpp"
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/header.hpp"
@@ -336,61 +337,26 @@ kite_status start_acceptor(const std::string& text, const std::string& name, con
 
 // --- initiator -----------------------------------------------------------------
 
-// Wraps an initiator's connection to drain its session's outbox on timer turns.
-class OutboxConnection final : public engine::Protocol {
- public:
-  OutboxConnection(engine::Protocol& inner, kite_session& s) noexcept : inner_(inner), s_(s) {}
-  void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override { inner_.on_connected(out, now_ns); }
-  std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override {
-    return inner_.on_data(data, n, now_ns);
-  }
-  int on_timer(std::int64_t now_ns) noexcept override {
-    return inner_.on_timer(now_ns) + s_.outbox.drain(*s_.session);
-  }
-  void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
-    inner_.on_disconnected(reason, now_ns);
-  }
-
- private:
-  engine::Protocol& inner_;
-  kite_session& s_;
-};
-
-struct kite_initiator final : engine::ProtocolFactory {
+// The C API's initiator: the sessions kept connected by app::InitiatorHost
+// (reconnect back-off, schedules), each session's outbox drained on its
+// connection's timer turns.
+struct kite_initiator final : app::InitiatorHooks {
   kite_callbacks callbacks{};
   session::StderrLogger log;
   app::LoggerEvents events{log};
-  session::SystemClock clock;
   std::unique_ptr<ThreadCalls> thread_calls;
   std::vector<std::unique_ptr<kite_session>> sessions;
   std::vector<std::unique_ptr<CallbackApp>> apps;
-  std::unique_ptr<session::SessionRegistry> registry;
-  std::vector<std::unique_ptr<link::InitiatorFactory>> factories;
-  std::vector<std::unique_ptr<OutboxConnection>> wrappers;
-  std::vector<engine::Protocol*> inner_of;  // per session: the link connection it wraps, while open
-  std::mutex mu;
-  std::size_t next = 0;
-  std::unique_ptr<engine::Initiator> initiator;
+  std::unique_ptr<app::InitiatorHost> host;
 
-  engine::Protocol* open(int id) noexcept override {
-    std::lock_guard<std::mutex> lock(mu);
-    if (next >= factories.size()) return nullptr;
-    const std::size_t i = next++;
-    engine::Protocol* inner = factories[i]->open(id);
-    if (inner == nullptr) return nullptr;
-    inner_of[i] = inner;
-    wrappers[i] = std::make_unique<OutboxConnection>(*inner, *sessions[i]);
-    return wrappers[i].get();
+  session::Application& application(std::size_t i, const session::SessionSettings&) override {
+    sessions.push_back(std::make_unique<kite_session>());
+    sessions.back()->index = i;
+    sessions.back()->callbacks = &callbacks;
+    apps.push_back(std::make_unique<CallbackApp>(*sessions.back()));
+    return *apps.back();
   }
-  void release(engine::Protocol* p) noexcept override {
-    std::lock_guard<std::mutex> lock(mu);
-    for (std::size_t i = 0; i < wrappers.size(); ++i) {
-      if (wrappers[i].get() == p) {
-        factories[i]->release(inner_of[i]);
-        inner_of[i] = nullptr;
-      }
-    }
-  }
+  int on_timer(std::size_t i, session::Session& s) noexcept override { return sessions[i]->outbox.drain(s); }
 };
 
 namespace {
@@ -445,48 +411,29 @@ kite_status start_initiator(const std::string& text, const std::string& name, co
         throw std::runtime_error(name + ": [" + std::string(key) + "]: unknown table");
     }
     read_initiator_engine(config.document, name, ec);
-    if (config.sessions.empty()) throw std::runtime_error(name + ": no [[session]]");
     in->thread_calls = std::make_unique<ThreadCalls>(in->callbacks);
     ec.thread_hooks = in->thread_calls.get();
-    in->registry = std::make_unique<session::SessionRegistry>(in->clock, in->log);
-    std::size_t i = 0;
-    for (const session::SessionSettings& s : config.sessions) {
-      const std::string where = name + ": session " + std::to_string(i + 1) + " (" + s.id() + "): ";
-      if (s.role != session::Role::initiator) throw std::runtime_error(where + "ConnectionType must be initiator");
-      if (s.socket_connect_port == 0) throw std::runtime_error(where + "SocketConnectPort missing");
-      const std::string host = s.socket_connect_host.empty() ? "127.0.0.1" : s.socket_connect_host;
-      if (i == 0) {
-        ec.host = host;
-        ec.port = s.socket_connect_port;
-      } else if (host != ec.host || s.socket_connect_port != ec.port) {
-        throw std::runtime_error(where + "every session must connect to the same SocketConnectHost and SocketConnectPort");
-      }
-      in->sessions.push_back(std::make_unique<kite_session>());
-      in->sessions.back()->index = i;
-      in->sessions.back()->callbacks = &in->callbacks;
-      in->apps.push_back(std::make_unique<CallbackApp>(*in->sessions.back()));
-      session::Session& made = in->registry->add(s, *in->apps.back());
-      in->sessions.back()->session = &made;
-      in->factories.push_back(std::make_unique<link::InitiatorFactory>(made, in->clock, in->log));
-      ++i;
-    }
-    in->wrappers.resize(i);
-    in->inner_of.resize(i, nullptr);
-    ec.sessions = static_cast<int>(i);
     const util::TomlReader reader(name);
     app::check_tls_table(config.document, reader, ec.transport == transport::Kind::tls,
                          transport::to_string(ec.transport));
     if (const toml::node* t = config.document.get("tls")) {
       if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
-      app::read_tls_table(*t->as_table(), reader, transport::TlsRole::client, ec.host, ec.tls);
+      // The host name checked by default: the first session's (the engine's one TLS context).
+      const std::string host = config.sessions.empty() || config.sessions[0].socket_connect_host.empty()
+                                   ? "127.0.0.1"
+                                   : config.sessions[0].socket_connect_host;
+      app::read_tls_table(*t->as_table(), reader, transport::TlsRole::client, host, ec.tls);
     }
     ec.events = &in->events;
+    in->host = std::make_unique<app::InitiatorHost>(config, ec, in->log, *in);
+    for (std::size_t i = 0; i < in->sessions.size(); ++i) in->sessions[i]->session = &in->host->session(i);
   } catch (...) {
     return fail_current(KITE_ERROR_CONFIG);
   }
+  // Every session connected once before this returns (a refused first
+  // connect is the caller's error); later disconnects reconnect with back-off.
   std::string error;
-  in->initiator = engine::Initiator::start(ec, *in, error);
-  if (!in->initiator) return fail(KITE_ERROR_START, name + ": " + error);
+  if (!in->host->start(true, error)) return fail(KITE_ERROR_START, name + ": " + error);
   *out = in.release();
   return KITE_OK;
 }
@@ -625,21 +572,22 @@ kite_session* kite_initiator_session(kite_initiator* i, size_t index) {
 }
 
 void kite_initiator_shutdown(kite_initiator* i, int wait_ms) {
-  if (i == nullptr || !i->initiator) return;
+  if (i == nullptr || !i->host) return;
+  i->host->stop_connecting();
   // A Logout written from outside the sessions' thread would race them: ask
   // through each session's outbox turn instead.
   for (auto& s : i->sessions) s->outbox.request_logout();
-  if (wait_ms > 0) i->initiator->wait_closed(wait_ms);
-  i->initiator->stop();
+  if (wait_ms > 0) i->host->wait_disconnected(wait_ms);
+  i->host->stop();
 }
 
 void kite_initiator_stop(kite_initiator* i) {
-  if (i != nullptr && i->initiator) i->initiator->stop();
+  if (i != nullptr && i->host) i->host->stop();
 }
 
 void kite_initiator_free(kite_initiator* i) {
   if (i == nullptr) return;
-  if (i->initiator) i->initiator->stop();
+  if (i->host) i->host->stop();
   delete i;
 }
 

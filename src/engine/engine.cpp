@@ -377,7 +377,7 @@ class InitiatorImpl final : public Initiator {
       agents_.push_back(std::make_unique<SessionAgent>(shared_, std::move(driver), setup));
     }
     // Connect at set-up, deal the sockets round-robin, then start the threads.
-    for (int s = 0; s < sessions; ++s) {
+    for (int s = 0; s < sessions && cfg_.connect_at_start; ++s) {
       auto c = transport::connect_tcp(cfg_.host, cfg_.port, cfg_.connect_timeout_ms);
       if (c.fd < 0) {
         error = c.error;
@@ -392,7 +392,7 @@ class InitiatorImpl final : public Initiator {
                                                        "kite-init-" + std::to_string(t), cores, cfg_.idle));
       runners_.back()->set_hooks(cfg_.thread_hooks);
     }
-    pending_ = sessions;
+    pending_ = cfg_.connect_at_start ? sessions : 0;
     for (auto& r : runners_) {
       if (!r->start(error)) return false;
     }
@@ -401,6 +401,10 @@ class InitiatorImpl final : public Initiator {
 
   void stop() noexcept override {
     for (auto& r : runners_) r->stop();
+  }
+  bool hand(int thread, int fd) noexcept override {
+    if (thread < 0 || static_cast<std::size_t>(thread) >= queues_.size()) return false;
+    return queues_[static_cast<std::size_t>(thread)]->try_push(fd);
   }
   int active() const noexcept override { return shared_.active.load(); }
   bool wait_closed(int timeout_ms) noexcept override {

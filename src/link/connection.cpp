@@ -1,5 +1,6 @@
 #include "kite/link/connection.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -27,13 +28,21 @@ SessionConnection::SessionConnection(Session& session, const Clock& clock, Logge
   limits_.logon_timeout_ms = session.settings().logon_timeout_ms;
 }
 
-void SessionConnection::set_connection_id(int id) noexcept { std::snprintf(who_, sizeof who_, "conn %d", id); }
+void SessionConnection::set_connection_id(int id, std::string_view peer) noexcept {
+  const std::size_t n = std::min(peer.size(), sizeof peer_ - 1);
+  if (n != 0) std::memcpy(peer_, peer.data(), n);  // an empty view may hold no pointer
+  peer_[n] = 0;
+  if (n != 0) std::snprintf(who_, sizeof who_, "conn %d from %s", id, peer_);
+  else std::snprintf(who_, sizeof who_, "conn %d", id);
+}
 
 void SessionConnection::on_connected(engine::Outbound& out, std::int64_t) noexcept {
   out_ = &out;
   output_.bind(&out);
   closed_ = false;
   connected_ns_ = clock_.now_ns();
+  garbled_run_ = 0;
+  garbled_first_ = codec::FrameError::none;
   if (registry_ != nullptr) {
     session_ = nullptr;
     bound_by_logon_ = false;
@@ -73,18 +82,45 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
         refuse("message too large");
         return n;
       }
-      if (session_ != nullptr) session_->on_garbled(codec::to_string(fr.error));
-      else log_.logf(LogLevel::warn, who_, "garbled bytes before Logon ignored (%s)", codec::to_string(fr.error));
-      if (m_ != nullptr) m_->garbled_in.add();
       used += fr.size;
+      garbled(fr.error, fr.size, max);
       continue;
     }
+    if (garbled_run_ != 0) end_garbled_run();
     if (!handle_frame(framed.index, std::string_view(data + used, fr.size))) break;  // back-pressure: the frame waits
     used += fr.size;
   }
   rx_ns_ = 0;  // the state is published on the next timer turn
   if (closed_) return n;
   return used;
+}
+
+// A logged-on session hears of each garbled frame; bytes that do not even
+// start a message (the rest of a run of noise) only of the run's first.
+// Before a Logon the run is one line when it ends.
+void SessionConnection::garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept {
+  const bool first = garbled_run_ == 0;
+  if (first) garbled_first_ = why;
+  garbled_run_ += bytes;
+  if (m_ != nullptr && (first || why != codec::FrameError::garbage_before_begin_string)) m_->garbled_in.add();
+  if (garbled_run_ >= max) {
+    const std::string_view who = session_ != nullptr ? std::string_view(session_->id()) : std::string_view(who_);
+    log_.logf(LogLevel::error, who, "no valid message in MaxMessageSize (%u) bytes (first: %s): disconnecting", max,
+              codec::to_string(garbled_first_));
+    garbled_run_ = 0;
+    if (session_ != nullptr && session_->logged_on()) session_->logout("Garbled stream");
+    refuse("garbled stream");
+    return;
+  }
+  if (session_ != nullptr && (first || why != codec::FrameError::garbage_before_begin_string))
+    session_->on_garbled(codec::to_string(why));
+}
+
+void SessionConnection::end_garbled_run() noexcept {
+  if (session_ == nullptr)
+    log_.logf(LogLevel::warn, who_, "%zu garbled bytes before Logon ignored (first: %s)", garbled_run_,
+              codec::to_string(garbled_first_));
+  garbled_run_ = 0;
 }
 
 namespace {
@@ -128,6 +164,12 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_v
       log_.logf(LogLevel::error, who_, "first message is not a Logon (35=%.*s): disconnecting",
                 static_cast<int>(header_.msg_type.size()), header_.msg_type.data());
       refuse("first message not a Logon");
+      return true;
+    }
+    // Evicted by a newer connection (AcceptorFactory) while this Logon was on its way.
+    Gate g = Gate::unauthenticated;
+    if (!gate_.compare_exchange_strong(g, Gate::logging_on, std::memory_order_acq_rel) && g != Gate::free) {
+      refuse("unauthenticated connection evicted");
       return true;
     }
     Lookup l = registry_->identify(header_, index_);
@@ -294,8 +336,13 @@ void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
 int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
   if (closed_) return 0;
   if (session_ == nullptr) {
-    if (registry_ != nullptr &&
-        clock_.now_ns() - connected_ns_ >= static_cast<std::int64_t>(limits_.logon_timeout_ms) * kNsPerMs) {
+    if (registry_ == nullptr) return 0;
+    if (gate_.load(std::memory_order_acquire) == Gate::evicted) {
+      refuse("unauthenticated connection evicted");  // the factory logged why
+      return 1;
+    }
+    if (clock_.now_ns() - connected_ns_ >= static_cast<std::int64_t>(limits_.logon_timeout_ms) * kNsPerMs) {
+      if (garbled_run_ != 0) end_garbled_run();
       log_.logf(LogLevel::warn, who_, "no Logon within %d ms: disconnecting", limits_.logon_timeout_ms);
       refuse("logon timeout");
       return 1;
@@ -321,6 +368,7 @@ int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
 }
 
 void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexcept {
+  if (garbled_run_ != 0) end_garbled_run();
   if (session_ != nullptr && bound_by_logon_) {
     if (session_->connected()) session_->on_disconnected(reason);
     if (m_ != nullptr) {
@@ -345,25 +393,78 @@ void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexce
 
 AcceptorFactory::AcceptorFactory(SessionRegistry& registry, const AcceptorLimits& limits)
     : registry_(registry), limits_(limits) {
-  pool_.reserve(limits.max_connections);
-  free_.reserve(limits.max_connections);
-  for (std::size_t i = 0; i < limits.max_connections; ++i) {
+  pool_.reserve(limits.table_size());
+  free_.reserve(limits.table_size());
+  for (std::size_t i = 0; i < limits.table_size(); ++i) {
     pool_.push_back(std::make_unique<SessionConnection>(registry, limits));
     free_.push_back(pool_.back().get());
   }
 }
 
-engine::Protocol* AcceptorFactory::open(int connection_id) noexcept {
-  if (free_.empty()) {
-    registry_.logger().logf(LogLevel::error, "acceptor", "connection %d refused: MaxConnections (%zu) reached",
-                            connection_id, limits_.max_connections);
+engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view peer) noexcept {
+  Logger& log = registry_.logger();
+  char who[80];
+  if (peer.empty()) std::snprintf(who, sizeof who, "conn %d", connection_id);
+  else std::snprintf(who, sizeof who, "conn %d from %.*s", connection_id, static_cast<int>(peer.size()), peer.data());
+  // Over the unauthenticated budget, or with the table full: the oldest
+  // unauthenticated connection past its grace (of this address first) makes
+  // room. A counterparty sends its Logon at once; the longest waiting is the
+  // likeliest idle.
+  const std::int64_t now = registry_.clock().now_ns();
+  const std::int64_t grace = static_cast<std::int64_t>(limits_.logon_grace_ms) * kNsPerMs;
+  SessionConnection* oldest_here = nullptr;
+  SessionConnection* oldest = nullptr;
+  std::size_t here = 0, all = 0, evicted = 0;
+  for (const auto& c : pool_) {
+    const SessionConnection::Gate g = c->gate();
+    evicted += g == SessionConnection::Gate::evicted ? 1 : 0;
+    if (g != SessionConnection::Gate::unauthenticated) continue;
+    ++all;
+    const bool same = !peer.empty() && c->peer() == peer;
+    here += same ? 1 : 0;
+    if (now - c->opened_ns() < grace) continue;
+    if (oldest == nullptr || c->opened_order() < oldest->opened_order()) oldest = c.get();
+    if (same && (oldest_here == nullptr || c->opened_order() < oldest_here->opened_order())) oldest_here = c.get();
+  }
+  const std::size_t held = in_use_ - evicted;
+  SessionConnection* victim = nullptr;
+  const char* why = nullptr;
+  std::size_t limit = 0;
+  if (here >= limits_.max_unauthenticated_per_address && oldest_here != nullptr) {
+    victim = oldest_here, why = "unauthenticated connections per address", limit = limits_.max_unauthenticated_per_address;
+  } else if (all >= limits_.max_unauthenticated && oldest != nullptr) {
+    victim = oldest, why = "unauthenticated connections in total", limit = limits_.max_unauthenticated;
+  } else if (held >= limits_.max_connections && oldest != nullptr) {
+    victim = oldest, why = "connections", limit = limits_.max_connections;
+  }
+  // Evicted connections close on their own thread's next turn: until then
+  // they hold an entry of the table's spare room, not of max_connections.
+  if (free_.empty() || held - (victim != nullptr ? 1 : 0) >= limits_.max_connections) {
+    log.logf(LogLevel::error, "acceptor", "%s refused: MaxConnections (%zu) reached, and no unauthenticated "
+             "connection older than %d ms to close", who, limits_.max_connections, limits_.logon_grace_ms);
     return nullptr;
+  }
+  if (victim != nullptr && victim->evict()) {
+    log.logf(LogLevel::warn, "acceptor", "%s closed: not logged on, and %zu %s are the most allowed: %s takes its "
+             "place", victim->label(), limit, why, who);
   }
   SessionConnection* c = free_.back();
   free_.pop_back();
-  c->set_connection_id(connection_id);
+  c->set_connection_id(connection_id, peer);
+  c->open_gate(++opened_, now);
   ++in_use_;
   return c;
+}
+
+void AcceptorFactory::refused(int connection_id, std::string_view peer, const char* reason) noexcept {
+  registry_.logger().logf(LogLevel::error, "acceptor", "conn %d from %.*s refused: %s", connection_id,
+                          static_cast<int>(peer.size()), peer.data(), reason);
+}
+
+std::size_t AcceptorFactory::unauthenticated() const noexcept {
+  std::size_t n = 0;
+  for (const auto& c : pool_) n += c->gate() == SessionConnection::Gate::unauthenticated ? 1 : 0;
+  return n;
 }
 
 void AcceptorFactory::observe(Metrics* metrics, MessageLog* const* logs) noexcept {
@@ -372,6 +473,7 @@ void AcceptorFactory::observe(Metrics* metrics, MessageLog* const* logs) noexcep
 
 void AcceptorFactory::release(engine::Protocol* p) noexcept {
   if (p == nullptr) return;
+  static_cast<SessionConnection*>(p)->close_gate();
   free_.push_back(static_cast<SessionConnection*>(p));
   --in_use_;
 }

@@ -81,10 +81,34 @@ TEST(AcceptorConfig, perThreadConnectionsFollowTheModel) {
                                  "x")
         .engine.max_connections;
   };
+  // Slots for max_connections and the evicted unauthenticated connections
+  // still closing (max_unauthenticated: 9 - 1 session = 8).
   EXPECT_EQ(per_thread("single"), 1);
-  EXPECT_EQ(per_thread("mono"), 9);
-  EXPECT_EQ(per_thread("pool"), 5);   // the front door spreads them evenly
-  EXPECT_EQ(per_thread("shard"), 9);  // the kernel does not
+  EXPECT_EQ(per_thread("mono"), 17);
+  EXPECT_EQ(per_thread("pool"), 9);    // the front door spreads them evenly
+  EXPECT_EQ(per_thread("shard"), 17);  // the kernel does not
+}
+
+TEST(AcceptorConfig, theUnauthenticatedBudgetLeavesRoomForEverySession) {
+  const AcceptorConfig d = parse_acceptor_config(std::string("[engine]\nport = 1\n") + kBase, "x");
+  EXPECT_EQ(d.limits.max_unauthenticated, 16u);
+  EXPECT_EQ(d.limits.max_unauthenticated_per_address, 4u);
+  EXPECT_EQ(d.limits.logon_grace_ms, 1000);
+  const AcceptorConfig small = parse_acceptor_config(std::string("[engine]\nport = 1\nmax_connections = 3\n") + kBase, "x");
+  EXPECT_EQ(small.limits.max_unauthenticated, 2u);
+  EXPECT_EQ(small.limits.max_unauthenticated_per_address, 2u);
+  const AcceptorConfig set = parse_acceptor_config(
+      std::string("[engine]\nport = 1\nmax_unauthenticated = 40\nmax_unauthenticated_per_address = 10\n") + kBase, "x");
+  EXPECT_EQ(set.limits.max_unauthenticated, 40u);
+  EXPECT_EQ(set.limits.max_unauthenticated_per_address, 10u);
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_connections = 8\nmax_unauthenticated = 8\n") + kBase),
+            "acc.toml: [engine]: setting max_unauthenticated: 8 leaves no room for the 1 configured session(s) within "
+            "max_connections 8 (at most 7) (line 4)");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_unauthenticated = 2\nmax_unauthenticated_per_address = 3\n") +
+                     kBase),
+            "acc.toml: [engine]: setting max_unauthenticated_per_address: 3 is more than max_unauthenticated 2 (line 4)");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_unauthenticated = 0\n") + kBase),
+            "acc.toml: [engine]: setting max_unauthenticated: value 0 out of range 1..100000 (line 3)");
 }
 
 TEST(AcceptorConfig, sessionProblemsNameTheSession) {

@@ -201,5 +201,189 @@ TEST(LinkAcceptor, sessionsAreIndependent) {
   EXPECT_THROW(reg.add(s1, app1), std::invalid_argument);
 }
 
+
+// --- hostile peers ------------------------------------------------------------------
+
+// Feeds `bytes` in `chunk`-sized reads, as the engine would (keeping what was
+// not consumed), until the connection closes; returns the bytes fed.
+std::size_t feed_in_reads(engine::Protocol* p, FakeWire& w, const std::string& bytes, std::size_t chunk) {
+  std::string pending;
+  std::size_t fed = 0;
+  while (fed < bytes.size() && !w.closed) {
+    const std::size_t n = std::min(chunk, bytes.size() - fed);
+    pending.append(bytes, fed, n);
+    fed += n;
+    pending.erase(0, feed(p, pending));
+  }
+  return fed;
+}
+
+std::size_t lines_with(const MemoryLogger& log, std::string_view needle) {
+  std::size_t n = 0;
+  for (const std::string& l : log.lines()) n += l.find(needle) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+TEST(LinkAcceptor, streamWithNoSohIsCutAtTheMessageSizeLimitWithOneLogLine) {
+  Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
+  FakeWire w;
+  auto* p = a.connect(w);
+  const std::size_t fed = feed_in_reads(p, w, std::string(1 << 20, 'A'), 1024);
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "garbled stream");
+  EXPECT_EQ(fed, 4096u);  // the fourth 1 KiB read reaches the limit
+  EXPECT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("no valid message in MaxMessageSize (4096) bytes (first: garbage before BeginString"))
+      << a.log.lines()[0];
+}
+
+TEST(LinkAcceptor, bodyLengthOfTwoToThe31IsCutAtTheMessageSizeLimit) {
+  Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
+  FakeWire w;
+  auto* p = a.connect(w);
+  std::string s = "8=FIX.4.4\x01" "9=2147483648\x01" "35=A\x01";
+  s += std::string(1 << 20, 'x');
+  const std::size_t fed = feed_in_reads(p, w, s, 1000);
+  EXPECT_TRUE(w.closed);
+  EXPECT_LE(fed, 5000u);
+  EXPECT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("BodyLength")) << a.log.lines()[0];
+}
+
+TEST(LinkAcceptor, garbageBeforeALogonIsOneLineAndTheLogonStillBinds) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  for (int i = 0; i < 10; ++i) feed(p, std::string(300, 'z'));
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  EXPECT_TRUE(a.session->logged_on());
+  EXPECT_EQ(lines_with(a.log, "garbled bytes before Logon ignored"), 1u);
+  EXPECT_TRUE(a.log.contains("3000 garbled bytes before Logon ignored"));
+}
+
+TEST(LinkAcceptor, noiseOnALoggedOnSessionIsLoggedOnceThenCutWithALogout) {
+  Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  ASSERT_TRUE(a.session->logged_on());
+  (void)w.take();
+  a.log.clear();
+  const std::size_t limit = a.session->settings().max_message_size;
+  feed_in_reads(p, w, std::string(4 * limit, '\x01'), 4096);
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "garbled stream");
+  EXPECT_EQ(lines_with(a.log, "garbled message ignored"), 1u);  // not one per read
+  EXPECT_EQ(lines_with(a.log, "no valid message in MaxMessageSize"), 1u);
+  EXPECT_EQ(a.session->garbled_count(), 1u);
+  const auto sent = w.take();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent.back().type(), "5");
+}
+
+// Connections from the factory as the engine opens them: id, remote address.
+struct Opened {
+  engine::Protocol* p;
+  std::unique_ptr<FakeWire> w;
+};
+Opened open_from(Acceptor& a, int id, std::string_view peer) {
+  Opened o{a.factory->open_from(id, peer), std::make_unique<FakeWire>()};
+  if (o.p != nullptr) o.p->on_connected(*o.w, 0);
+  return o;
+}
+
+TEST(LinkAcceptor, anAddressOverItsUnauthenticatedBudgetLosesItsOldestConnection) {
+  Acceptor a(AcceptorLimits{.max_connections = 16, .max_unauthenticated = 8, .max_unauthenticated_per_address = 2});
+  auto x1 = open_from(a, 1, "192.0.2.1");
+  auto x2 = open_from(a, 2, "192.0.2.1");
+  auto y1 = open_from(a, 3, "192.0.2.2");
+  EXPECT_EQ(a.factory->unauthenticated(), 3u);
+  a.clock.advance_ms(1000);  // past the grace
+  auto x3 = open_from(a, 4, "192.0.2.1");
+  ASSERT_NE(x3.p, nullptr);
+  EXPECT_EQ(a.factory->unauthenticated(), 3u);
+  for (auto* o : {&x1, &x2, &y1, &x3}) o->p->on_timer(0);
+  EXPECT_TRUE(x1.w->closed);
+  EXPECT_EQ(x1.w->close_reason, "unauthenticated connection evicted");
+  EXPECT_FALSE(x2.w->closed);
+  EXPECT_FALSE(y1.w->closed);
+  EXPECT_FALSE(x3.w->closed);
+  EXPECT_TRUE(a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections per "
+                             "address are the most allowed: conn 4 from 192.0.2.1 takes its place"))
+      << a.log.lines().back();
+}
+
+TEST(LinkAcceptor, idleConnectionsCannotKeepAConfiguredSessionFromLoggingOn) {
+  Acceptor a(AcceptorLimits{.max_connections = 6, .max_unauthenticated = 4, .max_unauthenticated_per_address = 4});
+  std::vector<Opened> idle;
+  for (int i = 0; i < 40; ++i) {
+    const std::string from = "198.51.100." + std::to_string(i);
+    idle.push_back(open_from(a, i + 1, from));
+    ASSERT_NE(idle.back().p, nullptr) << i;
+    a.clock.advance_ms(1000);
+    for (auto& o : idle)
+      if (!o.w->closed) o.p->on_timer(0);
+    for (auto& o : idle)
+      if (o.w->closed && o.p != nullptr) {
+        o.p->on_disconnected("closed", 0);
+        a.factory->release(o.p);
+        o.p = nullptr;
+      }
+  }
+  EXPECT_EQ(a.factory->unauthenticated(), 4u);
+  auto real = open_from(a, 100, "203.0.113.9");
+  ASSERT_NE(real.p, nullptr);
+  Peer peer(a.clock);
+  feed(real.p, peer.logon(30, false, "pw"));
+  EXPECT_TRUE(a.session->logged_on());
+  EXPECT_EQ(a.factory->unauthenticated(), 3u);  // one idle made room; a logged-on one is no longer counted
+  // A logged-on connection is never evicted.
+  for (int i = 0; i < 10; ++i) idle.push_back(open_from(a, 200 + i, "198.51.100.200"));
+  real.p->on_timer(0);
+  EXPECT_FALSE(real.w->closed);
+}
+
+TEST(LinkAcceptor, connectionsWithinTheGraceAreNotClosedForTheBudgetButAFullTableRefuses) {
+  Acceptor a(AcceptorLimits{.max_connections = 6, .max_unauthenticated = 2, .max_unauthenticated_per_address = 1,
+                            .logon_grace_ms = 500});
+  std::vector<Opened> burst;
+  for (int i = 0; i < 6; ++i) burst.push_back(open_from(a, i + 1, "192.0.2.1"));  // sessions connecting at once
+  for (auto& o : burst) {
+    ASSERT_NE(o.p, nullptr);
+    o.p->on_timer(0);
+    EXPECT_FALSE(o.w->closed);
+  }
+  EXPECT_EQ(a.factory->open_from(7, "192.0.2.9"), nullptr);
+  EXPECT_TRUE(a.log.contains("conn 7 from 192.0.2.9 refused: MaxConnections (6) reached, and no unauthenticated "
+                             "connection older than 500 ms to close"));
+  a.clock.advance_ms(500);
+  auto late = open_from(a, 8, "192.0.2.9");
+  ASSERT_NE(late.p, nullptr);
+  burst[0].p->on_timer(0);
+  EXPECT_TRUE(burst[0].w->closed);
+  EXPECT_TRUE(a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections in "
+                             "total are the most allowed: conn 8 from 192.0.2.9 takes its place"));
+}
+
+TEST(LinkAcceptor, anEvictedConnectionsLogonIsRefused) {
+  Acceptor a(AcceptorLimits{.max_connections = 4, .max_unauthenticated = 1, .max_unauthenticated_per_address = 1});
+  auto old = open_from(a, 1, "192.0.2.1");
+  a.clock.advance_ms(1000);
+  auto young = open_from(a, 2, "192.0.2.1");
+  Peer peer(a.clock);
+  feed(old.p, peer.logon(30, false, "pw"));
+  EXPECT_FALSE(a.session->logged_on());
+  EXPECT_TRUE(old.w->closed);
+  EXPECT_EQ(old.w->close_reason, "unauthenticated connection evicted");
+}
+
+TEST(LinkAcceptor, aConnectionTheEngineRefusesIsLogged) {
+  Acceptor a;
+  a.factory->refused(7, "192.0.2.1", "every connection slot of its thread in use");
+  EXPECT_TRUE(a.log.contains("conn 7 from 192.0.2.1 refused: every connection slot of its thread in use"));
+}
+
 }  // namespace
 }  // namespace kite::link::test

@@ -137,6 +137,10 @@ struct InitiatorConfig {
   SendFullPolicy send_full = SendFullPolicy::wait;
   int send_full_limit_ms = 1000;
   int connect_timeout_ms = 2000;
+  // false: start() connects nothing; the caller connects each session's
+  // socket when it chooses (reconnects, back-off) and hands it over with
+  // Initiator::hand().
+  bool connect_at_start = true;
   int timer_interval_us = 100;  // as EngineConfig::timer_interval_us
   unsigned uring_entries = 512;
   bool uring_sqpoll = false;
@@ -155,6 +159,12 @@ class Initiator {
   virtual ~Initiator() = default;
   static std::unique_ptr<Initiator> start(const InitiatorConfig& config, ProtocolFactory& factory, std::string& error);
   virtual void stop() noexcept = 0;
+  // Gives thread `thread` (0 .. threads - 1) a connected socket to run a
+  // session on; the thread calls the factory's open() for it. Sessions are
+  // dealt as at start: session i on thread i % threads. One caller thread
+  // only; false (socket not taken) when the thread already holds as many as
+  // its share of sessions.
+  virtual bool hand(int thread, int fd) noexcept = 0;
   // Sessions still connected.
   virtual int active() const noexcept = 0;
   // Waits (bounded) until every session has disconnected. True if they did.

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace kite::engine {
 
@@ -55,6 +56,18 @@ class ProtocolFactory {
   virtual ~ProtocolFactory() = default;
   // nullptr refuses the connection (e.g. the maximum number of connections).
   virtual Protocol* open(int connection_id) noexcept = 0;
+  // open() for a connection from `peer`, its remote address as text
+  // ("192.0.2.7", "2001:db8::1"; empty when the transport cannot tell). The
+  // engine calls this one; the default forgets the address.
+  virtual Protocol* open_from(int connection_id, std::string_view peer) noexcept {
+    (void)peer;
+    return open(connection_id);
+  }
+  // The engine refused a connection without asking open() (`reason`, static
+  // text: no free slot on its thread). The factory logs it.
+  virtual void refused(int connection_id, std::string_view peer, const char* reason) noexcept {
+    (void)connection_id, (void)peer, (void)reason;
+  }
   // The runtime is done with p (after on_disconnected()).
   virtual void release(Protocol* p) noexcept = 0;
 };

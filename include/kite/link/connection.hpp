@@ -8,7 +8,12 @@
 // message, which must be a Logon; the SessionRegistry identifies it. A
 // connection that sends anything else first, is refused by the registry,
 // sends a frame larger than the limit, or completes no Logon within the
-// logon timeout, is closed and the event logged. Nothing a peer sends on one
+// logon timeout, is closed and the event logged.
+//
+// Either side: bytes that do not frame are discarded up to the next place a
+// message could start; a run of them as long as the message size limit
+// (a stream with no SOH, a BodyLength that is no number) closes the
+// connection with one log line. Nothing a peer sends on one
 // connection touches another session.
 //
 // Initiator side: the connection is bound at construction and the Session
@@ -27,9 +32,11 @@
 // drive one session at once.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "kite/codec/field_index.hpp"
@@ -67,10 +74,26 @@ class OutboundOutput final : public session::SessionOutput {
 };
 
 // Limits on the acceptor's connections (before a session is known).
+//
+// A connection is unauthenticated from its accept until its first Logon.
+// Unauthenticated connections have a budget of their own, in total and per
+// remote address: a new connection over either budget, or finding
+// max_connections held, closes the oldest unauthenticated connection that
+// has waited at least logon_grace_ms (of its address first), so connections
+// that never log on cannot hold the slots a configured session needs.
+// Younger ones are never closed for it: many sessions connecting at once
+// (a restart) all get their turn. Only when no connection can make room is
+// the new one refused. Every closed or refused connection is logged.
 struct AcceptorLimits {
   std::size_t max_connections = 64;          // MaxConnections
   std::int32_t logon_timeout_ms = 10000;     // LogonTimeout (before a Logon arrives)
   std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize before the session is known
+  std::size_t max_unauthenticated = 16;      // not yet logged on, in total
+  std::size_t max_unauthenticated_per_address = 4;  // not yet logged on, from one remote address
+  std::int32_t logon_grace_ms = 1000;        // an unauthenticated connection this young is not closed for another
+  // Connections held at once: max_connections, and room for as many evicted
+  // ones waiting for their thread to close them.
+  std::size_t table_size() const noexcept { return max_connections + max_unauthenticated; }
 };
 
 class SessionConnection final : public engine::Protocol {
@@ -92,12 +115,37 @@ class SessionConnection final : public engine::Protocol {
   void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
   // Bytes [p, p + n) were committed to the send buffer (OutboundOutput).
   void on_sent(const char* p, std::size_t n) noexcept;
-  // A label for logs ("conn 7").
-  void set_connection_id(int id) noexcept;
+  // A label for logs ("conn 7", "conn 7 from 192.0.2.7").
+  void set_connection_id(int id, std::string_view peer = {}) noexcept;
   bool closed() const noexcept { return closed_; }
+
+  // The acceptor's budget for unauthenticated connections (AcceptorFactory).
+  enum class Gate : std::uint8_t { free, unauthenticated, logging_on, evicted };
+  Gate gate() const noexcept { return gate_.load(std::memory_order_acquire); }
+  // Set-up of a lent connection, under the factory's lock.
+  void open_gate(std::uint64_t order, std::int64_t now_ns) noexcept {
+    opened_order_ = order;
+    opened_ns_ = now_ns;
+    gate_.store(Gate::unauthenticated, std::memory_order_release);
+  }
+  void close_gate() noexcept { gate_.store(Gate::free, std::memory_order_release); }
+  // Marks an unauthenticated connection to be closed by its own thread on its
+  // next timer turn; false when it has begun logging on meanwhile.
+  bool evict() noexcept {
+    Gate g = Gate::unauthenticated;
+    return gate_.compare_exchange_strong(g, Gate::evicted, std::memory_order_acq_rel);
+  }
+  std::uint64_t opened_order() const noexcept { return opened_order_; }
+  std::int64_t opened_ns() const noexcept { return opened_ns_; }
+  std::string_view peer() const noexcept { return peer_; }
+  const char* label() const noexcept { return who_; }
 
  private:
   void refuse(const char* reason) noexcept;
+  // Bytes discarded as not FIX since the last whole frame: the first error
+  // is kept, and the run is cut at the message size limit.
+  void garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept;
+  void end_garbled_run() noexcept;
   // The frame index_ holds (ir: how its build went). False when the frame
   // must wait for room in the send buffer (not consumed).
   bool handle_frame(const codec::IndexResult& ir, std::string_view frame) noexcept;
@@ -118,7 +166,13 @@ class SessionConnection final : public engine::Protocol {
   codec::Header header_;
   std::int64_t connected_ns_ = 0;
   bool closed_ = false;
-  char who_[24] = "conn";
+  char who_[80] = "conn";
+  char peer_[48] = {};
+  std::atomic<Gate> gate_{Gate::free};
+  std::uint64_t opened_order_ = 0;
+  std::int64_t opened_ns_ = 0;  // Clock time it was lent
+  std::size_t garbled_run_ = 0;  // bytes discarded since the last whole frame
+  codec::FrameError garbled_first_ = codec::FrameError::none;
   // Counting (observe()): the bound session's slot, its log, and the time the
   // current inbound bytes arrived (monotonic; 0 once their first reply went).
   Metrics* metrics_ = nullptr;
@@ -142,14 +196,21 @@ inline void OutboundOutput::commit(std::size_t n) noexcept {
   out_->commit(n);
 }
 
-// ProtocolFactory for an acceptor: a pool of MaxConnections connections made
-// at construction; open() refuses (nullptr, logged) when all are in use.
+// ProtocolFactory for an acceptor: a pool of AcceptorLimits::table_size()
+// connections made at construction; open() refuses (nullptr, logged) when
+// max_connections are in use, not counting evicted ones.
 class AcceptorFactory final : public engine::ProtocolFactory {
  public:
   AcceptorFactory(session::SessionRegistry& registry, const AcceptorLimits& limits);
-  engine::Protocol* open(int connection_id) noexcept override;
+  engine::Protocol* open(int connection_id) noexcept override { return open_from(connection_id, {}); }
+  // Lends a connection; over the unauthenticated budget (AcceptorLimits) it
+  // first evicts the oldest unauthenticated connection, logged.
+  engine::Protocol* open_from(int connection_id, std::string_view peer) noexcept override;
+  void refused(int connection_id, std::string_view peer, const char* reason) noexcept override;
   void release(engine::Protocol* p) noexcept override;
   std::size_t open_connections() const noexcept { return in_use_; }
+  // Connections lent and not yet logged on (an evicted one no longer counts).
+  std::size_t unauthenticated() const noexcept;
   // Counting for every connection (see SessionConnection::observe); set-up only.
   void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
 
@@ -159,6 +220,7 @@ class AcceptorFactory final : public engine::ProtocolFactory {
   std::vector<std::unique_ptr<SessionConnection>> pool_;
   std::vector<SessionConnection*> free_;
   std::size_t in_use_ = 0;
+  std::uint64_t opened_ = 0;  // connections lent so far: their order of arrival
 };
 
 // ProtocolFactory for one initiator session: the runtime calls open() when it

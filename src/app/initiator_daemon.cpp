@@ -1,0 +1,366 @@
+#include "kite/app/initiator_daemon.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "kite/app/tls_config.hpp"
+#include "kite/codec/fix.hpp"
+#include "kite/session/session.hpp"
+#include "kite/util/toml_reader.hpp"
+#include "table_reader.hpp"
+
+namespace kite::app {
+
+using detail::TableReader;
+using session::ConfigError;
+
+namespace {
+
+void read_engine(InitiatorDaemonConfig& c, const toml::table& t, const TableReader& r) {
+  engine::InitiatorConfig& e = c.engine;
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "transport") {
+      const std::string s = r.string(v, key);
+      if (!transport::parse_kind(s, e.transport)) r.fail(v, key, "unknown transport \"" + s + "\"");
+      if (!transport::compiled_in(e.transport)) r.fail(v, key, "transport " + s + " is not in this build");
+      if (e.transport != transport::Kind::kernel && e.transport != transport::Kind::uring &&
+          e.transport != transport::Kind::tls)
+        r.fail(v, key, "kite-initiator connects over kernel, uring or tls");
+    } else if (key == "threads") {
+      e.threads = static_cast<int>(r.integer(v, key, 1, 1024));
+    } else if (key == "cores") {
+      const auto* a = v.as_array();
+      if (a == nullptr) r.fail(v, key, "expected an array of core numbers");
+      e.cores.clear();
+      for (const auto& x : *a) e.cores.push_back(static_cast<int>(r.integer(x, key, 0, 4095)));
+    } else if (key == "idle") {
+      const std::string s = r.string(v, key);
+      if (!engine::parse_idle(s, e.idle.kind)) r.fail(v, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+    } else if (key == "connect_timeout_ms") {
+      e.connect_timeout_ms = static_cast<int>(r.integer(v, key, 1, 600000));
+    } else if (key == "send_buffer") {
+      e.send_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
+    } else if (key == "recv_buffer") {
+      e.recv_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
+    } else {
+      r.fail(v, key, "unknown setting");
+    }
+  }
+}
+
+bool parse_side(std::string_view s, char& out) {
+  if (s == "1" || s == "buy") out = '1';
+  else if (s == "2" || s == "sell") out = '2';
+  else return false;
+  return true;
+}
+
+void read_orders(InitiatorDaemonConfig& c, const toml::table& t, const TableReader& r, const std::string& dir) {
+  OrderSourceConfig& o = c.orders;
+  const toml::node* source = nullptr;
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "source") {
+      source = &v;
+      const std::string s = r.string(v, key);
+      if (s == "none") o.kind = OrderSourceConfig::Kind::none;
+      else if (s == "rate") o.kind = OrderSourceConfig::Kind::rate;
+      else if (s == "file") o.kind = OrderSourceConfig::Kind::file;
+      else r.fail(v, key, "expected \"none\", \"rate\" or \"file\", got \"" + s + "\"");
+    } else if (key == "rate") {
+      const auto d = v.value<double>();
+      if (!d || !(*d >= 0) || *d > 1e7) r.fail(v, key, "expected orders per second per session, 0 to 10000000");
+      o.rate = *d;
+    } else if (key == "report_interval_s") {
+      o.report_interval_s = static_cast<int>(r.integer(v, key, 0, 86400));
+    } else if (key == "count") {
+      o.count = static_cast<std::uint64_t>(r.integer(v, key, 0, std::int64_t{1} << 50));
+    } else if (key == "file") {
+      o.file = r.string(v, key);
+      if (!o.file.empty() && o.file[0] != '/' && !dir.empty()) o.file = dir + "/" + o.file;
+    } else if (key == "symbol") {
+      o.order.symbol = r.string(v, key);
+      if (o.order.symbol.empty()) r.fail(v, key, "empty symbol");
+    } else if (key == "side") {
+      if (!parse_side(r.string(v, key), o.order.side)) r.fail(v, key, "expected \"buy\" or \"sell\"");
+    } else if (key == "quantity") {
+      o.order.quantity = r.integer(v, key, 1, std::int64_t{1} << 40);
+    } else if (key == "price") {
+      const std::string p = r.string(v, key);
+      if (!codec::parse_decimal(p, o.order.price) || o.order.price.mantissa <= 0)
+        r.fail(v, key, "expected a positive decimal such as \"10.25\", got \"" + p + "\"");
+    } else {
+      r.fail(v, key, "unknown setting");
+    }
+  }
+  if (o.kind == OrderSourceConfig::Kind::rate && o.rate <= 0)
+    r.fail(source != nullptr ? *source : static_cast<const toml::node&>(t), "rate",
+           "source \"rate\" needs a rate above 0");
+  if (o.kind == OrderSourceConfig::Kind::file) {
+    if (o.file.empty()) r.fail(*source, "file", "source \"file\" needs file");
+    std::ifstream in(o.file);
+    if (!in) r.fail(*source, "file", "cannot read \"" + o.file + "\"");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    o.lines = parse_order_lines(ss.str(), o.file);
+    if (o.lines.empty()) r.fail(*source, "file", "\"" + o.file + "\" holds no order");
+  }
+}
+
+InitiatorDaemonConfig finish(session::Config sessions) {
+  InitiatorDaemonConfig c;
+  c.sessions = std::move(sessions);
+  const std::string& name = c.sessions.path;
+  const util::TomlReader reader(name);
+  c.engine.idle = {engine::IdleKind::block, 0, 1000};
+  const std::size_t slash = name.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
+  for (const auto& [k, v] : c.sessions.document) {
+    const std::string_view key = k.str();
+    if (key == "defaults" || key == "session" || key == "tls") continue;  // [tls]: read below
+    const std::string table = std::string("[").append(key).append("]");
+    if (key != "engine" && key != "orders" && key != "app" && key != "log") reader.fail(table, "unknown table");
+    const auto* t = v.as_table();
+    if (t == nullptr) reader.fail(v, table, "must be a table");
+    const TableReader r(reader, std::string(key));
+    if (key == "engine") {
+      read_engine(c, *t, r);
+    } else if (key == "orders") {
+      read_orders(c, *t, r, dir);
+    } else if (key == "app") {
+      for (const auto& [ak, av] : *t) {
+        if (ak.str() == "shutdown_wait_ms") c.shutdown_wait_ms = static_cast<int>(r.integer(av, ak.str(), 0, 60000));
+        else r.fail(av, ak.str(), "unknown setting");
+      }
+    } else {
+      for (const auto& [lk, lv] : *t) {
+        if (lk.str() != "format") r.fail(lv, lk.str(), "unknown setting");
+        const std::string f = r.string(lv, "format");
+        if (f == "text") c.log_format = LogFormat::text;
+        else if (f == "json") c.log_format = LogFormat::json;
+        else r.fail(lv, "format", "expected \"text\" or \"json\", got \"" + f + "\"");
+      }
+    }
+  }
+  check_tls_table(c.sessions.document, reader, c.engine.transport == transport::Kind::tls,
+                  transport::to_string(c.engine.transport));
+  if (c.sessions.sessions.empty()) throw ConfigError(name + ": no [[session]]");
+  if (const toml::node* t = c.sessions.document.get("tls")) {
+    if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
+    // The host name checked by default: the first session's (the engine has one TLS context).
+    const std::string& host = c.sessions.sessions[0].socket_connect_host;
+    read_tls_table(*t->as_table(), reader, transport::TlsRole::client, host.empty() ? "127.0.0.1" : host, c.engine.tls);
+  }
+  std::size_t i = 0;
+  for (const session::SessionSettings& s : c.sessions.sessions) {
+    ++i;
+    const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
+    if (s.role != session::Role::initiator)
+      reader.fail(where + "ConnectionType", "kite-initiator runs initiator sessions only (ConnectionType = \"initiator\")");
+    if (s.socket_connect_port == 0) reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<OrderLine> parse_order_lines(std::string_view text, const std::string& name) {
+  std::vector<OrderLine> out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const auto bad = [&](const std::string& why) {
+      throw ConfigError(name + ":" + std::to_string(line_no) + ": " + why + " (expected \"side,symbol,quantity,price\", "
+                        "such as \"buy,KITE,100,10.25\")");
+    };
+    std::string_view f[4];
+    int n = 0;
+    for (std::string_view rest = line; n < 4; ++n) {
+      const std::size_t comma = rest.find(',');
+      f[n] = rest.substr(0, comma);
+      if (comma == std::string_view::npos) {
+        rest = {};
+        ++n;
+        if (n < 4) bad(std::to_string(n) + " field(s)");
+        break;
+      }
+      rest = rest.substr(comma + 1);
+      if (n == 3) bad("more than 4 fields");
+    }
+    OrderLine o;
+    if (!parse_side(f[0], o.side)) bad("side \"" + std::string(f[0]) + "\" is not buy, sell, 1 or 2");
+    if (f[1].empty()) bad("empty symbol");
+    o.symbol = std::string(f[1]);
+    std::uint64_t q = 0;
+    if (!codec::parse_uint(f[2], q) || q == 0) bad("quantity \"" + std::string(f[2]) + "\" is not a positive integer");
+    o.quantity = static_cast<std::int64_t>(q);
+    if (!codec::parse_decimal(f[3], o.price) || o.price.mantissa <= 0)
+      bad("price \"" + std::string(f[3]) + "\" is not a positive decimal");
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+InitiatorDaemonConfig load_initiator_config(const std::string& path) { return finish(session::load_config(path)); }
+
+InitiatorDaemonConfig parse_initiator_config(std::string_view text, const std::string& name) {
+  return finish(session::parse_config(text, name));
+}
+
+// --- the order source ---------------------------------------------------------
+
+struct OrderFlow::PerSession final : session::Application {
+  static constexpr std::size_t kPlanned = 1 << 16;  // orders in flight whose planned time is kept
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> reports{0};
+  std::unique_ptr<std::int64_t[]> planned{new std::int64_t[kPlanned]()};  // by the order's MsgSeqNum
+  std::unique_ptr<std::atomic<std::uint64_t>[]> latency{new std::atomic<std::uint64_t>[kBuckets]()};
+  std::uint64_t sent_before = 0;  // sent when this Logon came: the rate counts from it
+  std::int64_t logon_ns = 0;
+  std::size_t next_line = 0;      // file: the next order to send
+  char cl_ord_id[64] = {};
+  std::size_t prefix = 0;
+
+  void on_logon(session::Session& s) noexcept override {
+    logon_ns = s.time_ns();
+    sent_before = sent.load(std::memory_order_relaxed);
+  }
+  void on_logout(session::Session&, const char*) noexcept override { logon_ns = 0; }
+  void on_message(session::Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    if (h.msg_type != "8") return;
+    reports.fetch_add(1, std::memory_order_relaxed);
+    // ClOrdID "<SenderCompID>-<MsgSeqNum>": the order's planned time.
+    std::string_view id;
+    if (ix.get(codec::tag::ClOrdID, id) != codec::Get::ok) return;
+    const std::size_t dash = id.rfind('-');
+    std::uint64_t seq = 0;
+    if (dash == std::string_view::npos || !codec::parse_uint(id.substr(dash + 1), seq)) return;
+    std::int64_t& t = planned[seq & (kPlanned - 1)];
+    if (t == 0) return;  // answered already, or not ours
+    const std::int64_t us = (s.time_ns() - t) / 1000;
+    t = 0;
+    latency[bucket_of(us < 0 ? 0 : us)].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+OrderFlow::OrderFlow(const OrderSourceConfig& config, std::size_t sessions) : config_(config) {
+  for (std::size_t i = 0; i < sessions; ++i) per_.push_back(std::make_unique<PerSession>());
+}
+
+OrderFlow::~OrderFlow() = default;
+
+session::Application& OrderFlow::application(std::size_t i, const session::SessionSettings& s) {
+  PerSession& p = *per_.at(i);
+  const std::string prefix = s.sender_comp_id.substr(0, 40) + "-";
+  std::memcpy(p.cl_ord_id, prefix.data(), prefix.size());
+  p.prefix = prefix.size();
+  return p;
+}
+
+std::uint64_t OrderFlow::sent(std::size_t i) const noexcept { return per_[i]->sent.load(std::memory_order_relaxed); }
+std::uint64_t OrderFlow::reports(std::size_t i) const noexcept {
+  return per_[i]->reports.load(std::memory_order_relaxed);
+}
+
+int OrderFlow::on_timer(std::size_t i, session::Session& s) noexcept {
+  if (config_.kind == OrderSourceConfig::Kind::none || !s.logged_on()) return 0;
+  PerSession& p = *per_[i];
+  if (p.logon_ns == 0) return 0;
+  const std::uint64_t sent = p.sent.load(std::memory_order_relaxed);
+  std::uint64_t due;
+  const double ns_per_order = config_.rate > 0 ? 1e9 / config_.rate : 0;
+  const std::uint64_t total = config_.kind == OrderSourceConfig::Kind::file ? config_.lines.size() : config_.count;
+  if (config_.rate > 0) {
+    const double elapsed = static_cast<double>(s.time_ns() - p.logon_ns) / 1e9;
+    due = p.sent_before + static_cast<std::uint64_t>(std::floor(elapsed * config_.rate)) + 1;
+  } else {
+    due = total;
+  }
+  if (total != 0 && due > total) due = total;
+  int work = 0;
+  for (std::uint64_t k = sent; k < due && work < 64; ++k) {
+    const OrderLine& o =
+        config_.kind == OrderSourceConfig::Kind::file ? config_.lines[static_cast<std::size_t>(k)] : config_.order;
+    const std::uint64_t seq = s.next_sender_seq();
+    const auto [end, ec] = std::to_chars(p.cl_ord_id + p.prefix, p.cl_ord_id + sizeof p.cl_ord_id, seq);
+    (void)ec;
+    const std::string_view id(p.cl_ord_id, static_cast<std::size_t>(end - p.cl_ord_id));
+    const session::SendResult r = s.send("D", [&](codec::MessageWriter& w) {
+      w.add_string(codec::tag::ClOrdID, id);
+      w.add_string(codec::tag::Symbol, o.symbol);
+      w.add_char(codec::tag::Side, o.side);
+      w.add_timestamp(codec::tag::TransactTime, s.time_ns());
+      w.add_int(codec::tag::OrderQty, o.quantity);
+      w.add_char(codec::tag::OrdType, '2');
+      w.add_decimal(codec::tag::Price, o.price);
+    });
+    if (r != session::SendResult::ok) break;  // back-pressure: the rest on a later turn
+    p.planned[seq & (PerSession::kPlanned - 1)] =
+        config_.rate > 0 ? p.logon_ns + static_cast<std::int64_t>(static_cast<double>(k - p.sent_before) * ns_per_order)
+                         : s.time_ns();
+    p.sent.store(k + 1, std::memory_order_relaxed);
+    ++work;
+  }
+  return work;
+}
+
+std::size_t OrderFlow::bucket_of(std::int64_t us) noexcept {
+  if (us < 2048) return static_cast<std::size_t>(us);
+  const int e = 63 - __builtin_clzll(static_cast<unsigned long long>(us));  // 11 and up
+  const std::size_t b = 2048 + static_cast<std::size_t>(e - 11) * 64 + ((static_cast<std::uint64_t>(us) >> (e - 6)) & 63);
+  return b < kBuckets ? b : kBuckets - 1;
+}
+
+std::int64_t OrderFlow::bucket_floor_us(std::size_t b) noexcept {
+  if (b < 2048) return static_cast<std::int64_t>(b);
+  const std::size_t e = 11 + (b - 2048) / 64;
+  return static_cast<std::int64_t>((std::uint64_t{64} + (b - 2048) % 64) << (e - 6));
+}
+
+std::string OrderFlow::interval_report() {
+  std::vector<std::uint64_t> counts(kBuckets, 0);
+  std::uint64_t sent = 0, reports = 0;
+  for (const auto& p : per_) {
+    sent += p->sent.load(std::memory_order_relaxed);
+    reports += p->reports.load(std::memory_order_relaxed);
+    for (std::size_t b = 0; b < kBuckets; ++b) counts[b] += p->latency[b].load(std::memory_order_relaxed);
+  }
+  if (last_counts_.empty()) last_counts_.assign(kBuckets, 0);
+  std::uint64_t n = 0;
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    const std::uint64_t d = counts[b] - last_counts_[b];
+    last_counts_[b] = counts[b];
+    counts[b] = d;
+    n += d;
+  }
+  const auto at = [&](double q) -> std::int64_t {
+    const auto want = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n)));
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      seen += counts[b];
+      if (seen >= want && counts[b] != 0) return bucket_floor_us(b);
+    }
+    return 0;
+  };
+  char line[256];
+  std::snprintf(line, sizeof line, "sent %llu, reports %llu, latency us p50 %lld p99 %lld p99.9 %lld max %lld (%llu answered)",
+                static_cast<unsigned long long>(sent - last_sent_), static_cast<unsigned long long>(reports - last_reports_),
+                static_cast<long long>(at(0.5)), static_cast<long long>(at(0.99)), static_cast<long long>(at(0.999)),
+                static_cast<long long>(at(1.0)), static_cast<unsigned long long>(n));
+  last_sent_ = sent;
+  last_reports_ = reports;
+  return line;
+}
+
+}  // namespace kite::app

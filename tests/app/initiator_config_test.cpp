@@ -1,0 +1,106 @@
+// kite-initiator's configuration: the example of docs/initiator.md loads,
+// and bad files (and bad order files) fail with a message naming the file,
+// the table or session (or line), and the setting.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "kite/app/initiator_daemon.hpp"
+
+namespace kite::app::test {
+namespace {
+
+std::string docs_example() {
+  const char* src = std::getenv("KITE_SOURCE_DIR");
+  std::ifstream in(std::string(src ? src : ".") + "/docs/initiator.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const auto begin = text.find("```toml\n");
+  if (begin == std::string::npos) return {};
+  const auto end = text.find("```", begin + 8);
+  return text.substr(begin + 8, end - begin - 8);
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const session::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string error_of_config(const std::string& text) {
+  return error_of([&] { parse_initiator_config(text, "init.toml"); });
+}
+
+const char* kSessions =
+    "[defaults]\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\nSocketConnectHost = \"127.0.0.1\"\n"
+    "SocketConnectPort = 9000\n[[session]]\nSenderCompID = \"C1\"\n";
+
+TEST(InitiatorConfig, docsExampleLoads) {
+  const std::string text = docs_example();
+  ASSERT_FALSE(text.empty());
+  const InitiatorDaemonConfig c = parse_initiator_config(text, "docs/initiator.md");
+  ASSERT_EQ(c.sessions.sessions.size(), 2u);
+  EXPECT_EQ(c.sessions.sessions[0].socket_connect_port, 9876);
+  EXPECT_EQ(c.sessions.sessions[0].reconnect_interval_ms, 1000);
+  EXPECT_EQ(c.orders.kind, OrderSourceConfig::Kind::rate);
+  EXPECT_EQ(c.orders.rate, 1000);
+  EXPECT_EQ(c.orders.order.price.mantissa, 1025);
+  EXPECT_EQ(c.orders.order.price.exponent, -2);
+  EXPECT_EQ(c.shutdown_wait_ms, 2000);
+}
+
+TEST(InitiatorConfig, defaultsSendNothing) {
+  const InitiatorDaemonConfig c = parse_initiator_config(kSessions, "x");
+  EXPECT_EQ(c.orders.kind, OrderSourceConfig::Kind::none);
+  EXPECT_EQ(c.engine.idle.kind, engine::IdleKind::block);
+  EXPECT_EQ(c.engine.threads, 1);
+}
+
+TEST(InitiatorConfig, badSettingsNameFileTableAndSetting) {
+  EXPECT_EQ(error_of_config(std::string("[orders]\nsource = \"fast\"\n") + kSessions),
+            "init.toml: [orders]: setting source: expected \"none\", \"rate\" or \"file\", got \"fast\" (line 2)");
+  EXPECT_EQ(error_of_config(std::string("[orders]\nsource = \"rate\"\n") + kSessions),
+            "init.toml: [orders]: setting rate: source \"rate\" needs a rate above 0 (line 2)");
+  EXPECT_EQ(error_of_config(std::string("[orders]\nprice = \"-1\"\n") + kSessions),
+            "init.toml: [orders]: setting price: expected a positive decimal such as \"10.25\", got \"-1\" (line 2)");
+  EXPECT_EQ(error_of_config(std::string("[orders]\nsource = \"file\"\nfile = \"/nonexistent/o.csv\"\n") + kSessions),
+            "init.toml: [orders]: setting file: cannot read \"/nonexistent/o.csv\" (line 2)");
+  EXPECT_EQ(error_of_config(std::string("[engine]\nport = 1\n") + kSessions),
+            "init.toml: [engine]: setting port: unknown setting (line 2)");
+  EXPECT_EQ(error_of_config(std::string("[admin]\nsocket = \"x\"\n") + kSessions), "init.toml: [admin]: unknown table");
+  EXPECT_EQ(error_of_config("[defaults]\nTargetCompID = \"KITE\"\nSocketConnectPort = 9000\n[[session]]\n"
+                            "SenderCompID = \"C1\"\n"),
+            "init.toml: session 1 (FIX.4.4:C1->KITE): setting ConnectionType: kite-initiator runs initiator sessions "
+            "only (ConnectionType = \"initiator\")");
+  EXPECT_EQ(error_of_config("[defaults]\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\n[[session]]\n"
+                            "SenderCompID = \"C1\"\n"),
+            "init.toml: session 1 (FIX.4.4:C1->KITE): setting SocketConnectPort: missing (the acceptor's port)");
+}
+
+TEST(InitiatorConfig, orderFileLinesAreReadOrNamedByLine) {
+  const auto lines = parse_order_lines("# side,symbol,quantity,price\nbuy,KITE,100,10.25\n\n2,ABC,5,1\r\n", "o.csv");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].side, '1');
+  EXPECT_EQ(lines[0].quantity, 100);
+  EXPECT_EQ(lines[1].side, '2');
+  EXPECT_EQ(lines[1].symbol, "ABC");
+  const auto bad = [](const std::string& text) { return error_of([&] { parse_order_lines(text, "o.csv"); }); };
+  const std::string expected = " (expected \"side,symbol,quantity,price\", such as \"buy,KITE,100,10.25\")";
+  EXPECT_EQ(bad("buy,KITE,100,1\nbuy,KITE,x,1\n"), "o.csv:2: quantity \"x\" is not a positive integer" + expected);
+  EXPECT_EQ(bad("hold,KITE,1,1\n"), "o.csv:1: side \"hold\" is not buy, sell, 1 or 2" + expected);
+  EXPECT_EQ(bad("buy,KITE,1\n"), "o.csv:1: 3 field(s)" + expected);
+  EXPECT_EQ(bad("buy,KITE,1,2,3\n"), "o.csv:1: more than 4 fields" + expected);
+  EXPECT_EQ(bad("buy,,1,2\n"), "o.csv:1: empty symbol" + expected);
+  EXPECT_EQ(bad("buy,K,1,0\n"), "o.csv:1: price \"0\" is not a positive decimal" + expected);
+}
+
+}  // namespace
+}  // namespace kite::app::test
