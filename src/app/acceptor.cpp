@@ -43,15 +43,11 @@ void read_engine(AcceptorConfig& c, const toml::table& t, const TableReader& r, 
     } else if (key == "workers") {
       e.workers = static_cast<int>(r.integer(v, key, 1, 1024));
     } else if (key == "cores") {
-      const auto* a = v.as_array();
-      if (a == nullptr) r.fail(v, key, "expected an array of core numbers");
-      e.cores.clear();
-      for (const auto& x : *a) e.cores.push_back(static_cast<int>(r.integer(x, key, 0, 4095)));
+      e.cores = r.cores(v, key);
     } else if (key == "coordinator_core") {
       e.coordinator_core = static_cast<int>(r.integer(v, key, -1, 4095));
     } else if (key == "idle") {
-      const std::string s = r.string(v, key);
-      if (!engine::parse_idle(s, e.idle.kind)) r.fail(v, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+      e.idle.kind = r.idle(v, key);
     } else if (key == "busy_poll_usecs") {
       e.busy_poll_usecs = static_cast<int>(r.integer(v, key, 0, 1000000));
     } else if (key == "quickack") {

@@ -34,13 +34,9 @@ void read_engine(InitiatorDaemonConfig& c, const toml::table& t, const TableRead
     } else if (key == "threads") {
       e.threads = static_cast<int>(r.integer(v, key, 1, 1024));
     } else if (key == "cores") {
-      const auto* a = v.as_array();
-      if (a == nullptr) r.fail(v, key, "expected an array of core numbers");
-      e.cores.clear();
-      for (const auto& x : *a) e.cores.push_back(static_cast<int>(r.integer(x, key, 0, 4095)));
+      e.cores = r.cores(v, key);
     } else if (key == "idle") {
-      const std::string s = r.string(v, key);
-      if (!engine::parse_idle(s, e.idle.kind)) r.fail(v, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+      e.idle.kind = r.idle(v, key);
     } else if (key == "connect_timeout_ms") {
       e.connect_timeout_ms = static_cast<int>(r.integer(v, key, 1, 600000));
     } else if (key == "send_buffer") {

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "kite/engine/agent.hpp"
 #include "kite/util/toml_reader.hpp"
 
 namespace kite::app::detail {
@@ -26,6 +28,20 @@ class TableReader {
   bool boolean(const toml::node& n, std::string_view key) const { return r_.expect_boolean(n, path(key)); }
   std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
     return r_.expect_integer(n, path(key), lo, hi);
+  }
+  // An array of core numbers (0..4095).
+  std::vector<int> cores(const toml::node& n, std::string_view key) const {
+    const auto* a = n.as_array();
+    if (a == nullptr) fail(n, key, "expected an array of core numbers");
+    std::vector<int> out;
+    for (const auto& x : *a) out.push_back(static_cast<int>(integer(x, key, 0, 4095)));
+    return out;
+  }
+  // An idle strategy's name.
+  engine::IdleKind idle(const toml::node& n, std::string_view key) const {
+    engine::IdleKind kind{};
+    if (!engine::parse_idle(string(n, key), kind)) fail(n, key, "expected \"busy_spin\", \"spin_yield\" or \"block\"");
+    return kind;
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kite/transport/driver.hpp"
+#include "accept_burst.hpp"
 
 namespace kite::transport {
 namespace {
@@ -94,12 +95,7 @@ class DirectDriver final : public Driver {
     if (timeout_us > 0) wait(timeout_us);
     int events = 0;
     for (const int lfd : listeners_) {
-      for (int i = 0; i < 4; ++i) {
-        const int fd = accept_nonblocking(lfd);
-        if (fd < 0) break;
-        ++events;
-        sink.on_accepted(fd);
-      }
+      events += accept_burst(lfd, 4, sink);
     }
     const std::size_t n = conns_.size();
     for (std::size_t i = 0; i < n; ++i) {
@@ -190,12 +186,7 @@ class EpollDriver final : public Driver {
       const epoll_event& ev = events_[static_cast<std::size_t>(i)];
       if (ev.data.u64 & kListenerTag) {
         const int lfd = static_cast<int>(ev.data.u64 & 0xffffffffu);
-        for (int k = 0; k < 16; ++k) {
-          const int fd = accept_nonblocking(lfd);
-          if (fd < 0) break;
-          ++work;
-          sink.on_accepted(fd);
-        }
+        work += accept_burst(lfd, 16, sink);
         continue;
       }
       Conn& c = *static_cast<Conn*>(ev.data.ptr);
