@@ -68,7 +68,7 @@ const std::vector<TransportInfo>& known_transports() {
     // listener (no SO_REUSEPORT spread); the native vendor APIs have no
     // cross-thread handover of a connection.
     static const std::vector<TransportInfo> t = {
-        {"kernel", true, true, false},     {"uring", true, true, false},
+        {"kernel", true, true, false},     {"tls", true, true, false},  {"uring", true, true, false},
         {"onload", true, true, true},      {"vma", true, false, true},
         {"tcpdirect", false, false, false}, {"socketxtreme", false, false, false},
     };
@@ -123,6 +123,8 @@ std::string format_core_list(const CoreSet& cores) {
 }
 
 bool Machine::has_transport(const std::string& t) const {
+    // tls is kernel TCP with OpenSSL in user space: wherever kernel is.
+    if (t == "tls" && has_transport("kernel")) return true;
     return std::find(transports.begin(), transports.end(), t) != transports.end();
 }
 
@@ -622,7 +624,8 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
 
 const std::vector<std::string> kPlaceholders = {
     "model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
-    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir"};
+    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir",
+    "tls_cert", "tls_key", "tls_ca"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
@@ -658,6 +661,9 @@ std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
         {"flavour", s.flavour},
         {"build_dir", s.build_dir},
         {"source_dir", s.source_dir},
+        {"tls_cert", s.tls_cert},
+        {"tls_key", s.tls_key},
+        {"tls_ca", s.tls_ca},
     };
 }
 

@@ -175,6 +175,8 @@ struct ServerStart {
     std::string idle = "spin";
     std::string ready_file, store = "null", store_dir;
     std::string flavour, build_dir, source_dir;
+    /// {tls_cert} {tls_key} {tls_ca}: the sitting's certificates (lab/src/tls.cpp), "" when it has no tls cell.
+    std::string tls_cert, tls_key, tls_ca;
 };
 
 /// "9,10,11": what {cores} receives, a plain comma list, never a range.
