@@ -158,6 +158,19 @@ TEST(Markers, comeFromTheTransportThenTheHostThenTheFlavour) {
     EXPECT_EQ(marker_for({"f", "kernel", "mono", "closed"}, m, f), "");
 }
 
+TEST(MatrixFile, transportModelsPlaysATransportOnTheModelsItNamesOnly) {
+    const std::string base = "flavours=['cpp']\ntransports=['kernel','tls']\nmodels=['single','mono','pool']\nloops=['closed']\n";
+    const Matrix mx = parse_matrix(base + "[transport_models]\ntls=['single','mono']\n", "m.toml");
+    std::vector<std::string> ids;
+    for (const Cell& c : plan_cells(mx)) ids.push_back(c.id());
+    EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/mono/closed", "cpp/kernel/pool/closed",
+                                             "cpp/tls/single/closed", "cpp/tls/mono/closed"}));
+    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\nuring=['single']\n", "m.toml"); }),
+                HasSubstr("transport_models.uring"));
+    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\ntls=['shard']\n", "m.toml"); }),
+                HasSubstr("not one of the matrix's models"));
+}
+
 TEST(Markers, tlsIsMeasurableWhereverKernelIsAndUnsupportedByAFlavourThatLacksIt) {
     Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
     EXPECT_TRUE(m.has_transport("tls"));

@@ -104,6 +104,8 @@ struct Thresholds {
 struct Matrix {
     std::string name;
     std::vector<std::string> flavours, transports, models, loops;
+    /// [transport_models]: a transport played on these models only (e.g. tls = ["single", "mono"]).
+    std::map<std::string, std::vector<std::string>> transport_models;
     std::map<std::string, int> sessions{{"single", 1}, {"mono", 32}, {"pool", 32}, {"shard", 32}};
     int rate = 50000;          ///< open loop, aggregate orders/s
     int max_in_flight = 1000;  ///< open loop cap per session
