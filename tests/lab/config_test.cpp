@@ -171,6 +171,17 @@ TEST(MatrixFile, transportModelsPlaysATransportOnTheModelsItNamesOnly) {
                 HasSubstr("not one of the matrix's models"));
 }
 
+TEST(MatrixFile, theDefaultMatrixPlaysTlsOnTheSingleAndMonoModelsOnly) {
+    const Matrix mx = load_matrix(source_dir() + "/lab/matrices/default.toml");
+    int tls = 0;
+    for (const Cell& c : plan_cells(mx))
+        if (c.transport == "tls") {
+            ++tls;
+            EXPECT_TRUE(c.model == "single" || c.model == "mono") << c.id();
+        }
+    EXPECT_EQ(tls, static_cast<int>(2 * mx.loops.size() * mx.flavours.size()));
+}
+
 TEST(Markers, tlsIsMeasurableWhereverKernelIsAndUnsupportedByAFlavourThatLacksIt) {
     Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
     EXPECT_TRUE(m.has_transport("tls"));
