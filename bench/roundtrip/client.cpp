@@ -16,6 +16,12 @@
 #include <thread>
 
 #include "kite/bench/thread.hpp"
+#include "kite/transport/tls.hpp"
+#ifdef KITE_BENCH_TLS
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 
 #include "kite/codec/codec.hpp"
 #include "messages.hpp"
@@ -53,12 +59,12 @@ struct Client::Connection {
         ring(new InFlight[cap]),
         ring_cap(cap),
         backlog(new std::int64_t[kBacklog]) {}
-  ~Connection() {
-    if (fd >= 0) ::close(fd);
-  }
+  ~Connection() { close(); }
+  void close() noexcept;
   codec::HeaderTemplate header;
   codec::MessageWriter writer;
   int fd = -1;
+  void* ssl = nullptr;  // SSL*: the tls transport's session over fd
   std::unique_ptr<char[]> rx;
   std::size_t rx_len = 0;
   std::unique_ptr<char[]> tx;
@@ -83,7 +89,85 @@ Client::~Client() {
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
+#ifdef KITE_BENCH_TLS
+bool client_tls_compiled_in() noexcept { return true; }
+
+void Client::Connection::close() noexcept {
+  if (ssl != nullptr) {
+    if (!closed) SSL_shutdown(static_cast<SSL*>(ssl));  // a close_notify, not waited for
+    SSL_free(static_cast<SSL*>(ssl));
+    ssl = nullptr;
+  }
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+#else
+bool client_tls_compiled_in() noexcept { return false; }
+
+void Client::Connection::close() noexcept {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+#endif
+
 namespace {
+
+#ifdef KITE_BENCH_TLS
+// OpenSSL's queued errors as one line (and clears them).
+std::string ssl_errors() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    out += (out.empty() ? "" : "; ") + std::string(buf);
+  }
+  return out.empty() ? "no detail from OpenSSL" : out;
+}
+
+// The TLS handshake on a connected non-blocking socket, waiting in poll()
+// until it completes or the deadline passes. The session is in c.ssl.
+bool tls_handshake(const transport::TlsContext& ctx, const std::string& host, int fd, void*& out,
+                   std::int64_t deadline_ns, std::string& error) {
+  ERR_clear_error();
+  SSL* ssl = SSL_new(static_cast<SSL_CTX*>(ctx.native()));
+  if (ssl == nullptr || SSL_set_fd(ssl, fd) != 1) {
+    error = "tls: cannot set up a connection: " + ssl_errors();
+    SSL_free(ssl);
+    return false;
+  }
+  out = ssl;
+  SSL_set_connect_state(ssl);
+  in_addr ip{};
+  if (::inet_pton(AF_INET, host.c_str(), &ip) == 1) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    SSL_set1_host(ssl, host.c_str());
+  }
+  while (true) {
+    const int r = SSL_do_handshake(ssl);
+    if (r == 1) return true;
+    const int e = SSL_get_error(ssl, r);
+    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+      const long verify = SSL_get_verify_result(ssl);
+      if (verify != X509_V_OK)
+        error = "tls: the server's certificate was refused (" + std::string(X509_verify_cert_error_string(verify)) +
+                "; checked against the CA file and the name '" + host + "')";
+      else if (e == SSL_ERROR_SYSCALL)
+        error = "tls: the server closed the connection during the handshake (is it serving tls?)";
+      else
+        error = "tls: handshake failed: " + ssl_errors();
+      return false;
+    }
+    if (Clock::monotonic_ns() > deadline_ns) {
+      error = "tls: handshake with " + host + " timed out";
+      return false;
+    }
+    pollfd p{fd, static_cast<short>(e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0};
+    ::poll(&p, 1, 50);
+  }
+}
+#endif
 
 int connect_one(const ClientOptions& o, std::int64_t deadline_ns, std::string& error) {
   addrinfo hints{};
@@ -132,12 +216,33 @@ bool Client::connect(std::string& error) {
   const unsigned cap = o_.open_loop ? std::max(1u, o_.max_in_flight) : 1u;
   phases_.resize(o_.runs + 1);
   scratch_->events.resize(o_.sessions);
+  if (o_.tls) {
+    if (!client_tls_compiled_in()) {
+      error = "tls: this bench_roundtrip was built without OpenSSL (KITE_WITH_TLS=OFF)";
+      return false;
+    }
+    if (o_.tls_ca.empty()) {
+      error = "tls: --tls-ca (the PEM file of the CA that signed the server's certificate) is required";
+      return false;
+    }
+    transport::TlsConfig tc;
+    tc.ca_file = o_.tls_ca;
+    std::string why;
+    tls_ = transport::TlsContext::make(tc, transport::TlsRole::client, o_.host, why);
+    if (tls_ == nullptr) {
+      error = "tls: " + why;
+      return false;
+    }
+  }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   const std::int64_t deadline = Clock::monotonic_ns() + static_cast<std::int64_t>(o_.connect_timeout_s * 1e9);
   for (unsigned k = 0; k < o_.sessions; ++k) {
     auto c = std::make_unique<Connection>(o_.first_session + k, cap);
     c->fd = connect_one(o_, deadline, error);
     if (c->fd < 0) return false;
+#ifdef KITE_BENCH_TLS
+    if (tls_ != nullptr && !tls_handshake(*tls_, o_.host, c->fd, c->ssl, deadline, error)) return false;
+#endif
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = k;
@@ -168,6 +273,25 @@ bool Client::connect(std::string& error) {
 }
 
 bool Client::flush(Connection& c) noexcept {
+#ifdef KITE_BENCH_TLS
+  if (c.ssl != nullptr) {
+    SSL* ssl = static_cast<SSL*>(c.ssl);
+    while (c.tx_head < c.tx_tail) {
+      const int n = SSL_write(ssl, c.tx.get() + c.tx_head, static_cast<int>(c.tx_tail - c.tx_head));
+      if (n > 0) {
+        c.tx_head += static_cast<std::size_t>(n);
+        continue;
+      }
+      const int e = SSL_get_error(ssl, n);
+      if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
+      ERR_clear_error();
+      c.closed = true;
+      return false;
+    }
+    if (c.tx_head == c.tx_tail) c.tx_head = c.tx_tail = 0;
+    return true;
+  }
+#endif
   while (c.tx_head < c.tx_tail) {
     const ssize_t n = ::send(c.fd, c.tx.get() + c.tx_head, c.tx_tail - c.tx_head, MSG_NOSIGNAL);
     if (n > 0) {
@@ -238,9 +362,43 @@ void Client::note_in_flight(std::int64_t now) noexcept {
   if (in_flight_ > p.max_in_flight) p.max_in_flight = in_flight_;
 }
 
+// Reads what the connection has into rx: recv(), or SSL_read for tls (>0
+// bytes, 0 for the end, -1 with errno EAGAIN for nothing now, -1 with errno
+// set otherwise).
+ssize_t Client::receive(Connection& c) noexcept {
+#ifdef KITE_BENCH_TLS
+  if (c.ssl != nullptr) {
+    SSL* ssl = static_cast<SSL*>(c.ssl);
+    const int n = SSL_read(ssl, c.rx.get() + c.rx_len, static_cast<int>(kRxSize - c.rx_len));
+    if (n > 0) return n;
+    const int e = SSL_get_error(ssl, n);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      errno = EAGAIN;
+      return -1;
+    }
+    ERR_clear_error();
+    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) return 0;
+    if (e != SSL_ERROR_SYSCALL) errno = EPROTO;
+    return -1;
+  }
+#endif
+  return ::recv(c.fd, c.rx.get() + c.rx_len, kRxSize - c.rx_len, 0);
+}
+
+// Whether a tls connection holds bytes read from the socket but not yet
+// returned (OpenSSL reads ahead): the socket's readiness does not show them.
+bool Client::tls_pending(const Connection& c) noexcept {
+#ifdef KITE_BENCH_TLS
+  return c.ssl != nullptr && SSL_has_pending(static_cast<const SSL*>(c.ssl)) == 1;
+#else
+  (void)c;
+  return false;
+#endif
+}
+
 bool Client::read(Connection& c, std::int64_t now, std::string& error) noexcept {
   while (true) {
-    const ssize_t n = ::recv(c.fd, c.rx.get() + c.rx_len, kRxSize - c.rx_len, 0);
+    const ssize_t n = receive(c);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
@@ -278,7 +436,8 @@ bool Client::read(Connection& c, std::int64_t now, std::string& error) noexcept 
       error = "receive buffer full without a complete frame";
       return false;
     }
-    if (static_cast<std::size_t>(n) < kRxSize / 2) return true;  // likely drained; spin again later
+    // Likely drained (a TLS record is at most 16 KiB: what OpenSSL holds is asked for directly).
+    if (static_cast<std::size_t>(n) < kRxSize / 2 && !tls_pending(c)) return true;
   }
 }
 
@@ -618,10 +777,7 @@ void Client::logout() noexcept {
       if (c.closed) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
     }
   }
-  for (auto& cp : connections_) {
-    if (cp->fd >= 0) ::close(cp->fd);
-    cp->fd = -1;
-  }
+  for (auto& cp : connections_) cp->close();
 }
 
 void merge_phase(Phase& into, const Phase& from) noexcept {

@@ -1,5 +1,7 @@
 // The load generator's core: N FIX.4.4 initiator sessions on the calling
-// thread, written directly on the codec, kernel TCP sockets.
+// thread, written directly on the codec, kernel TCP sockets (with TLS from
+// OpenSSL when `tls` is set: each handshake is done in connect(), then
+// non-blocking SSL_read / SSL_write on the same loop).
 //
 // Closed loop: each session sends its next order when the reply to its
 // previous one arrives (plus an optional think time). Open loop: orders are
@@ -18,6 +20,8 @@
 // Everything measure() uses is allocated by connect(): it does not allocate.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +31,10 @@
 #include "kite/bench/histogram.hpp"
 #include "kite/bench/stats.hpp"
 #include "kite/codec/framer.hpp"
+
+namespace kite::transport {
+class TlsContext;
+}
 
 namespace kite::bench {
 
@@ -49,7 +57,15 @@ struct ClientOptions {
   // Open loop: the first slot is due this fraction of an interval after the
   // start, so that several client threads interleave their schedules.
   double slot_offset = 0;
+  // The lab's tls transport: TLS over each connection, the server's
+  // certificate checked against tls_ca (PEM trust anchors) and against
+  // `host` (an IP address is matched against the certificate's IP names).
+  bool tls = false;
+  std::string tls_ca;
 };
+
+// Whether this build's client can speak TLS (OpenSSL found at build time).
+bool client_tls_compiled_in() noexcept;
 
 // What one phase (warm-up or run) measured.
 struct Phase {
@@ -108,6 +124,8 @@ class Client {
   bool send_order(Connection& c, std::int64_t slot_ns, std::uint32_t phase) noexcept;
   bool flush(Connection& c) noexcept;
   bool read(Connection& c, std::int64_t now, std::string& error) noexcept;
+  ssize_t receive(Connection& c) noexcept;
+  static bool tls_pending(const Connection& c) noexcept;
   bool on_message(Connection& c, const char* frame, const codec::FrameResult& fr, std::int64_t now,
                   std::string& error) noexcept;
   void on_execution_report(Connection& c, bool accepted, std::int64_t now) noexcept;
@@ -146,6 +164,7 @@ class Client {
   void* run_done_ctx_ = nullptr;
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
+  std::shared_ptr<transport::TlsContext> tls_;
 };
 
 // Measures with o.sessions sessions spread over `threads` client threads,

@@ -42,6 +42,12 @@ std::string cpp_server_config(const ServerOptions& o) {
   t += std::string("quickack = ") + (o.quickack ? "true" : "false") + "\n";
   // Room for a client's reconnect while its old connection is being closed.
   t += "max_connections = " + std::to_string(sessions + 4) + "\n";
+  if (o.transport == "tls") {
+    // The certificate and key the lab made for this sitting; no client certificate asked for.
+    t += "\n[tls]\n";
+    t += "certificate = " + quoted(o.tls_cert) + "\n";
+    t += "private_key = " + quoted(o.tls_key) + "\n";
+  }
   t += "\n[app]\nmode = \"ack\"\n";
   // A venue's settings as kite-acceptor ships them, except where every
   // flavour must do the same work: the client resets its numbers at each
@@ -77,6 +83,10 @@ int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
     return 3;
   }
 
+  if (o.transport == "tls" && (o.tls_cert.empty() || o.tls_key.empty())) {
+    error = "transport tls needs --tls-cert and --tls-key (the server's PEM certificate and private key)";
+    return 1;
+  }
   session::StderrLogger log;
   std::unique_ptr<app::Acceptor> acceptor;
   try {

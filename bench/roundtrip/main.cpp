@@ -13,6 +13,7 @@
 #include "kite/bench/result.hpp"
 #include "kite/bench/thread.hpp"
 #include "kite/codec/level.hpp"
+#include "kite/transport/tls.hpp"
 #include "server.hpp"
 #ifdef KITE_BENCH_QUICKFIX
 #include "quickfix_server.hpp"
@@ -181,6 +182,9 @@ int run_client(ClientCli& cli) {
 
 int main(int argc, char** argv) {
   using namespace kite::bench;
+  // Before anything starts OpenSSL: its per-record allocations come from free
+  // lists, so the tls transport allocates nothing per order on either side.
+  kite::transport::use_recycling_tls_allocator();
   CLI::App app{"bench_roundtrip: Kite's FIX round-trip load generator and measured server"};
   app.require_subcommand(1);
   // The same build stamp as the result JSON's "stamp"; bench-run records it in sitting.json.
@@ -193,7 +197,7 @@ int main(int argc, char** argv) {
   std::string cores, idle = "spin";
   auto* server = app.add_subcommand("server", "run a measured server until SIGTERM/SIGINT");
   server->add_option("--flavour", so.flavour, "cpp | raw | quickfix")->check(CLI::IsMember({"cpp", "raw", "quickfix"}));
-  server->add_option("--transport", so.transport, "kernel | uring")->capture_default_str();
+  server->add_option("--transport", so.transport, "kernel | uring | tls | ...")->capture_default_str();
   server->add_option("--model", so.model, "single | mono | pool | shard")
       ->check(CLI::IsMember({"single", "mono", "pool", "shard"}))->capture_default_str();
   server->add_option("--bind", so.bind, "address to listen on")->capture_default_str();
@@ -210,6 +214,8 @@ int main(int argc, char** argv) {
   bool no_quickack = false, quickack = false;
   server->add_flag("--quickack", quickack, "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
   server->add_flag("--no-quickack", no_quickack, "cpp: no TCP_QUICKACK re-arm (the default)");
+  server->add_option("--tls-cert", so.tls_cert, "cpp, transport tls: the server's PEM certificate chain");
+  server->add_option("--tls-key", so.tls_key, "cpp, transport tls: its PEM private key");
   server->add_option("--ready-file", so.ready_file, "written with the port and a newline once listening");
 
   ClientCli cc;
@@ -234,6 +240,8 @@ int main(int argc, char** argv) {
   client->add_option("--busy-poll-usecs", cc.o.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
   client->add_option("--connect-timeout", cc.o.connect_timeout_s, "seconds to keep retrying a refused connection")
       ->capture_default_str();
+  client->add_flag("--tls", cc.o.tls, "connect over TLS (the lab's tls transport), handshakes before the measurement");
+  client->add_option("--tls-ca", cc.o.tls_ca, "with --tls: PEM CA file that signed the server's certificate");
   client->add_option("--json", cc.json, "write the result JSON here");
   client->add_option("--cell", cc.cell, "FLAVOUR/TRANSPORT/MODEL/LOOP written into the result");
   client->add_option("--cv-p50-limit", cc.t.cv_p50, "verdict: CV limit of p50")->capture_default_str();

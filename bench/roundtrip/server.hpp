@@ -30,6 +30,8 @@ struct ServerOptions {
   std::string store = "null";
   std::string store_dir;
   std::string ready_file;
+  // cpp, transport tls: the server's PEM certificate chain and private key.
+  std::string tls_cert, tls_key;
 };
 
 // How busy a server thread was over the server's life, printed on stderr at

@@ -32,6 +32,12 @@ internal static class Program
             Console.Error.WriteLine($"{Name}: {e.Message}\n{Options.Usage}");
             return 2;
         }
+        if (o.Transport == "tls")
+        {
+            // libkite serves tls from a [tls] table; this server does not pass one.
+            Console.Error.WriteLine($"unsupported: {Name} has no tls transport: its configuration passes no certificate or key ([tls] table) to libkite");
+            return 3;
+        }
         try
         {
             return Serve(o);

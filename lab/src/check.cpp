@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -28,7 +29,13 @@
 #include "kite/codec/header.hpp"
 
 #include "kite/lab/process.hpp"
+#include "kite/lab/tls.hpp"
 #include "kite/lab/util.hpp"
+#ifdef KITE_LAB_TLS
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -95,11 +102,14 @@ struct SendFlags {
 // A client session BENCH<k> over a blocking socket with timeouts. Every
 // message it receives is checked on arrival (framing, BodyLength and CheckSum
 // through the codec's framer; BeginString; CompIDs swapped; MsgSeqNum one
-// more than the last); what is wrong collects in `problems`.
+// more than the last); what is wrong collects in `problems`. With a TLS
+// context (SSL_CTX*, a tls cell) the connection is TLS, the server's
+// certificate checked against the lab's CA and 127.0.0.1.
 class Peer {
 public:
-    explicit Peer(unsigned k)
-        : comp_("BENCH" + std::to_string(k)),
+    explicit Peer(unsigned k, void* tls = nullptr)
+        : tls_(tls),
+          comp_("BENCH" + std::to_string(k)),
           header_(codec::HeaderFields{"FIX.4.4", comp_, "KITE", {}, {}, {}, {}}),
           writer_(header_, codec::TimePrecision::micros) {}
     ~Peer() { close(); }
@@ -128,10 +138,14 @@ public:
         ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
         local_port_ = ntohs(a.sin_port);
         rx_.clear();
-        return true;
+        return tls_ == nullptr || handshake(why);
     }
 
     void close() {
+#ifdef KITE_LAB_TLS
+        SSL_free(static_cast<SSL*>(ssl_));
+        ssl_ = nullptr;
+#endif
         if (fd_ >= 0) ::close(fd_);
         fd_ = -1;
     }
@@ -157,7 +171,7 @@ public:
         if (fd_ < 0) return false;
         std::size_t at = 0;
         while (at < bytes.size()) {
-            const ssize_t n = ::send(fd_, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+            const ssize_t n = write_some(bytes.data() + at, bytes.size() - at);
             if (n <= 0) return false;
             at += static_cast<std::size_t>(n);
         }
@@ -186,9 +200,9 @@ public:
             const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
             if (left <= 0) return Got::timeout;
             pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
+            if (!tls_pending() && ::poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
             char buf[8192];
-            const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+            const ssize_t n = read_some(buf, sizeof buf);
             if (n <= 0) {
                 close();
                 if (rx_.empty()) return Got::closed;
@@ -251,7 +265,63 @@ public:
     std::vector<std::string> problems;
     Msg logon_answer;
 
+
 private:
+    // The socket, or TLS over it. TLS reads and writes block at most
+    // kTlsIoTimeout (SO_RCVTIMEO / SO_SNDTIMEO), so that no check hangs.
+    static constexpr int kTlsIoTimeoutS = 5;
+
+#ifdef KITE_LAB_TLS
+    bool handshake(std::string& why) {
+        const timeval tv{kTlsIoTimeoutS, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        ERR_clear_error();
+        SSL* ssl = SSL_new(static_cast<SSL_CTX*>(tls_));
+        ssl_ = ssl;
+        if (ssl == nullptr || SSL_set_fd(ssl, fd_) != 1) {
+            why = "tls: cannot set up a connection";
+            close();
+            return false;
+        }
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+        if (SSL_connect(ssl) != 1) {
+            const long v = SSL_get_verify_result(ssl);
+            char err[256] = "the server closed the connection";
+            if (const unsigned long e = ERR_get_error()) ERR_error_string_n(e, err, sizeof err);
+            why = std::string("tls handshake failed: ") + (v != X509_V_OK ? X509_verify_cert_error_string(v) : err);
+            ERR_clear_error();
+            close();
+            return false;
+        }
+        return true;
+    }
+    ssize_t write_some(const char* p, std::size_t n) {
+        if (ssl_ == nullptr) return ::send(fd_, p, n, MSG_NOSIGNAL);
+        const int r = SSL_write(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
+        ERR_clear_error();
+        return r;
+    }
+    ssize_t read_some(char* p, std::size_t n) {
+        if (ssl_ == nullptr) return ::recv(fd_, p, n, 0);
+        const int r = SSL_read(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
+        ERR_clear_error();
+        return r;
+    }
+    bool tls_pending() const { return ssl_ != nullptr && SSL_pending(static_cast<const SSL*>(ssl_)) > 0; }
+#else
+    bool handshake(std::string& why) {
+        why = "tls: this bench-run was built without OpenSSL";
+        close();
+        return false;
+    }
+    ssize_t write_some(const char* p, std::size_t n) { return ::send(fd_, p, n, MSG_NOSIGNAL); }
+    ssize_t read_some(char* p, std::size_t n) { return ::recv(fd_, p, n, 0); }
+    bool tls_pending() const { return false; }
+#endif
+
+    void* tls_ = nullptr;  // SSL_CTX*
+    void* ssl_ = nullptr;  // SSL*
     void inspect(Msg& m) {
         codec::FieldIndex& ix = index_;
         codec::Header h;
@@ -464,6 +534,40 @@ bool is_readiness_syscall(long nr) {
 class Runner {
 public:
     Runner(const CheckOptions& o, const Flavour& f, CheckReport& r) : o_(o), f_(f), report_(r) {}
+    ~Runner() {
+#ifdef KITE_LAB_TLS
+        SSL_CTX_free(static_cast<SSL_CTX*>(tls_ctx_));
+#endif
+    }
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    // The tls cells' certificates (made once, in the work folder) and the
+    // peers' TLS context trusting their CA. False with why when they cannot be.
+    bool tls_ready(std::string& why) {
+        if (tls_ctx_ != nullptr) return true;
+#ifdef KITE_LAB_TLS
+        try {
+            certs_ = make_lab_certificates(o_.work_dir + "/tls", {});
+        } catch (const std::exception& e) {
+            why = e.what();
+            return false;
+        }
+        std::signal(SIGPIPE, SIG_IGN);  // OpenSSL writes with write(2), not send(MSG_NOSIGNAL)
+        SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+        if (ctx == nullptr || SSL_CTX_load_verify_locations(ctx, certs_.ca.c_str(), nullptr) != 1) {
+            why = "tls: cannot load the CA " + certs_.ca;
+            SSL_CTX_free(ctx);
+            return false;
+        }
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+        tls_ctx_ = ctx;
+        return true;
+#else
+        why = "tls: this bench-run was built without OpenSSL (KITE_WITH_TLS=OFF)";
+        return false;
+#endif
+    }
 
     void line(CheckStatus s, const std::string& scope, const std::string& name, const std::string& detail) {
         CheckLine l{s, scope, name, detail};
@@ -545,6 +649,9 @@ public:
         s.flavour = f_.name;
         s.build_dir = o_.build_dir;
         s.source_dir = o_.source_dir;
+        s.tls_cert = certs_.cert;
+        s.tls_key = certs_.key;
+        s.tls_ca = certs_.ca;
         return s;
     }
 
@@ -577,6 +684,8 @@ private:
     const CheckOptions& o_;
     const Flavour& f_;
     CheckReport& report_;
+    LabCertificates certs_;
+    void* tls_ctx_ = nullptr;  // SSL_CTX*
 };
 
 bool Runner::start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
@@ -593,6 +702,11 @@ bool Runner::start(const ServerStart& st, const std::string& work, const std::st
 void Runner::cell(const std::string& model, const std::string& transport) {
     const std::string scope = model + "/" + transport;
     const std::string work = o_.work_dir + "/" + model + "_" + transport;
+    std::string tls_why;
+    if (transport == "tls" && !tls_ready(tls_why)) {
+        line(CheckStatus::fail, scope, "ready", tls_why);
+        return;
+    }
     ServerStart st = start_of(model, transport, work);
     Child server;
     if (!start(st, work, scope, "ready", server)) return;
@@ -638,7 +752,7 @@ void Runner::cell(const std::string& model, const std::string& transport) {
 
     // logon: every session.
     std::vector<std::unique_ptr<Peer>> peers;
-    for (int k = 0; k < st.sessions; ++k) peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k)));
+    for (int k = 0; k < st.sessions; ++k) peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k), transport == "tls" ? tls_ctx_ : nullptr));
     std::vector<std::string> bad;
     for (auto& p : peers) {
         std::string why;

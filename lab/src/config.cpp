@@ -68,7 +68,7 @@ const std::vector<TransportInfo>& known_transports() {
     // listener (no SO_REUSEPORT spread); the native vendor APIs have no
     // cross-thread handover of a connection.
     static const std::vector<TransportInfo> t = {
-        {"kernel", true, true, false},     {"uring", true, true, false},
+        {"kernel", true, true, false},     {"tls", true, true, false},  {"uring", true, true, false},
         {"onload", true, true, true},      {"vma", true, false, true},
         {"tcpdirect", false, false, false}, {"socketxtreme", false, false, false},
     };
@@ -123,6 +123,8 @@ std::string format_core_list(const CoreSet& cores) {
 }
 
 bool Machine::has_transport(const std::string& t) const {
+    // tls is kernel TCP with OpenSSL in user space: wherever kernel is.
+    if (t == "tls" && has_transport("kernel")) return true;
     return std::find(transports.begin(), transports.end(), t) != transports.end();
 }
 
@@ -408,7 +410,8 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     const TomlReader r(name);
     toml::table root = r.parse(text);
     r.only(root, "", {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s",
-                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell", "installed"});
+                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell", "installed",
+                      "transport_models"});
     Matrix m;
     m.source_text = text;
     m.source_name = name;
@@ -430,6 +433,22 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     for (const auto& t : m.models) check_one_of(r, "models", t, kModels, "model");
     m.loops = need("loops");
     for (const auto& t : m.loops) check_one_of(r, "loops", t, kLoops, "loop");
+    if (const toml::table* tm = r.table(root, "transport_models", "")) {
+        for (const auto& [k, v] : *tm) {
+            const std::string t(k.str());
+            const std::string key = "transport_models." + t;
+            if (std::find(m.transports.begin(), m.transports.end(), t) == m.transports.end())
+                r.fail(key, "'" + t + "' is not one of the matrix's transports");
+            auto models = r.strings(*tm, t.c_str(), "transport_models.");
+            if (!models || models->empty()) r.fail(key, "missing or empty");
+            for (const auto& model : *models) {
+                check_one_of(r, key, model, kModels, "model");
+                if (std::find(m.models.begin(), m.models.end(), model) == m.models.end())
+                    r.fail(key, "'" + model + "' is not one of the matrix's models");
+            }
+            m.transport_models[t] = *models;
+        }
+    }
     m.idle = r.string(root, "idle", "").value_or("spin");
     check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
     m.installed = r.boolean(root, "installed", "").value_or(false);
@@ -622,7 +641,8 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
 
 const std::vector<std::string> kPlaceholders = {
     "model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
-    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir"};
+    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir",
+    "tls_cert", "tls_key", "tls_ca"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
@@ -658,6 +678,9 @@ std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
         {"flavour", s.flavour},
         {"build_dir", s.build_dir},
         {"source_dir", s.source_dir},
+        {"tls_cert", s.tls_cert},
+        {"tls_key", s.tls_key},
+        {"tls_ca", s.tls_ca},
     };
 }
 
@@ -694,9 +717,14 @@ std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const 
 std::vector<Cell> plan_cells(const Matrix& mx) {
     std::vector<Cell> out;
     for (const auto& t : mx.transports)
-        for (const auto& m : mx.models)
+        for (const auto& m : mx.models) {
+            if (auto only = mx.transport_models.find(t);
+                only != mx.transport_models.end() &&
+                std::find(only->second.begin(), only->second.end(), m) == only->second.end())
+                continue;
             for (const auto& l : mx.loops)
                 for (const auto& f : mx.flavours) out.push_back({f, t, m, l});
+        }
     return out;
 }
 

@@ -21,6 +21,7 @@
 #include "kite/lab/process.hpp"
 #include "kite/lab/method.hpp"
 #include "kite/lab/report.hpp"
+#include "kite/lab/tls.hpp"
 #include "kite/lab/util.hpp"
 
 namespace fs = std::filesystem;
@@ -149,6 +150,7 @@ struct Context {
     std::vector<double> cell_times;
     std::vector<std::size_t> to_run_after;  ///< cells left to run (not marked, not done) after cell i
     const Step* step = nullptr;  ///< a stepped sitting's (a sweep's) current step; null in a sitting
+    LabCertificates tls;         ///< the tls cells' certificates, made at the start (.work/tls)
 };
 
 // How an attempt at a cell ended: measured or refused (a result to record), or why there is none.
@@ -282,6 +284,9 @@ ServerStart server_start(const Context& c, const Cell& cell, const AttemptPlan& 
     s.flavour = cell.flavour;
     s.build_dir = c.opt.build_dir;
     s.source_dir = c.opt.source_dir;
+    s.tls_cert = c.tls.cert;
+    s.tls_key = c.tls.key;
+    s.tls_ca = c.tls.ca;
     return s;
 }
 
@@ -314,6 +319,7 @@ SpawnSpec client_spec(const Context& c, const Cell& cell, const AttemptPlan& p) 
                                    cell.id(), "--cv-p50-limit", num(mx.thresholds.cv_p50), "--cv-p99-limit",
                                    num(mx.thresholds.cv_p99), "--rate-fraction", num(mx.thresholds.rate_fraction),
                                    "--response-over-service", num(mx.thresholds.response_over_service)});
+    if (cell.transport == "tls") cs.argv.insert(cs.argv.end(), {"--tls", "--tls-ca", c.tls.ca});
     if (c.step && c.step->client_threads > 1)
         cs.argv.insert(cs.argv.end(), {"--threads", std::to_string(c.step->client_threads)});
     apply_preload(c, cell.transport, cs.argv, cs.env);
@@ -780,6 +786,21 @@ void check_nics(const Machine& m) {
 }
 
 // The settings every cell shares, checked; throws ConfigError for a wrong one.
+// The tls cells' CA and server certificate, made fresh in the sitting's
+// folder for every address a server may bind (loopback, the netns server,
+// the NIC pairs'). Nothing is made when no cell is tls.
+void make_certificates(Context& c, const std::vector<Cell>& cells) {
+    if (std::none_of(cells.begin(), cells.end(), [](const Cell& x) { return x.transport == "tls"; })) return;
+    const Machine& m = c.opt.machine;
+    std::vector<std::string> addresses = {m.netns_server_addr};
+    for (const auto& n : m.nics) addresses.push_back(n.server_addr);
+    try {
+        c.tls = make_lab_certificates(c.dir + "/.work/tls", addresses);
+    } catch (const std::exception& e) {
+        throw ConfigError(e.what());
+    }
+}
+
 void set_up_context(Context& c, const std::string& dir) {
     const SittingOptions& opt = c.opt;
     c.dir = dir;
@@ -1348,6 +1369,7 @@ SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, s
     stamp["kind"] = "sweep";
     write_text_atomic(dir + "/sitting.json", stamp.dump(1));
     c.sitting_stamp = cell_sitting_stamp(c, stamp);
+    make_certificates(c, cells);
 
     install_stop_handlers();
     SittingResult res;
@@ -1434,6 +1456,7 @@ SittingResult run_sitting(SittingOptions opt) {
     json stamp = start_stamp(c, previous);
     write_text_atomic(dir + "/sitting.json", stamp.dump(1));
     c.sitting_stamp = cell_sitting_stamp(c, stamp);
+    make_certificates(c, cells);
 
     install_stop_handlers();
     res.dir = dir;

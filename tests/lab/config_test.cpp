@@ -158,6 +158,43 @@ TEST(Markers, comeFromTheTransportThenTheHostThenTheFlavour) {
     EXPECT_EQ(marker_for({"f", "kernel", "mono", "closed"}, m, f), "");
 }
 
+TEST(MatrixFile, transportModelsPlaysATransportOnTheModelsItNamesOnly) {
+    const std::string base = "flavours=['cpp']\ntransports=['kernel','tls']\nmodels=['single','mono','pool']\nloops=['closed']\n";
+    const Matrix mx = parse_matrix(base + "[transport_models]\ntls=['single','mono']\n", "m.toml");
+    std::vector<std::string> ids;
+    for (const Cell& c : plan_cells(mx)) ids.push_back(c.id());
+    EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/mono/closed", "cpp/kernel/pool/closed",
+                                             "cpp/tls/single/closed", "cpp/tls/mono/closed"}));
+    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\nuring=['single']\n", "m.toml"); }),
+                HasSubstr("transport_models.uring"));
+    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\ntls=['shard']\n", "m.toml"); }),
+                HasSubstr("not one of the matrix's models"));
+}
+
+TEST(MatrixFile, theDefaultMatrixPlaysTlsOnTheSingleAndMonoModelsOnly) {
+    const Matrix mx = load_matrix(source_dir() + "/lab/matrices/default.toml");
+    int tls = 0;
+    for (const Cell& c : plan_cells(mx))
+        if (c.transport == "tls") {
+            ++tls;
+            EXPECT_TRUE(c.model == "single" || c.model == "mono") << c.id();
+        }
+    EXPECT_EQ(tls, static_cast<int>(2 * mx.loops.size() * mx.flavours.size()));
+}
+
+TEST(Markers, tlsIsMeasurableWhereverKernelIsAndUnsupportedByAFlavourThatLacksIt) {
+    Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
+    EXPECT_TRUE(m.has_transport("tls"));
+    Machine none = parse_machine(std::string(kMachine) + "[transports]\navailable=['onload']\n", "m");
+    EXPECT_FALSE(none.has_transport("tls"));
+    Flavour with = parse_flavour("name='f'\nbinary='b'\nargs=[]\ntransports=['kernel','tls']\n", "f");
+    Flavour without = parse_flavour("name='g'\nbinary='b'\nargs=[]\ntransports=['kernel']\n", "g");
+    EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, m, with), "");
+    EXPECT_EQ(marker_for({"f", "tls", "pool", "closed"}, m, with), "");
+    EXPECT_EQ(marker_for({"g", "tls", "mono", "closed"}, m, without), "unsupported");
+    EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, none, with), "unmeasurable");
+}
+
 TEST(Markers, aPoolOrShardWithMoreWorkersThanServerCoresIsOversubscribed) {
     Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
     Flavour f = parse_flavour("name='f'\nbinary='b'\nargs=[]\n", "f");
@@ -261,6 +298,13 @@ TEST(FlavourFile, placeholderValuesGiveEveryPlaceholderAndCoresAsACommaList) {
     auto v = placeholder_values(s);
     EXPECT_EQ(v.size(), kPlaceholders.size());
     EXPECT_EQ(v.at("cores"), "9,10,11");
+    s.tls_cert = "/s/.work/tls/server.pem";
+    s.tls_key = "/s/.work/tls/server.key";
+    s.tls_ca = "/s/.work/tls/ca.pem";
+    v = placeholder_values(s);
+    EXPECT_EQ(v.at("tls_cert"), s.tls_cert);
+    EXPECT_EQ(v.at("tls_key"), s.tls_key);
+    EXPECT_EQ(v.at("tls_ca"), s.tls_ca);
     Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
     EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
 }

@@ -104,6 +104,8 @@ struct Thresholds {
 struct Matrix {
     std::string name;
     std::vector<std::string> flavours, transports, models, loops;
+    /// [transport_models]: a transport played on these models only (e.g. tls = ["single", "mono"]).
+    std::map<std::string, std::vector<std::string>> transport_models;
     std::map<std::string, int> sessions{{"single", 1}, {"mono", 32}, {"pool", 32}, {"shard", 32}};
     int rate = 50000;          ///< open loop, aggregate orders/s
     int max_in_flight = 1000;  ///< open loop cap per session
@@ -175,6 +177,8 @@ struct ServerStart {
     std::string idle = "spin";
     std::string ready_file, store = "null", store_dir;
     std::string flavour, build_dir, source_dir;
+    /// {tls_cert} {tls_key} {tls_ca}: the sitting's certificates (lab/src/tls.cpp), "" when it has no tls cell.
+    std::string tls_cert, tls_key, tls_ca;
 };
 
 /// "9,10,11": what {cores} receives, a plain comma list, never a range.

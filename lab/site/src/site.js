@@ -108,7 +108,7 @@
   }
 
   // ---- Two sittings compared, chosen on the page or by URL (?a=&b=&flavour=&peer=).
-  var TRANSPORTS = ["kernel", "uring", "onload", "vma", "tcpdirect", "socketxtreme"];
+  var TRANSPORTS = ["kernel", "tls", "uring", "onload", "vma", "tcpdirect", "socketxtreme"];
   var MODELS = ["single", "mono", "pool", "shard"];
   function diffs(a, b) {
     var keys = Object.keys(a).concat(Object.keys(b).filter(function (k) { return !(k in a); })).sort();

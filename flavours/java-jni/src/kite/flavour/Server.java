@@ -169,6 +169,12 @@ public final class Server {
                 return;
             }
         }
+        if (arg(args, "--transport", "kernel").equals("tls")) {
+            // libkite serves tls from a [tls] table; this server does not pass one.
+            System.err.println("unsupported: java-jni has no tls transport: its configuration passes no certificate"
+                    + " or key ([tls] table) to libkite");
+            System.exit(3);
+        }
         final long t0 = System.nanoTime();
         final OrderAck app = new OrderAck();
         final Acceptor acceptor;
