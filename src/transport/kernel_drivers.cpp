@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kite/transport/driver.hpp"
-#include "accept_burst.hpp"
+#include "listeners.hpp"
 
 namespace kite::transport {
 namespace {
@@ -131,8 +131,6 @@ class DirectDriver final : public Driver {
   bool dirty_ = false;
 };
 
-constexpr std::uint64_t kListenerTag = 1ull << 63;
-
 class EpollDriver final : public Driver {
  public:
   EpollDriver(const DriverConfig& c, int ep) : cfg_(c), ep_(ep), events_(static_cast<std::size_t>(c.max_events)) {}
@@ -140,14 +138,7 @@ class EpollDriver final : public Driver {
   const char* name() const noexcept override { return "epoll"; }
 
   bool listen(int fd, std::string& error) override {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kListenerTag | static_cast<std::uint32_t>(fd);
-    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      error = std::string("epoll_ctl(listener): ") + std::strerror(errno);
-      return false;
-    }
-    return true;
+    return epoll_add_listener(ep_, fd, error);
   }
   bool add(Conn& c, std::string& error) override {
     last_options_ = apply_options(c.fd, cfg_.socket);
@@ -184,9 +175,8 @@ class EpollDriver final : public Driver {
     int work = 0;
     for (int i = 0; i < n; ++i) {
       const epoll_event& ev = events_[static_cast<std::size_t>(i)];
-      if (ev.data.u64 & kListenerTag) {
-        const int lfd = static_cast<int>(ev.data.u64 & 0xffffffffu);
-        work += accept_burst(lfd, 16, sink);
+      if (is_listener(ev)) {
+        work += accept_burst(listener_fd(ev), 16, sink);
         continue;
       }
       Conn& c = *static_cast<Conn*>(ev.data.ptr);

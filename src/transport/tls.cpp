@@ -25,7 +25,7 @@
 #include <openssl/x509v3.h>
 #endif
 
-#include "accept_burst.hpp"
+#include "listeners.hpp"
 
 namespace kite::transport {
 
@@ -222,8 +222,6 @@ std::shared_ptr<TlsContext> TlsContext::make(const TlsConfig& c, TlsRole role, c
 
 namespace {
 
-constexpr std::uint64_t kListenerTag = 1ull << 63;
-
 enum class Phase : std::uint8_t { handshake, open, failed };
 
 // The driver's state for one connection, kept per slot and reused.
@@ -259,14 +257,7 @@ class TlsDriver final : public Driver {
       listeners_.push_back(fd);
       return true;
     }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kListenerTag | static_cast<std::uint32_t>(fd);
-    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      error = std::string("epoll_ctl(listener): ") + std::strerror(errno);
-      return false;
-    }
-    return true;
+    return epoll_add_listener(ep_, fd, error);
   }
 
   bool add(Conn& c, std::string& error) override {
@@ -428,9 +419,8 @@ class TlsDriver final : public Driver {
     const int n = ::epoll_wait(ep_, events_.data(), static_cast<int>(events_.size()), timeout_ms);
     for (int i = 0; i < n; ++i) {
       const epoll_event& ev = events_[static_cast<std::size_t>(i)];
-      if (ev.data.u64 & kListenerTag) {
-        const int lfd = static_cast<int>(ev.data.u64 & 0xffffffffu);
-        work += accept_burst(lfd, 16, sink);
+      if (is_listener(ev)) {
+        work += accept_burst(listener_fd(ev), 16, sink);
         continue;
       }
       Conn& c = *static_cast<Conn*>(ev.data.ptr);

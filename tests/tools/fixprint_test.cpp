@@ -2,31 +2,17 @@
 // line prefixes, nested groups, a broken frame and a message that fails
 // validation; the tool's output is checked line by line.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "support/command_testing.hpp"
+
 namespace {
 
-struct Output {
-  std::string out;
-  int status = -1;
-};
+using Output = kite::test::CommandOutput;
 
-Output run(const std::string& args) {
-  const std::string cmd = std::string(KITE_FIXPRINT_BIN) + " " + args;
-  Output r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Output run(const std::string& args) { return kite::test::run_command(std::string(KITE_FIXPRINT_BIN) + " " + args); }
 
 std::string sample() {
   const char* src = std::getenv("KITE_SOURCE_DIR");
