@@ -710,7 +710,8 @@ void Client::count_unanswered() noexcept {
 bool Client::measure(std::string& error) {
   std::int64_t now = clock_.now_ns();
   start_ns_ = start_at_ns_ > 0 ? start_at_ns_ : now;
-  warm_end_ns_ = now + static_cast<std::int64_t>(o_.warmup_s * 1e9);
+  // From the shared start, so every thread of a cell cuts its runs at the same instants.
+  warm_end_ns_ = start_ns_ + static_cast<std::int64_t>(o_.warmup_s * 1e9);
   run_ns_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(o_.duration_s * 1e9));
   Measurement m;
   m.end_ns = warm_end_ns_ + run_ns_ * o_.runs;
@@ -725,6 +726,8 @@ bool Client::measure(std::string& error) {
     now = clock_.now_ns();
     end_pass(m, now);
     if (!m.stopping && now >= m.end_ns) {
+      // Slots that fell due while this thread was descheduled are still owed (and late).
+      if (o_.open_loop) queue_due_slots(m, now);
       m.stopping = true;
       m.drain_deadline = now + static_cast<std::int64_t>(o_.drain_timeout_s * 1e9);
     }
