@@ -151,7 +151,16 @@ FileStore::FileStore(const std::string& dir, const std::string& name, const Stor
     throw std::runtime_error("store: cannot map " + path_ + ": " + std::strerror(errno));
   }
   base_ = static_cast<char*>(m);
-  index_.reserve(1u << 16);
+  try {
+    // A record takes at least a header and 8 bytes; a typical FIX record a few hundred.
+    const std::size_t records = size_ - kPageSize;
+    index_.map(records / (sizeof(RecordHeader) + 8) + 1, records / 256);
+  } catch (...) {
+    ::munmap(base_, size_);
+    base_ = nullptr;
+    ::close(fd_);
+    throw;
+  }
   Page* pg = page();
   if (fresh || pg->magic == 0) {
     pg->version = kVersion;
@@ -283,6 +292,23 @@ void FileStore::recover() {
   if (last_seq + 1 > pg->next_sender) pg->next_sender = last_seq + 1;
 }
 
+void FileStore::SlotTable::map(std::size_t capacity, std::size_t populate) {
+  void* m = ::mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED)
+    throw std::runtime_error("store: cannot map an index of " + std::to_string(capacity) +
+                             " records: " + std::strerror(errno));
+  slots_ = static_cast<Slot*>(m);
+  capacity_ = capacity;
+  size_ = 0;
+  // Touched now, at set-up, so the first records' stores take no page fault.
+  std::memset(static_cast<void*>(slots_), 0, std::min(populate, capacity) * sizeof(Slot));
+}
+
+FileStore::SlotTable::~SlotTable() {
+  if (slots_ != nullptr) ::munmap(slots_, capacity_ * sizeof(Slot));
+}
+
 FileStore::~FileStore() {
   if (base_ != nullptr) {
     if (settings_.flush != FlushPolicy::none) ::msync(base_, size_, MS_SYNC);
@@ -351,14 +377,7 @@ bool FileStore::store(std::uint64_t seq, std::string_view message) noexcept {
     batch_last_ = tail_;
   }
   tail_ += need;
-  if (index_.size() == index_.capacity()) {
-    try {
-      index_.reserve(index_.capacity() * 2);
-    } catch (...) {
-      return false;
-    }
-  }
-  index_.push_back({seq, body, h.length});
+  index_.push_back({seq, body, h.length});  // cannot be full: sized for the journal's most records
   pg->next_sender = seq + 1;
 
   switch (settings_.flush) {

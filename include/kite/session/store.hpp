@@ -10,8 +10,9 @@
 //   NullStore    keeps the numbers only; resends become gap fills (benchmarks).
 //
 // Store calls are made from the thread that owns the session. store() and
-// the sequence setters are on the hot path: they do not allocate (except the
-// in-memory index growing geometrically, which is rare), and do not throw.
+// the sequence setters are on the hot path: they do not throw, and do not
+// allocate (but for MemoryStore's arena and index growing geometrically,
+// which is rare; a FileStore allocates nothing after open).
 // Opening a FileStore is set-up work and throws std::runtime_error.
 #pragma once
 
@@ -185,6 +186,35 @@ class FileStore final : public MessageStore {
     std::uint64_t offset;  // of the message bytes in the mapping
     std::uint32_t length;
   };
+  // The records' index in an anonymous mapping sized at open for the most
+  // records the journal can hold, so that storing never allocates or copies.
+  class SlotTable {
+   public:
+    SlotTable() = default;
+    SlotTable(const SlotTable&) = delete;
+    SlotTable& operator=(const SlotTable&) = delete;
+    ~SlotTable();
+    // Reserves `capacity` slots and touches the first `populate`; throws std::runtime_error.
+    void map(std::size_t capacity, std::size_t populate);
+    bool push_back(const Slot& s) noexcept {
+      if (size_ == capacity_) return false;
+      slots_[size_++] = s;
+      return true;
+    }
+    void clear() noexcept { size_ = 0; }
+    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_; }
+    std::size_t capacity() const noexcept { return capacity_; }
+    const Slot& operator[](std::size_t i) const noexcept { return slots_[i]; }
+    const Slot& back() const noexcept { return slots_[size_ - 1]; }
+    const Slot* begin() const noexcept { return slots_; }
+    const Slot* end() const noexcept { return slots_ + size_; }
+
+   private:
+    Slot* slots_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+  };
   Page* page() const noexcept;
   void sync_range(std::size_t from, std::size_t to) noexcept;
   void recover();
@@ -199,7 +229,7 @@ class FileStore final : public MessageStore {
   std::uint32_t unsynced_ = 0;   // messages since the last msync
   std::int64_t last_sync_ns_ = 0;
   std::int64_t now_hint_ns_ = 0;
-  std::vector<Slot> index_;      // in journal order; seqs increase within a generation
+  SlotTable index_;              // in journal order; seqs increase within a generation
   std::size_t recovered_ = 0;
   std::size_t discarded_ = 0;
   std::size_t discarded_batch_ = 0;
