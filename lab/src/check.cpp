@@ -482,7 +482,9 @@ std::set<int> epoll_watched(pid_t pid) {
 // The server's descriptor of the connection whose peer port is `port`, or -1.
 int server_fd_of(pid_t pid, int port) {
     // /proc/net/tcp gives the inode of the server's end (local port = the server's, remote = ours).
-    std::string inode;
+    // Other processes' sockets to the same port number (another server, a TIME_WAIT
+    // with inode 0) are in the namespace's table too: only this process's fds decide.
+    std::set<std::string> sockets;
     std::istringstream tcp(read_text_or_empty("/proc/" + std::to_string(pid) + "/net/tcp"));
     char want[8];
     std::snprintf(want, sizeof want, ":%04X", port);
@@ -490,12 +492,13 @@ int server_fd_of(pid_t pid, int port) {
         std::istringstream f(line);
         std::string sl, local, remote, st, q, tr, rt, uid, to, ino;
         f >> sl >> local >> remote >> st >> q >> tr >> rt >> uid >> to >> ino;
-        if (remote.size() > 5 && remote.substr(remote.size() - 5) == want) inode = ino;
+        if (remote.size() > 5 && remote.substr(remote.size() - 5) == want && ino != "0")
+            sockets.insert("socket:[" + ino + "]");
     }
-    if (inode.empty()) return -1;
+    if (sockets.empty()) return -1;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
-        if (fs::read_symlink(e.path(), ec).string() == "socket:[" + inode + "]") return std::atoi(e.path().filename().c_str());
+        if (sockets.count(fs::read_symlink(e.path(), ec).string())) return std::atoi(e.path().filename().c_str());
     return -1;
 }
 
