@@ -68,8 +68,9 @@ struct Avx2Scan : Sse2Scan {
     };
     digit = digits32(lo) | static_cast<std::uint64_t>(digits32(hi)) << 32;
   }
-  static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                 std::size_t& p, std::uint64_t*) noexcept {
+  // Inlined into the walk: a call would pass the arrays through memory.
+  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
+                                                       std::uint32_t first, std::size_t& p, std::uint64_t*) noexcept {
     return mask_walk<Avx2Scan>(a, frame, begin, end, first, p);
   }
 };

@@ -14,8 +14,9 @@ struct Avx512BwScan : Avx512Scan<false> {
     soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(kSoh));
     digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
   }
-  static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                 std::size_t& p, std::uint64_t*) noexcept {
+  // Inlined into the walk: a call would pass the arrays through memory.
+  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
+                                                       std::uint32_t first, std::size_t& p, std::uint64_t*) noexcept {
     return mask_walk<Avx512BwScan>(a, frame, begin, end, first, p);
   }
 };
