@@ -28,10 +28,11 @@ struct ScalarLevelScan : Sse2Scan {
       digit |= static_cast<std::uint64_t>(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(v, shift), limit))) << (16 * i);
     }
   }
+  // (No Sum: the separate SSE2 checksum is as fast here.)
   // Inlined into the walk: a call would pass the arrays through memory.
   [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                       std::uint32_t first, std::size_t& p, std::uint64_t*) noexcept {
-    return mask_walk<ScalarLevelScan>(a, frame, begin, end, first, p);
+                                                       std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
+    return mask_walk<ScalarLevelScan>(a, frame, begin, end, first, p, sum);
   }
 };
 #else

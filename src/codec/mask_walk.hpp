@@ -24,7 +24,10 @@ namespace kite::codec::detail {
 // A tag's value comes from the 8 bytes at its start and its length from the
 // masks (its digits are known to be digits).
 //
-// Masks::block(p, eq, soh, digit) classifies the 64 bytes at p.
+// Masks::block(p, eq, soh, digit) classifies the 64 bytes at p. For the
+// checksum, where Masks has a Sum (bytes added in wrapping 8-bit lanes):
+// sum_add(acc, p) adds the 64 bytes at p, sum_masked(acc, p, mask) those of
+// them where the 64 bytes at mask are 0xFF, and sum_fold(acc) gives their total.
 //
 // It indexes the fields of [begin, end) after the first `first` fields,
 // returns how many it indexed and sets p to where the general walk must go
@@ -32,9 +35,19 @@ namespace kite::codec::detail {
 // not suit it, a tag with a leading zero or of 9 or more digits, a field
 // after a length field, which a data field may follow, or no room), else
 // end. It writes the slots of the fields it indexed (first field wins).
+// With sum not null, when it walks to end, it sets *sum to the sum of the
+// bytes of [0, end) (begin <= 64 and Masks::Sum only; else it leaves it).
+template <class Masks>
+auto mask_walk_sum() noexcept {
+  if constexpr (requires { typename Masks::Sum; }) {
+    return typename Masks::Sum{};
+  } else {
+    return 0;  // no checksum in the walk
+  }
+}
 template <class Masks>
 [[gnu::always_inline]] inline std::uint32_t mask_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                      std::uint32_t first, std::size_t& p) noexcept {
+                                                      std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
   constexpr std::uint32_t kDirectTags = FieldIndex::kDirectTags;
   // Few live values, so that the field loop keeps them all in registers:
   // the next field's entry and its slot value stand for the count.
@@ -94,17 +107,42 @@ template <class Masks>
     return true;
   };
 
+  // Byte masks: 0xFF from kByteMask[64] to kByteMask[127], 0 around.
+  struct ByteMask {
+    alignas(64) unsigned char bytes[192];
+  };
+  static constexpr ByteMask kMask = [] {
+    ByteMask m{};
+    for (unsigned i = 64; i < 128; ++i) m.bytes[i] = 0xFF;
+    return m;
+  }();
+  const unsigned char* const kByteMask = kMask.bytes;
+  // The checksum's bytes, when wanted: [0, begin) first (the frame has 64 bytes).
+  constexpr bool kSums = requires { typename Masks::Sum; };
+  const bool summing = kSums && sum != nullptr && begin <= 64;
+  auto bytes_sum = mask_walk_sum<Masks>();
+  if constexpr (kSums) {
+    if (summing) Masks::sum_masked(bytes_sum, frame, kByteMask + 128 - begin);
+  }
+
   std::uint64_t soh_carry = 1, run_carry = 0;  // a tag starts at begin
   std::size_t carried_end = 0;                 // an end whose SOH lies in a later block
   bool carried = false;
-  for (std::size_t base = begin; base < end; base += 64) {
+  std::size_t base = begin;
+  for (; base < end; base += 64) {
     const std::size_t n = end - base;
     std::uint64_t eq, soh, digit, valid = ~std::uint64_t{0};
     if (n >= 64) [[likely]] {
       Masks::block(frame + base, eq, soh, digit);
+      if constexpr (kSums) {
+        if (summing) Masks::sum_add(bytes_sum, frame + base);
+      }
     } else {
       // The frame's last 64 bytes, the masks moved down to base.
       Masks::block(frame + end - 64, eq, soh, digit);
+      if constexpr (kSums) {
+        if (summing) Masks::sum_masked(bytes_sum, frame + end - 64, kByteMask + n);
+      }
       eq >>= 64 - n;
       soh >>= 64 - n;
       digit >>= 64 - n;
@@ -137,6 +175,9 @@ template <class Masks>
       carried_end = base + static_cast<unsigned>(__builtin_ctzll(ends));
       carried = true;
     }
+  }
+  if constexpr (kSums) {
+    if (summing && base >= end) *sum = Masks::sum_fold(bytes_sum);
   }
   p = next;
   return static_cast<std::uint32_t>(out - a.fields);
