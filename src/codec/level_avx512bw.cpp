@@ -1,5 +1,6 @@
 // The avx512bw level (Skylake-SP and later): built with -mavx512f/bw/vl/dq
-// and BMI2 only (src/codec/CMakeLists.txt); the vector walk without VBMI.
+// and BMI2 only (src/codec/CMakeLists.txt). The mask walk (mask_walk.hpp)
+// with each mask of a 64-byte block from one compare; 64-byte checksum.
 #include "avx512_walk.hpp"
 #include "kite/codec/detail/make_level_ops.hpp"
 #include "levels.hpp"
