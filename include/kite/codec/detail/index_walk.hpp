@@ -138,14 +138,13 @@ template <class Scan>
   };
   std::size_t p = begin;
   bool bulk_done = false;  // a level's vector walk ran: p is where the walks below go on
-  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a vector walk (AVX-512)
+  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a block walk (x86-64)
     if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
       count = first + Scan::bulk_walk(bulk_arrays(first), frame, begin, end, first, p, sum);
       bulk_done = true;
-      if (p < end) {
-        load(p);
-        pending &= ~std::uint64_t{0} << (p - start);
-      }
+      if (p >= end) [[likely]] return done(IndexError::none, 0, 0);  // it took every field
+      load(p);
+      pending &= ~std::uint64_t{0} << (p - start);
     }
   }
   if (!bulk_done && end > begin) {
