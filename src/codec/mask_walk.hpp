@@ -1,5 +1,5 @@
-// The mask walk of the index for the levels without AVX-512 (scalar on
-// x86-64: SSE2; avx2): the frame's structure from three 64-bit masks per
+// The mask walk of the index for the levels without VBMI (scalar on x86-64:
+// SSE2; avx2; avx512bw): the frame's structure from three 64-bit masks per
 // 64-byte block, then a short loop per field over the masks' bits. Included
 // only by the level translation units; Masks gives the level's instructions.
 #pragma once
@@ -13,14 +13,24 @@
 
 namespace kite::codec::detail {
 
+// The checksum's accumulator of a level that takes it in the walk (Masks::Sum), else a stand-in.
+template <class Masks>
+auto mask_walk_sum() noexcept {
+  if constexpr (requires { typename Masks::Sum; }) {
+    return typename Masks::Sum{};
+  } else {
+    return 0;
+  }
+}
+
 // Per block, bits for '=' (eq), SOH (soh) and digits (digit), as in the
-// AVX-512 walk (avx512_walk.hpp): a tag starts at begin and after every SOH
+// VBMI walk (avx512_walk.hpp): a tag starts at begin and after every SOH
 // (starts); adding starts to digit carries through each run of digits that
 // begins at a start and lands on the byte after it, so
 // ends = (digit + starts) & ~digit marks every tag's end. The block suits the
 // walk when every start is a digit and every end an '='; then the fields
 // come in order end, SOH, end, SOH..., and each field is one bit popped from
-// each mask (an end may lie in the block before its SOH's: it is carried).
+// each mask (an end may lie in an earlier block than its SOH: it is carried).
 // A tag's value comes from the 8 bytes at its start and its length from the
 // masks (its digits are known to be digits).
 //
@@ -38,21 +48,13 @@ namespace kite::codec::detail {
 // With sum not null, when it walks to end, it sets *sum to the sum of the
 // bytes of [0, end) (begin <= 64 and Masks::Sum only; else it leaves it).
 template <class Masks>
-auto mask_walk_sum() noexcept {
-  if constexpr (requires { typename Masks::Sum; }) {
-    return typename Masks::Sum{};
-  } else {
-    return 0;  // no checksum in the walk
-  }
-}
-template <class Masks>
 [[gnu::always_inline]] inline std::uint32_t mask_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
                                                       std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
   constexpr std::uint32_t kDirectTags = FieldIndex::kDirectTags;
   // Few live values, so that the field loop keeps them all in registers:
   // the next field's entry and its slot value stand for the count.
   FieldRef* out = a.fields;
-  std::uint32_t room = a.capacity;  // fields left to the blocks after this one
+  std::uint32_t room = a.capacity;  // fields the table has room for, less the blocks' so far
   std::uint32_t* const slots = a.slots;
   const std::uint32_t generation_bits = a.generation_bits;
   std::uint32_t position = generation_bits | first;  // the next field's slot value
