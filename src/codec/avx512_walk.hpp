@@ -1,7 +1,8 @@
-// The AVX-512 levels' scan and vector walk of the index (level.hpp):
-// Avx512Scan<true> needs VBMI and VBMI2 (avx512vbmi), Avx512Scan<false>
-// only F, BW, VL (avx512bw). Included only by the translation units built
-// for those instructions (level_avx512*.cpp).
+// The AVX-512 levels' scan (level.hpp): Avx512Scan<true> needs VBMI and
+// VBMI2 (avx512vbmi) and has the vector walk of the index below,
+// Avx512Scan<false> only F, BW, VL (avx512bw, whose walk is the mask walk,
+// mask_walk.hpp). Included only by the translation units built for those
+// instructions (level_avx512*.cpp).
 #pragma once
 
 #include <immintrin.h>
@@ -53,10 +54,11 @@ struct Avx512Scan : Sse2Scan {
     soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\x01'));
   }
   static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                 std::size_t& p, std::uint64_t* sum) noexcept;
+                                 std::size_t& p, std::uint64_t* sum) noexcept
+    requires kVbmi;
 };
 
-// The AVX-512 walk: the frame's structure and its tags from a few vector
+// The AVX-512 VBMI walk: the frame's structure and its tags from a few vector
 // instructions per 64-byte block, then a short scalar loop per field.
 //
 // Per block, bits for '=' (eq), SOH (soh) and digits (digit). A tag starts at
@@ -67,14 +69,12 @@ struct Avx512Scan : Sse2Scan {
 // The frame suits this walk when every start
 // is a digit other than '0' and every end is an '=' (values may hold '=' and
 // digits: only runs that begin at a start count). The positions of the ends
-// and SOHs are compressed out of the masks: with VBMI2 the byte offsets 0..63
-// (vpcompressb), without it the positions 16 at a time (vpcompressd). Each
-// tag's value is made of the 4 bytes before its '=' in this block's and the
-// previous block's tag digits (zero outside tags, so the bytes before a
-// short tag count as leading zeros): with VBMI they are permuted out (vpermb)
-// and summed by two multiply-adds (x10 + y, then x100 + y); without it the
-// sum is formed at every byte from the digits shifted by 1 to 4 places and
-// compressed at the ends. A tag of 5 or more digits is redone in scalar code.
+// and SOHs are compressed out of the masks as byte offsets 0..63
+// (vpcompressb). Each tag's value is made of the 4 bytes before its '=' in
+// this block's and the previous block's tag digits (zero outside tags, so
+// the bytes before a short tag count as leading zeros): they are permuted
+// out (vpermb) and summed by two multiply-adds (x10 + y, then x100 + y). A
+// tag of 5 or more digits is redone in scalar code.
 //
 // It indexes the fields of [begin, end) after the first `first` fields of
 // the index, returns how many it indexed and sets p to where the general walk
@@ -89,7 +89,9 @@ struct Avx512Scan : Sse2Scan {
 template <bool kVbmi>
 [[gnu::always_inline]] inline std::uint32_t Avx512Scan<kVbmi>::bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin,
                                                                        std::size_t end, std::uint32_t first, std::size_t& p,
-                                                                       std::uint64_t* sum) noexcept {
+                                                                       std::uint64_t* sum) noexcept
+  requires kVbmi
+{
   constexpr std::uint32_t kDirectTags = FieldIndex::kDirectTags;
   FieldRef* const fields = a.fields;
   std::uint32_t* const slots = a.slots;
@@ -109,7 +111,6 @@ template <bool kVbmi>
     // the previous block's digits (0..63) and this block's (64..127).
     alignas(64) std::uint8_t before[64];
   };
-  alignas(64) static constexpr std::uint32_t kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   static constexpr Tables kT = [] {
     Tables t{};
     for (unsigned i = 0; i < 64; ++i) {
@@ -173,50 +174,16 @@ template <bool kVbmi>
     if (base + 64 - begin > capacity && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) [[unlikely]] return false;
     const auto at = static_cast<std::uint32_t>(base);
     const __m512i digits = _mm512_maskz_mov_epi8(tag_bits, value);  // tag digits, zero elsewhere
-    if constexpr (kVbmi) {
-      const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
-      store_positions(ends_at + n_ends, end_offsets, n_e, at);
-      store_positions(sohs_at + n_sohs, _mm512_maskz_compress_epi8(soh, offsets), n_s, at);
-      const auto tags16 = [&](unsigned g) __attribute__((always_inline)) {  // the tags of ends g..g+15
-        const __m512i index = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
-        const __m512i four = _mm512_permutex2var_epi8(previous_digits, index, digits);
-        _mm512_storeu_si512(tags_at + n_ends + g, _mm512_madd_epi16(_mm512_maddubs_epi16(four, tens), hundreds));
-      };
-      tags16(0);  // (with no ends, stores that the next block or the count leave unread)
-      for (unsigned g = 16; g < n_e; g += 16) [[unlikely]] tags16(g);
-    } else {
-      // The digits 1 to 4 places back, across 16-byte lanes: the vector
-      // moved up one lane (the previous block's last lane first), then the
-      // bytes of each lane pair.
-      const __m512i lane_back = _mm512_alignr_epi32(digits, previous_digits, 12);
-      const __m512i d1 = _mm512_alignr_epi8(digits, lane_back, 15), d2 = _mm512_alignr_epi8(digits, lane_back, 14);
-      const __m512i d3 = _mm512_alignr_epi8(digits, lane_back, 13), d4 = _mm512_alignr_epi8(digits, lane_back, 12);
-      // 10 x (a digit, at most 9): 8x + 2x, no byte carrying into the next.
-      const auto times10 = [](__m512i x) noexcept { return _mm512_add_epi8(_mm512_slli_epi16(x, 3), _mm512_add_epi8(x, x)); };
-      const __m512i low_pair = _mm512_add_epi8(times10(d2), d1), high_pair = _mm512_add_epi8(times10(d4), d3);
-      const __m512i iota = _mm512_load_si512(kIota);
-      std::uint32_t e_at = n_ends, s_at = n_sohs;
-      const __m512i base_at = _mm512_set1_epi32(static_cast<int>(at));
-      const auto chunk = [&](auto c) __attribute__((always_inline)) {  // bytes 16c..16c+15
-        constexpr int k = decltype(c)::value;
-        const auto e_mask = static_cast<__mmask16>(ends >> (16 * k)), s_mask = static_cast<__mmask16>(soh >> (16 * k));
-        const __m512i offset = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * k));  // in the block: 0..63
-        const __m512i tag = _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(low_pair, k)),
-                                             _mm512_madd_epi16(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(high_pair, k)),
-                                                               _mm512_set1_epi32(100)));
-        // Tag and offset in one dword, one compress (tags are below 10^4).
-        const __m512i packed = _mm512_maskz_compress_epi32(e_mask, _mm512_or_si512(_mm512_slli_epi32(tag, 8), offset));
-        _mm512_storeu_si512(ends_at + e_at, _mm512_add_epi32(_mm512_and_si512(packed, _mm512_set1_epi32(0xFF)), base_at));
-        _mm512_storeu_si512(tags_at + e_at, _mm512_srli_epi32(packed, 8));
-        _mm512_storeu_si512(sohs_at + s_at, _mm512_maskz_compress_epi32(s_mask, _mm512_add_epi32(offset, base_at)));
-        e_at += static_cast<std::uint32_t>(__builtin_popcount(e_mask));
-        s_at += static_cast<std::uint32_t>(__builtin_popcount(s_mask));
-      };
-      chunk(std::integral_constant<int, 0>{});
-      chunk(std::integral_constant<int, 1>{});
-      chunk(std::integral_constant<int, 2>{});
-      chunk(std::integral_constant<int, 3>{});
-    }
+    const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
+    store_positions(ends_at + n_ends, end_offsets, n_e, at);
+    store_positions(sohs_at + n_sohs, _mm512_maskz_compress_epi8(soh, offsets), n_s, at);
+    const auto tags16 = [&](unsigned g) __attribute__((always_inline)) {  // the tags of ends g..g+15
+      const __m512i index = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
+      const __m512i four = _mm512_permutex2var_epi8(previous_digits, index, digits);
+      _mm512_storeu_si512(tags_at + n_ends + g, _mm512_madd_epi16(_mm512_maddubs_epi16(four, tens), hundreds));
+    };
+    tags16(0);  // (with no ends, stores that the next block or the count leave unread)
+    for (unsigned g = 16; g < n_e; g += 16) [[unlikely]] tags16(g);
     previous_digits = digits;
     n_ends += n_e;
     n_sohs += n_s;

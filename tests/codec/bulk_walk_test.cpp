@@ -1,6 +1,7 @@
 // The index's fast walks against its plain scalar twin on field lists built to
 // hit their edges: field counts around the 16-field vectors and 64-byte blocks,
 // tags of 1 to 10 digits, leading zeros, 3-byte fields before 1-digit tags,
+// values longer than a block,
 // length and data fields anywhere, repeated tags, tags past the direct slot
 // table, and index capacities smaller than the field count. Run for the SWAR
 // walk and every level (walks.hpp); levels the CPU lacks are skipped.
@@ -113,6 +114,21 @@ void run_edges(const detail::LevelOps& fast) {
       if (::testing::Test::HasFatalFailure()) return;
       // Cut short: the last field without its SOH.
       expect_same_index(fast, s.substr(0, s.size() - 1), 1024);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Long values: blocks with no SOH (or no tag end), a tag's end carried
+  // over one or more blocks to its SOH, digits and '=' runs across blocks.
+  for (std::uint32_t n = 1; n <= 12; ++n) {
+    for (int round = 0; round < 40; ++round) {
+      std::string s;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        std::string value;
+        const std::size_t length = rng() % 3 == 0 ? rng() % 8 : 40 + rng() % 160;
+        for (std::size_t k = 0; k < length; ++k) value += "0123456789=AZ"[rng() % 13];
+        s += tag_text(rng) + "=" + value + "\x01";
+      }
+      expect_same_index_all_capacities(fast, s, n);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }

@@ -137,15 +137,14 @@ template <class Scan>
     pending &= ~std::uint64_t{0} << (pos - start);
   };
   std::size_t p = begin;
-  bool bulk_done = false;  // the host-tuned bulk walk ran: p is where the general walk goes on
-  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a vector walk (AVX-512)
+  bool bulk_done = false;  // a level's vector walk ran: p is where the walks below go on
+  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a block walk (x86-64)
     if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
       count = first + Scan::bulk_walk(bulk_arrays(first), frame, begin, end, first, p, sum);
       bulk_done = true;
-      if (p < end) {
-        load(p);
-        pending &= ~std::uint64_t{0} << (p - start);
-      }
+      if (p >= end) [[likely]] return done(IndexError::none, 0, 0);  // it took every field
+      load(p);
+      pending &= ~std::uint64_t{0} << (p - start);
     }
   }
   if (!bulk_done && end > begin) {
@@ -183,10 +182,11 @@ template <class Scan>
     p = soh + 1;
     return true;
   };
-  if (kWide && !bulk_done && end >= 8 && capacity > first) {
-    // A field takes at least 3 bytes, so while p - begin <= 3 * room - 3
+  // (After a vector walk that stopped: from where it stopped.)
+  if (kWide && end >= 8 && capacity > count && p < end) {
+    // A field takes at least 3 bytes, so while p - from <= 3 * room - 3
     // fewer than `room` fields are recorded: the bound replaces a check per field.
-    const std::size_t room_stop = begin + 3 * std::size_t{capacity - first} - 3;
+    const std::size_t room_stop = p + 3 * std::size_t{capacity - count} - 3;
     const std::size_t stop = end - 8 < room_stop ? end - 8 : room_stop;
     while (p <= stop) {
       std::uint64_t w;
