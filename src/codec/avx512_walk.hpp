@@ -13,6 +13,7 @@
 
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/scan.hpp"
+#include "tag_ends.hpp"
 
 namespace kite::codec::detail {
 
@@ -159,12 +160,8 @@ template <bool kVbmi>
     const __mmask64 digit_k = _mm512_cmplt_epu8_mask(value, _mm512_set1_epi8(10));
     const std::uint64_t digit = digit_k;
     const std::uint64_t leading = _mm512_mask_cmpneq_epi8_mask(digit_k, value, _mm512_setzero_si512());  // 1..9
-    const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
-    soh_carry = soh >> 63;
-    std::uint64_t partial, sum_bits;
-    const bool c = __builtin_add_overflow(digit, starts, &partial);
-    const bool c2 = __builtin_add_overflow(partial, run_carry, &sum_bits);
-    run_carry = static_cast<std::uint64_t>(c | c2);
+    std::uint64_t sum_bits;
+    const std::uint64_t starts = block_tag_starts(soh, digit, valid, soh_carry, run_carry, sum_bits);
     const std::uint64_t ends = sum_bits & ~digit, tag_bits = digit & ~sum_bits;
     bad |= (starts & ~leading) | (ends & ~eq);
     const auto n_e = static_cast<unsigned>(_mm_popcnt_u64(ends));

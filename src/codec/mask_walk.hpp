@@ -10,6 +10,7 @@
 
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/scan.hpp"
+#include "tag_ends.hpp"
 
 namespace kite::codec::detail {
 
@@ -150,12 +151,8 @@ template <class Masks>
       digit >>= 64 - n;
       valid = (std::uint64_t{1} << n) - 1;
     }
-    const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
-    soh_carry = soh >> 63;
-    std::uint64_t partial, sum_bits;
-    const bool c = __builtin_add_overflow(digit, starts, &partial);
-    const bool c2 = __builtin_add_overflow(partial, run_carry, &sum_bits);
-    run_carry = static_cast<std::uint64_t>(c | c2);
+    std::uint64_t sum_bits;
+    const std::uint64_t starts = block_tag_starts(soh, digit, valid, soh_carry, run_carry, sum_bits);
     std::uint64_t ends = sum_bits & ~digit & valid;
     std::uint64_t sohs = soh & valid;
     // A field takes at least 3 bytes, so the room is checked per block.
