@@ -39,11 +39,22 @@ class AgentTest {
             try (LoopbackDrill drill = new LoopbackDrill(agent::doWork, port(l), "BENCH0")) {
                 assertEquals('A', drill.logon());
                 assertEquals(20_000, drill.orders(20_000));  // warm: class loading, the JIT, first-use caches
-                final long before = threads.getCurrentThreadAllocatedBytes();
-                final int acked = drill.orders(100_000);
-                final long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+                // A per-order allocation shows in both batches (at least 16 B x 50,000); a one-off of the
+                // runtime (a deoptimisation rebuilding an object the JIT had scalar-replaced: 144 B once,
+                // under load) in one at most.
+                final long[] allocated = new long[2];
+                int acked = 0;
+                for (int batch = 0; batch < 2; batch++) {
+                    final long before = threads.getCurrentThreadAllocatedBytes();
+                    acked += drill.orders(50_000);
+                    allocated[batch] = threads.getCurrentThreadAllocatedBytes() - before;
+                }
                 assertEquals(100_000, acked);
-                assertEquals(0, allocated, "bytes allocated over 100,000 orders (server and client on this thread)");
+                assertEquals(0, Math.min(allocated[0], allocated[1]),
+                             "bytes allocated over 50,000 orders in each batch (server and client on this thread): " +
+                             allocated[0] + ", " + allocated[1]);
+                assertTrue(Math.max(allocated[0], allocated[1]) < 4096,
+                           "bytes allocated in a batch: " + allocated[0] + ", " + allocated[1]);
                 assertTrue(drill.lastAnswerSize() >= 190 && drill.lastAnswerSize() <= 260);
                 assertEquals('5', drill.logout());
             }
