@@ -151,15 +151,13 @@ FileStore::FileStore(const std::string& dir, const std::string& name, const Stor
     throw std::runtime_error("store: cannot map " + path_ + ": " + std::strerror(errno));
   }
   base_ = static_cast<char*>(m);
-  try {
-    // A record takes at least a header and 8 bytes; a typical FIX record a few hundred.
-    const std::size_t records = size_ - kPageSize;
-    index_.map(records / (sizeof(RecordHeader) + 8) + 1, records / 256);
-  } catch (...) {
+  // A record takes at least a header and 8 bytes; a typical FIX record a few hundred.
+  const std::size_t records = size_ - kPageSize;
+  if (!index_.map(records / (sizeof(RecordHeader) + 8) + 1, records / 256)) {
+    const int err = errno;
     ::munmap(base_, size_);
-    base_ = nullptr;
     ::close(fd_);
-    throw;
+    throw std::runtime_error("store: cannot map the index of " + path_ + ": " + std::strerror(err));
   }
   Page* pg = page();
   if (fresh || pg->magic == 0) {
@@ -292,17 +290,16 @@ void FileStore::recover() {
   if (last_seq + 1 > pg->next_sender) pg->next_sender = last_seq + 1;
 }
 
-void FileStore::SlotTable::map(std::size_t capacity, std::size_t populate) {
+bool FileStore::SlotTable::map(std::size_t capacity, std::size_t populate) noexcept {
   void* m = ::mmap(nullptr, capacity * sizeof(Slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED)
-    throw std::runtime_error("store: cannot map an index of " + std::to_string(capacity) +
-                             " records: " + std::strerror(errno));
+  if (m == MAP_FAILED) return false;
   slots_ = static_cast<Slot*>(m);
   capacity_ = capacity;
   size_ = 0;
   // Touched now, at set-up, so the first records' stores take no page fault.
   std::memset(static_cast<void*>(slots_), 0, std::min(populate, capacity) * sizeof(Slot));
+  return true;
 }
 
 FileStore::SlotTable::~SlotTable() {

@@ -194,8 +194,8 @@ class FileStore final : public MessageStore {
     SlotTable(const SlotTable&) = delete;
     SlotTable& operator=(const SlotTable&) = delete;
     ~SlotTable();
-    // Reserves `capacity` slots and touches the first `populate`; throws std::runtime_error.
-    void map(std::size_t capacity, std::size_t populate);
+    // Reserves `capacity` slots and touches the first `populate`; false (errno set) when it cannot.
+    bool map(std::size_t capacity, std::size_t populate) noexcept;
     bool push_back(const Slot& s) noexcept {
       if (size_ == capacity_) return false;
       slots_[size_++] = s;
@@ -204,7 +204,6 @@ class FileStore final : public MessageStore {
     void clear() noexcept { size_ = 0; }
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
-    std::size_t capacity() const noexcept { return capacity_; }
     const Slot& operator[](std::size_t i) const noexcept { return slots_[i]; }
     const Slot& back() const noexcept { return slots_[size_ - 1]; }
     const Slot* begin() const noexcept { return slots_; }
