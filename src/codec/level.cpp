@@ -15,6 +15,7 @@ namespace kite::codec {
 namespace detail {
 
 constinit const LevelOps* g_active_ops = &kScalarOps;
+constinit TimestampWordRead g_timestamp_word_read = nullptr;
 
 namespace {
 
@@ -65,6 +66,15 @@ const LevelOps* level_ops(Level l) noexcept {
   return nullptr;
 }
 
+TimestampWordRead timestamp_word_read(Level l) noexcept {
+#if defined(KITE_CODEC_X86_LEVELS)
+  // The avx512vbmi level's, where the CPU has VNNI besides.
+  if (l == Level::avx512vbmi && cpu_has(l) && __builtin_cpu_supports("avx512vnni")) return &timestamp_word_avx512;
+#endif
+  (void)l;
+  return nullptr;
+}
+
 namespace {
 
 // Before any C++ static constructor of the program (priority 101), so no
@@ -76,6 +86,7 @@ __attribute__((constructor(101))) void choose_at_load() {
     std::_Exit(2);
   }
   g_active_ops = level_ops(c.level);
+  g_timestamp_word_read = timestamp_word_read(c.level);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // instructions (level_*.cpp); level.cpp picks one.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include "kite/codec/detail/level_ops.hpp"
 
 namespace kite::codec::detail {
@@ -12,6 +15,9 @@ extern const LevelOps kScalarOps;
 extern const LevelOps kAvx2Ops;
 extern const LevelOps kAvx512BwOps;
 extern const LevelOps kAvx512VbmiOps;
+// values.hpp's UTCTimestamp read with AVX-512 VBMI and VNNI (timestamp_avx512.cpp).
+bool timestamp_word_avx512(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& fraction_digits,
+                           std::size_t readable) noexcept;
 #endif
 
 }  // namespace kite::codec::detail

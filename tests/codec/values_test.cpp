@@ -5,8 +5,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kite/codec/detail/level_ops.hpp"
+#include "kite/codec/level.hpp"
 #include "kite/codec/values.hpp"
 
 #if defined(__linux__)
@@ -300,15 +303,15 @@ bool plain_timestamp(const std::string& s, std::int64_t& nanos, std::size_t& dig
 // (only its bytes may be read), and is read again followed by 32 other bytes
 // (a whole vector may be read): digits and punctuation that would continue
 // the layout, or any byte.
-TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
+void word_timestamp_agrees_with_a_plain_reading(detail::TimestampWordRead read) {
   std::mt19937 junk(29);
-  const auto check = [&junk](const std::string& text) {
+  const auto check = [&junk, read](const std::string& text) {
     const auto buf = std::make_unique<char[]>(text.size() + 1);
     char* const at = buf.get() + 1;  // no byte after the text
     std::memcpy(at, text.data(), text.size());
     std::int64_t word = -7, plain = -7;
     std::size_t word_digits = 99, plain_digits = 99;
-    const bool w = detail::parse_utc_timestamp_word(at, text.size(), word, word_digits);
+    const bool w = read(at, text.size(), word, word_digits, text.size());
     ASSERT_EQ(w, plain_timestamp(text, plain, plain_digits)) << text;
     ASSERT_EQ(word, plain) << text;
     ASSERT_EQ(word_digits, plain_digits) << text;
@@ -319,7 +322,7 @@ TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
       more[text.size() + i] = like_layout ? "0123456789-:."[junk() % 13] : static_cast<char>(junk());
     std::int64_t whole = -7;
     std::size_t whole_digits = 99;
-    ASSERT_EQ(detail::parse_utc_timestamp_word(more.get(), text.size(), whole, whole_digits, text.size() + 32), w) << text;
+    ASSERT_EQ(read(more.get(), text.size(), whole, whole_digits, text.size() + 32), w) << text;
     ASSERT_EQ(whole, word) << text;
     ASSERT_EQ(whole_digits, word_digits) << text;
   };
@@ -365,11 +368,45 @@ TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) {
   }
 }
 
+// The read built into the caller, and each level's vector read this CPU has
+// (values.hpp; a level without one, or one the CPU lacks, is skipped).
+bool inline_timestamp(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& digits, std::size_t readable) noexcept {
+  return detail::utc_timestamp_inline(c, n, nanos, digits, readable);
+}
+std::vector<std::pair<Level, detail::TimestampWordRead>> vector_timestamp_reads() {
+  std::vector<std::pair<Level, detail::TimestampWordRead>> reads;
+  for (const Level l : kLevels)
+    if (const detail::TimestampWordRead read = detail::timestamp_word_read(l)) reads.emplace_back(l, read);
+  return reads;
+}
+
+TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) { word_timestamp_agrees_with_a_plain_reading(inline_timestamp); }
+
+TEST(ValuesTest, levelsVectorTimestampAgreesWithAPlainReading) {
+  const auto reads = vector_timestamp_reads();
+  if (reads.empty()) GTEST_SKIP() << "no level of this CPU has a vector timestamp read";
+  for (const auto& [level, read] : reads) {
+    SCOPED_TRACE(to_string(level));
+    word_timestamp_agrees_with_a_plain_reading(read);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// The read in use (the level's, where it has one) is the one the index's typed read takes.
+TEST(ValuesTest, theLevelInUseReadsTheTimestamp) {
+  EXPECT_EQ(detail::g_timestamp_word_read, detail::timestamp_word_read(active_level()));
+  std::int64_t nanos = 0;
+  std::size_t digits = 0;
+  ASSERT_TRUE(detail::parse_utc_timestamp_word("20240315-09:30:00.123456", 24, nanos, digits));
+  EXPECT_EQ(nanos, 1710495000123456000);
+  EXPECT_EQ(digits, 6u);
+}
+
 #if defined(__linux__)
 // The word timestamp reads nothing past its n bytes: each text ends just
 // before a page that may not be read (a masked or expanding load must not
 // touch it either, which the sanitizers do not see).
-TEST(ValuesTest, wordTimestampStopsAtItsLastByte) {
+void word_timestamp_stops_at_its_last_byte(detail::TimestampWordRead read) {
   const long page = sysconf(_SC_PAGESIZE);
   void* const map = mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
@@ -380,8 +417,8 @@ TEST(ValuesTest, wordTimestampStopsAtItsLastByte) {
     std::memcpy(end - n, base.data(), n);
     std::int64_t nanos = 0;
     std::size_t digits = 0;
-    EXPECT_EQ(detail::parse_utc_timestamp_word(end - n, n, nanos, digits), n == 17 || n == 21 || n == 24 || n == 27) << n;
-    EXPECT_EQ(detail::parse_utc_timestamp_word(end - n, n, nanos, digits, n), n == 17 || n == 21 || n == 24 || n == 27) << n;
+    EXPECT_EQ(read(end - n, n, nanos, digits, 0), n == 17 || n == 21 || n == 24 || n == 27) << n;
+    EXPECT_EQ(read(end - n, n, nanos, digits, n), n == 17 || n == 21 || n == 24 || n == 27) << n;
   }
   // 32 bytes that may be read, the last right before the page: the whole
   // vector's load ends there.
@@ -389,9 +426,20 @@ TEST(ValuesTest, wordTimestampStopsAtItsLastByte) {
   for (const std::size_t n : {17, 21, 24, 27}) {
     std::int64_t nanos = 0;
     std::size_t digits = 0;
-    EXPECT_TRUE(detail::parse_utc_timestamp_word(end - 32, n, nanos, digits, 32)) << n;
+    EXPECT_TRUE(read(end - 32, n, nanos, digits, 32)) << n;
   }
   munmap(map, static_cast<std::size_t>(2 * page));
+}
+
+TEST(ValuesTest, wordTimestampStopsAtItsLastByte) { word_timestamp_stops_at_its_last_byte(inline_timestamp); }
+
+TEST(ValuesTest, levelsVectorTimestampStopsAtItsLastByte) {
+  const auto reads = vector_timestamp_reads();
+  if (reads.empty()) GTEST_SKIP() << "no level of this CPU has a vector timestamp read";
+  for (const auto& [level, read] : reads) {
+    SCOPED_TRACE(to_string(level));
+    word_timestamp_stops_at_its_last_byte(read);
+  }
 }
 #endif
 

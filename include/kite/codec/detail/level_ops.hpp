@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kite/codec/level.hpp"
+#include "kite/codec/values.hpp"
 
 namespace kite::codec {
 
@@ -31,6 +32,9 @@ struct LevelOps {
 
 // The level's table, or null when this build or CPU lacks the level.
 const LevelOps* level_ops(Level l) noexcept;
+// The level's vector read of a UTCTimestamp (values.hpp), or null when it
+// has none or this build or CPU lacks it.
+TimestampWordRead timestamp_word_read(Level l) noexcept;
 // The table in use: the scalar level's until the choice at load replaces it.
 extern const LevelOps* g_active_ops;
 
