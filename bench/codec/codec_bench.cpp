@@ -175,6 +175,19 @@ void parts_reads(benchmark::State& state) {
   d.decode(msg.data(), msg.size());
   for (auto _ : state) keep(d.read_eight());
 }
+// Frame and index of a message of N fields between the header's first two
+// and CheckSum: the cost per field, and what a message costs whatever its size.
+void parts_fields(benchmark::State& state) {
+  const std::string msg = samples::message_of_fields(static_cast<int>(state.range(0)));
+  FieldIndex ix(256);
+  if (!ix.frame_and_build<FastScan>(msg.data(), msg.size()).index) state.SkipWithError("Kite did not index the message");
+  for (auto _ : state) {
+    const char* p = msg.data();
+    asm volatile("" : "+r"(p));
+    keep(ix.frame_and_build<FastScan>(p, msg.size()).index.offset);
+  }
+  state.counters["fields"] = static_cast<double>(ix.size());
+}
 // Frame and index only: the "decode + index under 80 ns" figure.
 void frame_index_kite(benchmark::State& state) {
   const std::string msg = samples::new_order_single();
@@ -195,6 +208,7 @@ KITE_CODEC_BENCH(frame_index_kite, "frame_index/kite");
 KITE_CODEC_BENCH(parts_frame, "parts/frame/kite");
 KITE_CODEC_BENCH(parts_index, "parts/index/kite");
 KITE_CODEC_BENCH(parts_reads, "parts/reads/kite");
+KITE_CODEC_BENCH(parts_fields, "parts/fields/kite")->Arg(8)->Arg(16)->Arg(32)->Arg(64)->Arg(128);
 KITE_CODEC_BENCH(decode_kite, "decode/kite");
 KITE_CODEC_BENCH(decode_quickfix, "decode/quickfix");
 KITE_CODEC_BENCH(validate_kite, "validate/kite");
