@@ -5,7 +5,6 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "kite/codec/detail/level_ops.hpp"
@@ -373,23 +372,26 @@ void word_timestamp_agrees_with_a_plain_reading(detail::TimestampWordRead read) 
 bool inline_timestamp(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& digits, std::size_t readable) noexcept {
   return detail::utc_timestamp_inline(c, n, nanos, digits, readable);
 }
-std::vector<std::pair<Level, detail::TimestampWordRead>> vector_timestamp_reads() {
-  std::vector<std::pair<Level, detail::TimestampWordRead>> reads;
-  for (const Level l : kLevels)
-    if (const detail::TimestampWordRead read = detail::timestamp_word_read(l)) reads.emplace_back(l, read);
-  return reads;
+// Runs check on each level's vector read this CPU has (stopping at a fatal
+// failure); the test is skipped when there is none.
+template <class Check>
+void on_each_vector_timestamp_read(Check check) {
+  bool any = false;
+  for (const Level l : kLevels) {
+    const detail::TimestampWordRead read = detail::timestamp_word_read(l);
+    if (read == nullptr) continue;
+    any = true;
+    SCOPED_TRACE(to_string(l));
+    check(read);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  if (!any) GTEST_SKIP() << "no level of this CPU has a vector timestamp read";
 }
 
 TEST(ValuesTest, wordTimestampAgreesWithAPlainReading) { word_timestamp_agrees_with_a_plain_reading(inline_timestamp); }
 
 TEST(ValuesTest, levelsVectorTimestampAgreesWithAPlainReading) {
-  const auto reads = vector_timestamp_reads();
-  if (reads.empty()) GTEST_SKIP() << "no level of this CPU has a vector timestamp read";
-  for (const auto& [level, read] : reads) {
-    SCOPED_TRACE(to_string(level));
-    word_timestamp_agrees_with_a_plain_reading(read);
-    if (HasFatalFailure()) return;
-  }
+  on_each_vector_timestamp_read(word_timestamp_agrees_with_a_plain_reading);
 }
 
 // The read in use (the level's, where it has one) is the one the index's typed read takes.
@@ -434,12 +436,7 @@ void word_timestamp_stops_at_its_last_byte(detail::TimestampWordRead read) {
 TEST(ValuesTest, wordTimestampStopsAtItsLastByte) { word_timestamp_stops_at_its_last_byte(inline_timestamp); }
 
 TEST(ValuesTest, levelsVectorTimestampStopsAtItsLastByte) {
-  const auto reads = vector_timestamp_reads();
-  if (reads.empty()) GTEST_SKIP() << "no level of this CPU has a vector timestamp read";
-  for (const auto& [level, read] : reads) {
-    SCOPED_TRACE(to_string(level));
-    word_timestamp_stops_at_its_last_byte(read);
-  }
+  on_each_vector_timestamp_read(word_timestamp_stops_at_its_last_byte);
 }
 #endif
 
