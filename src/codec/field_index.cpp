@@ -8,6 +8,23 @@
 namespace kite::codec {
 
 namespace detail {
+std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept {
+  const std::string_view s(p, n);
+  for (std::size_t at = s.find("\x01" "10=", from); at != std::string_view::npos; at = s.find("\x01" "10=", at + 1)) {
+    std::size_t i = at + 4;
+    while (i < n && i < at + 7 && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i < n && s[i] == kSoh) return static_cast<std::uint32_t>(i + 1);
+  }
+  return 0;
+}
+
+bool valid_begin_string(const char* s, std::size_t n) noexcept {
+  const std::string_view v(s, n);
+  if (v == "FIXT.1.1") return true;
+  return n == 7 && v.substr(0, 4) == "FIX." && s[4] >= '4' && s[4] <= '5' && s[5] == '.' && s[6] >= '0' &&
+         s[6] <= '9';
+}
+
 std::uint32_t resync(const char* p, std::size_t limit) noexcept {
   constexpr char kStart[] = "8=FIX";
   for (std::size_t i = 1; i < limit; ++i) {

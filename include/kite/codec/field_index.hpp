@@ -58,8 +58,9 @@ enum class Get : std::uint8_t { ok, missing, bad_format };
 namespace detail {
 // Data fields whose value may contain SOH: the length field that must
 // immediately precede each, and the data field it governs (0: not a length
-// field). Rare on the walk's path: is_length_tag answers first.
-constexpr std::uint32_t data_tag_for_length(std::uint32_t length_tag) noexcept {
+// field). Rare on the walk's path: is_length_tag answers first. (Always
+// inlined: the levels' walks, built for other instructions, call it.)
+[[gnu::always_inline]] constexpr std::uint32_t data_tag_for_length(std::uint32_t length_tag) noexcept {
   std::uint32_t lo = 0, hi = std::size(kLengthDataPairs);
   while (lo < hi) {
     const std::uint32_t mid = (lo + hi) / 2;

@@ -65,15 +65,8 @@ std::uint32_t resync(const char* p, std::size_t limit) noexcept;
 // trailer is thereby discarded at once, not held until bytes of the next
 // message arrive (and lost with them). A message not yet complete whose data
 // field holds such bytes is the one case this misjudges.
-inline std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept {
-  const std::string_view s(p, n);
-  for (std::size_t at = s.find("\x01" "10=", from); at != std::string_view::npos; at = s.find("\x01" "10=", at + 1)) {
-    std::size_t i = at + 4;
-    while (i < n && i < at + 7 && s[i] >= '0' && s[i] <= '9') ++i;
-    if (i < n && s[i] == kSoh) return static_cast<std::uint32_t>(i + 1);
-  }
-  return 0;
-}
+// (Out of line, as resync.)
+std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept;
 
 // "8=FIX." and "." in a little-endian word, the major version's byte masked off.
 inline constexpr std::uint64_t kFixDotHead = 0x2E002E5849463D38ull;
@@ -82,12 +75,8 @@ inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {
   return {FrameStatus::invalid, e, discard == 0 ? 1u : discard, 0, 0};
 }
 
-inline bool valid_begin_string(const char* s, std::size_t n) noexcept {
-  const std::string_view v(s, n);
-  if (v == "FIXT.1.1") return true;
-  return n == 7 && v.substr(0, 4) == "FIX." && s[4] >= '4' && s[4] <= '5' && s[5] == '.' && s[6] >= '0' &&
-         s[6] <= '9';
-}
+// "FIX.x.y" (x 4 or 5) or "FIXT.1.1". (Out of line, as resync.)
+bool valid_begin_string(const char* s, std::size_t n) noexcept;
 
 // The 8 bytes at t - 1 hold "<SOH>10=ddd<SOH>": true, and stated is ddd.
 [[gnu::always_inline]] inline bool checksum_field(const char* t, std::uint32_t& stated) noexcept {

@@ -173,7 +173,8 @@ struct Sse2Scan {
     return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
   }
 
-  static const char* find(const char* p, const char* end, char c) noexcept {
+  // (Always inlined: the levels' walks, built for other instructions, call it.)
+  [[gnu::always_inline]] static const char* find(const char* p, const char* end, char c) noexcept {
     while (end - p >= 16) {
       const std::uint32_t m = mask16(p, c);
       if (m != 0) return p + __builtin_ctz(m);
