@@ -250,6 +250,28 @@ TEST(FieldIndexTest, dataFieldsWhoseLengthDoesNotFitAreRejected) {
   EXPECT_TRUE(ix.build(soh("35=B|95=zz|96=abc|")));
 }
 
+// A data field may not take the trailer into its value: RawDataLength 7 and
+// an empty RawData would make the trailer's SOH and "10=ddd" its 7 bytes (a
+// frame the fuzzer found). Both builds and frame_and_build refuse it at the
+// data field; 7 bytes that end at the body's last SOH index.
+TEST(FieldIndexTest, aDataFieldMayNotRunIntoTheTrailer) {
+  const std::string swallowing = fix_message("FIX.4.4", "35=B|34=4|95=7|96=|");
+  FieldIndex ix(64);
+  const IndexResult whole = ix.build(swallowing);
+  EXPECT_EQ(whole.error, IndexError::bad_data_length);
+  EXPECT_EQ(whole.tag, 96u);
+  const FramedIndex fused = ix.frame_and_build(swallowing.data(), swallowing.size());
+  ASSERT_EQ(fused.frame.status, FrameStatus::complete);
+  EXPECT_EQ(fused.index.error, IndexError::bad_data_length);
+  const FrameResult fr = frame(swallowing);
+  EXPECT_EQ(ix.build(swallowing.data(), fr).error, IndexError::bad_data_length);
+  const std::string fitting = fix_message("FIX.4.4", "35=B|34=4|95=7|96=ab|d=ef|");
+  const IndexResult ok = ix.build(fitting);
+  ASSERT_TRUE(ok) << to_string(ok.error);
+  EXPECT_EQ(ix[ix.size() - 1].tag, tag::CheckSum);
+  EXPECT_EQ(ix.value(*ix.find(96)), soh("ab|d=ef"));
+}
+
 TEST(HeaderTest, readsEveryHeaderField) {
   const std::string m = fix_message(
       "FIX.4.4",

@@ -267,9 +267,11 @@ class FieldIndex {
   IndexResult build_body(const char* frame, std::uint32_t size, std::uint32_t body_begin, std::uint32_t body_end,
                          std::uint32_t begin_string_end, std::uint64_t* sum) noexcept;
   // Indexes the fields of [begin, end) after the first `first` fields; sum
-  // as for build_body, for the bytes of [0, end).
+  // as for build_body, for the bytes of [0, end). A data field's value and
+  // its SOH must end before data_end (at most end; SIZE_MAX: end).
   template <class Scan>
-  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::uint64_t* sum = nullptr) noexcept;
+  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::uint64_t* sum = nullptr,
+                   std::size_t data_end = ~std::size_t{0}) noexcept;
   // What a level's bulk walk (detail/index_walk.hpp) writes into: the
   // fields from the first it may write, the slots, and its own arrays of
   // '=' and SOH positions and tags (capacity_ + 64 each).

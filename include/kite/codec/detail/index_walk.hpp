@@ -17,7 +17,14 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   reset();
   base_ = frame;
   size_ = static_cast<std::uint32_t>(size);
-  return walk<Scan>(frame, 0, size, 0);
+  // A frame that ends in its trailer ("<SOH>10=ddd<SOH>", as frame() finds
+  // it): a data field must end before it, as the framed build's body walk
+  // requires, rather than take the CheckSum field into its value.
+  const auto digit = [frame](std::size_t i) noexcept { return static_cast<unsigned>(frame[i]) - '0' <= 9; };
+  const bool trailer = size >= 8 && frame[size - 8] == kSoh && frame[size - 7] == '1' && frame[size - 6] == '0' &&
+                       frame[size - 5] == '=' && digit(size - 4) && digit(size - 3) && digit(size - 2) &&
+                       frame[size - 1] == kSoh;
+  return walk<Scan>(frame, 0, size, 0, nullptr, trailer ? size - 7 : size);
 }
 
 template <class Scan>
@@ -86,7 +93,8 @@ template <class Scan>
 
 template <class Scan>
 [[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                                           [[maybe_unused]] std::uint64_t* sum) noexcept {
+                                                           [[maybe_unused]] std::uint64_t* sum, std::size_t data_end) noexcept {
+  if (data_end > end) data_end = end;
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
   FieldRef* const fields = fields_;
@@ -232,7 +240,7 @@ template <class Scan>
     const std::size_t v = p + tag_len + 1;
     std::size_t soh;
     if (pending_data_tag != 0 && tag == pending_data_tag) [[unlikely]] {
-      if (pending_data_len >= end - v || frame[v + pending_data_len] != kSoh) {
+      if (v >= data_end || pending_data_len >= data_end - v || frame[v + pending_data_len] != kSoh) {
         return done(IndexError::bad_data_length, p, tag);
       }
       soh = v + pending_data_len;
