@@ -20,10 +20,8 @@ IndexResult FieldIndex::build(const char* frame, std::size_t size) noexcept {
   // A frame that ends in its trailer ("<SOH>10=ddd<SOH>", as frame() finds
   // it): a data field must end before it, as the framed build's body walk
   // requires, rather than take the CheckSum field into its value.
-  const auto digit = [frame](std::size_t i) noexcept { return static_cast<unsigned>(frame[i]) - '0' <= 9; };
-  const bool trailer = size >= 8 && frame[size - 8] == kSoh && frame[size - 7] == '1' && frame[size - 6] == '0' &&
-                       frame[size - 5] == '=' && digit(size - 4) && digit(size - 3) && digit(size - 2) &&
-                       frame[size - 1] == kSoh;
+  std::uint32_t stated;
+  const bool trailer = size >= 8 && detail::checksum_field(frame + size - 7, stated);
   return walk<Scan>(frame, 0, size, 0, nullptr, trailer ? size - 7 : size);
 }
 
