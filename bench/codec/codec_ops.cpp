@@ -9,9 +9,18 @@
 // 3.19 stops on AVX-512, so the host-tuned build is counted this way): a
 // child process runs each operation once, warmed up, single-stepped by the
 // parent (ptrace), less the steps of an empty call. Linux only.
+// codec_ops rate: those counts beside each operation's least time and the
+// clock, read off a chain of dependent adds: instructions per ns and per
+// cycle, without hardware counters. An operation that issues near the
+// core's width is bound by its instruction count; one well below it waits
+// on latency. Linux only.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #if defined(__linux__)
@@ -73,34 +82,111 @@ long steps(Op op) {
   waitpid(child, &status, 0);
   return n;
 }
+
+using Clock = std::chrono::steady_clock;
+
+// ns per call of op over `calls` calls.
+template <class Op>
+double ns_per_call(Op& op, long calls) {
+  const Clock::time_point t0 = Clock::now();
+  for (long i = 0; i < calls; ++i) op();
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(calls);
+}
+
+// Cycles per ns: a chain of dependent adds runs at one add a cycle on any
+// x86-64 core, whatever else it runs beside.
+double cycles_per_ns(long adds) {
+  std::uint64_t x = 0;
+  const Clock::time_point t0 = Clock::now();
+  for (long i = 0; i < adds / 8; ++i) {
+    asm volatile("" : "+r"(x));  // the barriers keep each add apart, and waiting for the last
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+    asm volatile("" : "+r"(x));
+    x += 1;
+  }
+  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+  asm volatile("" : "+r"(x));
+  return static_cast<double>(adds / 8 * 8) / ns;
+}
 #endif
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string msg = kite::bench::samples::new_order_single();
 #if defined(__linux__)
-  if (argc == 2 && !strcmp(argv[1], "steps")) {
+  if (argc == 2 && (!strcmp(argv[1], "steps") || !strcmp(argv[1], "rate"))) {
+    const bool rate = !strcmp(argv[1], "rate");
     const kite::bench::samples::ExecutionReportValues v;
     const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
     MessageWriter w(tmpl, TimePrecision::millis);
     std::uint64_t seq = 0;
     volatile std::uint64_t sink = 0;
     const auto on = [&](auto f) { return [&, f] { const char* p = msg.data(); asm volatile("" : "+r"(p)); sink = sink + f(p, msg.size()); }; };
-    const long base = steps(on(op_none));
+    // Every operation, and the empty call subtracted, through the same wrapper.
+    std::function<void()> none = on(op_none);
+    const long base = steps(none);
     if (base < 0) {
       std::fprintf(stderr, "codec_ops: ptrace is not allowed here\n");
       return 77;
     }
-    const long frame_n = steps(on(op_frame)) - base, index_n = steps(on(op_index)) - base;
-    const long decode_n = steps(on(op_decode)) - base;
-    const long encode_n = steps(on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })) - base;
-    std::printf("level %s\nframe %ld\nindex %ld\ndecode %ld\nencode %ld\n", to_string(active_level()), frame_n, index_n, decode_n,
-                encode_n);
-    return frame_n > 0 && index_n > 0 && decode_n > index_n && encode_n > 0 ? 0 : 1;
+    struct Op {
+      const char* name;
+      std::function<void()> run;
+      long instructions = 0;
+      double least_ns = 1e300;
+    };
+    Op ops[] = {{"frame", on(op_frame)},
+                {"index", on(op_index)},
+                {"decode", on(op_decode)},
+                {"encode", on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })}};
+    for (Op& op : ops) op.instructions = steps(op.run) - base;
+    const long frame_n = ops[0].instructions, index_n = ops[1].instructions, decode_n = ops[2].instructions;
+    const long encode_n = ops[3].instructions;
+    const bool counted = frame_n > 0 && index_n > 0 && decode_n > index_n && encode_n > 0;
+    if (!rate) {
+      std::printf("level %s\nframe %ld\nindex %ld\ndecode %ld\nencode %ld\n", to_string(active_level()), frame_n, index_n,
+                  decode_n, encode_n);
+      return counted ? 0 : 1;
+    }
+    // Repetitions of a few ms each, the clock probe and the operations in
+    // turn, so that a slow spell of the host falls on all of them; the least
+    // time of each and the fastest clock are kept (noise only adds time).
+    constexpr int kRepetitions = 15;
+    constexpr long kCalls = 20000, kAdds = 16000000;
+    double none_ns = 1e300, ghz = 0;
+    for (Op& op : ops) ns_per_call(op.run, kCalls / 10);  // warm
+    for (int r = 0; r < kRepetitions; ++r) {
+      ghz = std::max(ghz, cycles_per_ns(kAdds));
+      none_ns = std::min(none_ns, ns_per_call(none, kCalls));
+      for (Op& op : ops) op.least_ns = std::min(op.least_ns, ns_per_call(op.run, kCalls));
+    }
+    std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %d repetitions, less an empty call (%.1f ns)\n",
+                to_string(active_level()), ghz, kRepetitions, none_ns);
+    std::printf("%-8s %12s %9s %8s %10s\n", "", "instructions", "ns", "per ns", "per cycle");
+    bool timed = ghz > 0;
+    for (const Op& op : ops) {
+      const double ns = op.least_ns - none_ns;
+      timed = timed && ns > 0;
+      std::printf("%-8s %12ld %9.1f %8.1f %10.2f\n", op.name, op.instructions, ns, static_cast<double>(op.instructions) / ns,
+                  static_cast<double>(op.instructions) / (ns * ghz));
+    }
+    return counted && timed ? 0 : 1;
   }
 #endif
   if (argc != 3) {
-    std::fprintf(stderr, "usage: codec_ops frame|index|decode|encode|none N, or codec_ops steps\n");
+    std::fprintf(stderr, "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate\n");
     return 2;
   }
   const char* mode = argv[1];
