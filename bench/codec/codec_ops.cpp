@@ -9,9 +9,9 @@
 // 3.19 stops on AVX-512, so the host-tuned build is counted this way): a
 // child process runs each operation once, warmed up, single-stepped by the
 // parent (ptrace), less the steps of an empty call. Linux only.
-// codec_ops rate: those counts beside each operation's least time and the
-// clock, read off a chain of dependent adds: instructions per ns and per
-// cycle, without hardware counters. An operation that issues near the
+// codec_ops rate [REPETITIONS]: those counts beside each operation's least
+// time (of 40 repetitions by default) and the clock, read off a chain of
+// dependent adds: instructions per ns and per cycle, without hardware counters. An operation that issues near the
 // core's width is bound by its instruction count; one well below it waits
 // on latency. Linux only.
 #include <algorithm>
@@ -126,8 +126,14 @@ double cycles_per_ns(long adds) {
 int main(int argc, char** argv) {
   const std::string msg = kite::bench::samples::new_order_single();
 #if defined(__linux__)
-  if (argc == 2 && (!strcmp(argv[1], "steps") || !strcmp(argv[1], "rate"))) {
-    const bool rate = !strcmp(argv[1], "rate");
+  const bool rate = argc >= 2 && !strcmp(argv[1], "rate");
+  if ((argc == 2 && !strcmp(argv[1], "steps")) || (rate && argc <= 3)) {
+    char* rest = nullptr;
+    const long repetitions = argc == 3 ? std::strtol(argv[2], &rest, 10) : 40;
+    if (repetitions < 1 || (rest != nullptr && *rest != '\0')) {
+      std::fprintf(stderr, "codec_ops rate: REPETITIONS must be a whole number from 1 (it is \"%s\")\n", argv[2]);
+      return 2;
+    }
     const kite::bench::samples::ExecutionReportValues v;
     const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
     MessageWriter w(tmpl, TimePrecision::millis);
@@ -163,17 +169,17 @@ int main(int argc, char** argv) {
     // Repetitions of a few ms each, the clock probe and the operations in
     // turn, so that a slow spell of the host falls on all of them; the least
     // time of each and the fastest clock are kept (noise only adds time).
-    constexpr int kRepetitions = 15;
+    // The host's slow spells can last longer than 15 repetitions: 40 by default.
     constexpr long kCalls = 20000, kAdds = 16000000;
     double none_ns = 1e300, ghz = 0;
     for (Op& op : ops) ns_per_call(op.run, kCalls / 10);  // warm
-    for (int r = 0; r < kRepetitions; ++r) {
+    for (long r = 0; r < repetitions; ++r) {
       ghz = std::max(ghz, cycles_per_ns(kAdds));
       none_ns = std::min(none_ns, ns_per_call(none, kCalls));
       for (Op& op : ops) op.least_ns = std::min(op.least_ns, ns_per_call(op.run, kCalls));
     }
-    std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %d repetitions, less an empty call (%.1f ns)\n",
-                to_string(active_level()), ghz, kRepetitions, none_ns);
+    std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %ld repetitions, less an empty call (%.1f ns)\n",
+                to_string(active_level()), ghz, repetitions, none_ns);
     std::printf("%-8s %12s %9s %8s %10s\n", "", "instructions", "ns", "per ns", "per cycle");
     bool timed = ghz > 0;
     for (const Op& op : ops) {
@@ -186,7 +192,7 @@ int main(int argc, char** argv) {
   }
 #endif
   if (argc != 3) {
-    std::fprintf(stderr, "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate\n");
+    std::fprintf(stderr, "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n");
     return 2;
   }
   const char* mode = argv[1];
