@@ -98,27 +98,14 @@ double ns_per_call(Op& op, long calls) {
 double cycles_per_ns(long adds) {
   std::uint64_t x = 0;
   const Clock::time_point t0 = Clock::now();
-  for (long i = 0; i < adds / 8; ++i) {
-    asm volatile("" : "+r"(x));  // the barriers keep each add apart, and waiting for the last
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
-    x += 1;
-    asm volatile("" : "+r"(x));
+#pragma GCC unroll 8
+  for (long i = 0; i < adds; ++i) {
+    asm volatile("" : "+r"(x));  // the barrier keeps each add apart, and waiting for the last
     x += 1;
   }
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   asm volatile("" : "+r"(x));
-  return static_cast<double>(adds / 8 * 8) / ns;
+  return static_cast<double>(adds) / ns;
 }
 #endif
 }  // namespace
