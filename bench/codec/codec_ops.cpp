@@ -11,9 +11,9 @@
 // parent (ptrace), less the steps of an empty call. Linux only.
 // codec_ops rate [REPETITIONS]: those counts beside each operation's least
 // time (of 40 repetitions by default) and the clock, read off a chain of
-// dependent adds: instructions per ns and per cycle, without hardware counters. An operation that issues near the
-// core's width is bound by its instruction count; one well below it waits
-// on latency. Linux only.
+// dependent adds: instructions per ns and per cycle, without hardware
+// counters. An operation that issues near the core's width is bound by its
+// instruction count; one well below it waits on latency. Linux only.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -94,7 +94,7 @@ double ns_per_call(Op& op, long calls) {
 }
 
 // Cycles per ns: a chain of dependent adds runs at one add a cycle on any
-// x86-64 core, whatever else it runs beside.
+// x86-64 core.
 double cycles_per_ns(long adds) {
   std::uint64_t x = 0;
   const Clock::time_point t0 = Clock::now();
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     // Repetitions of a few ms each, the clock probe and the operations in
     // turn, so that a slow spell of the host falls on all of them; the least
     // time of each and the fastest clock are kept (noise only adds time).
-    // The host's slow spells can last longer than 15 repetitions: 40 by default.
+    // 40 by default: a slow spell can outlast a few hundred ms.
     constexpr long kCalls = 20000, kAdds = 16000000;
     double none_ns = 1e300, ghz = 0;
     for (Op& op : ops) ns_per_call(op.run, kCalls / 10);  // warm
@@ -178,12 +178,20 @@ int main(int argc, char** argv) {
     return counted && timed ? 0 : 1;
   }
 #endif
+  constexpr const char* kUsage = "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n";
   if (argc != 3) {
-    std::fprintf(stderr, "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n");
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   const char* mode = argv[1];
-  const long n = std::atol(argv[2]);
+  char* rest = nullptr;
+  const long n = std::strtol(argv[2], &rest, 10);
+  const bool known = !strcmp(mode, "frame") || !strcmp(mode, "index") || !strcmp(mode, "decode") || !strcmp(mode, "encode") ||
+                     !strcmp(mode, "none");
+  if (!known || n < 0 || *rest != '\0' || rest == argv[2]) {
+    std::fprintf(stderr, "codec_ops: unknown mode or N not a whole number (\"%s %s\")\n%s", mode, argv[2], kUsage);
+    return 2;
+  }
   std::uint64_t acc = 0;
   const kite::bench::samples::ExecutionReportValues v;
   const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
