@@ -107,75 +107,90 @@ double cycles_per_ns(long adds) {
   asm volatile("" : "+r"(x));
   return static_cast<double>(adds) / ns;
 }
+
+// codec_ops steps (repetitions 0): each operation's instructions; codec_ops
+// rate: those beside its least time over the repetitions and the clock.
+// Exit status 0, 1 when a count or time is not positive or the decode does
+// not count above the index, 77 where ptrace is refused.
+int counts(const std::string& msg, long repetitions) {
+  const kite::bench::samples::ExecutionReportValues v;
+  const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
+  MessageWriter w(tmpl, TimePrecision::millis);
+  std::uint64_t seq = 0;
+  volatile std::uint64_t sink = 0;
+  const auto on = [&](auto f) { return [&, f] { const char* p = msg.data(); asm volatile("" : "+r"(p)); sink = sink + f(p, msg.size()); }; };
+  // Every operation, and the empty call subtracted, through the same wrapper.
+  std::function<void()> none = on(op_none);
+  const long base = steps(none);
+  if (base < 0) {
+    std::fprintf(stderr, "codec_ops: ptrace is not allowed here\n");
+    return 77;
+  }
+  struct Op {
+    const char* name;
+    std::function<void()> run;
+    long instructions = 0;
+    double least_ns = 1e300;
+  };
+  Op ops[] = {{"frame", on(op_frame)},
+              {"index", on(op_index)},
+              {"decode", on(op_decode)},
+              {"encode", on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })}};
+  bool counted = true;
+  for (Op& op : ops) {
+    op.instructions = steps(op.run) - base;
+    counted = counted && op.instructions > 0;
+  }
+  counted = counted && ops[2].instructions > ops[1].instructions;  // the decode is the index and more
+  if (repetitions == 0) {
+    std::printf("level %s\n", to_string(active_level()));
+    for (const Op& op : ops) std::printf("%s %ld\n", op.name, op.instructions);
+    return counted ? 0 : 1;
+  }
+  // Repetitions of a few ms each, the clock probe and the operations in
+  // turn, so that a slow spell of the host falls on all of them; the least
+  // time of each and the fastest clock are kept (noise only adds time).
+  constexpr long kCalls = 20000, kAdds = 16000000;
+  double none_ns = 1e300, ghz = 0;
+  for (Op& op : ops) ns_per_call(op.run, kCalls / 10);  // warm
+  for (long r = 0; r < repetitions; ++r) {
+    ghz = std::max(ghz, cycles_per_ns(kAdds));
+    none_ns = std::min(none_ns, ns_per_call(none, kCalls));
+    for (Op& op : ops) op.least_ns = std::min(op.least_ns, ns_per_call(op.run, kCalls));
+  }
+  std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %ld repetitions, less an empty call (%.1f ns)\n",
+              to_string(active_level()), ghz, repetitions, none_ns);
+  std::printf("%-8s %12s %9s %8s %10s\n", "", "instructions", "ns", "per ns", "per cycle");
+  bool timed = ghz > 0;
+  for (const Op& op : ops) {
+    const double ns = op.least_ns - none_ns;
+    timed = timed && ns > 0;
+    std::printf("%-8s %12ld %9.1f %8.1f %10.2f\n", op.name, op.instructions, ns, static_cast<double>(op.instructions) / ns,
+                static_cast<double>(op.instructions) / (ns * ghz));
+  }
+  return counted && timed ? 0 : 1;
+}
 #endif
+
+// A whole number (digits, a sign at most) into out, or false.
+bool whole_number(const char* s, long& out) noexcept {
+  char* rest = nullptr;
+  out = std::strtol(s, &rest, 10);
+  return rest != s && *rest == '\0';
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string msg = kite::bench::samples::new_order_single();
 #if defined(__linux__)
-  const bool rate = argc >= 2 && !strcmp(argv[1], "rate");
-  if ((argc == 2 && !strcmp(argv[1], "steps")) || (rate && argc <= 3)) {
-    char* rest = nullptr;
-    const long repetitions = argc == 3 ? std::strtol(argv[2], &rest, 10) : 40;
-    if (repetitions < 1 || (rest != nullptr && *rest != '\0')) {
+  if (argc == 2 && !strcmp(argv[1], "steps")) return counts(msg, 0);
+  if ((argc == 2 || argc == 3) && !strcmp(argv[1], "rate")) {
+    long repetitions = 40;  // a slow spell of the host can outlast a few hundred ms
+    if (argc == 3 && (!whole_number(argv[2], repetitions) || repetitions < 1)) {
       std::fprintf(stderr, "codec_ops rate: REPETITIONS must be a whole number from 1 (it is \"%s\")\n", argv[2]);
       return 2;
     }
-    const kite::bench::samples::ExecutionReportValues v;
-    const HeaderTemplate tmpl({"FIX.4.4", v.sender, v.target, "", "", "", ""});
-    MessageWriter w(tmpl, TimePrecision::millis);
-    std::uint64_t seq = 0;
-    volatile std::uint64_t sink = 0;
-    const auto on = [&](auto f) { return [&, f] { const char* p = msg.data(); asm volatile("" : "+r"(p)); sink = sink + f(p, msg.size()); }; };
-    // Every operation, and the empty call subtracted, through the same wrapper.
-    std::function<void()> none = on(op_none);
-    const long base = steps(none);
-    if (base < 0) {
-      std::fprintf(stderr, "codec_ops: ptrace is not allowed here\n");
-      return 77;
-    }
-    struct Op {
-      const char* name;
-      std::function<void()> run;
-      long instructions = 0;
-      double least_ns = 1e300;
-    };
-    Op ops[] = {{"frame", on(op_frame)},
-                {"index", on(op_index)},
-                {"decode", on(op_decode)},
-                {"encode", on([&](const char*, std::size_t) { return op_encode(w, ++seq, 1710495000123456000); })}};
-    for (Op& op : ops) op.instructions = steps(op.run) - base;
-    const long frame_n = ops[0].instructions, index_n = ops[1].instructions, decode_n = ops[2].instructions;
-    const long encode_n = ops[3].instructions;
-    const bool counted = frame_n > 0 && index_n > 0 && decode_n > index_n && encode_n > 0;
-    if (!rate) {
-      std::printf("level %s\nframe %ld\nindex %ld\ndecode %ld\nencode %ld\n", to_string(active_level()), frame_n, index_n,
-                  decode_n, encode_n);
-      return counted ? 0 : 1;
-    }
-    // Repetitions of a few ms each, the clock probe and the operations in
-    // turn, so that a slow spell of the host falls on all of them; the least
-    // time of each and the fastest clock are kept (noise only adds time).
-    // 40 by default: a slow spell can outlast a few hundred ms.
-    constexpr long kCalls = 20000, kAdds = 16000000;
-    double none_ns = 1e300, ghz = 0;
-    for (Op& op : ops) ns_per_call(op.run, kCalls / 10);  // warm
-    for (long r = 0; r < repetitions; ++r) {
-      ghz = std::max(ghz, cycles_per_ns(kAdds));
-      none_ns = std::min(none_ns, ns_per_call(none, kCalls));
-      for (Op& op : ops) op.least_ns = std::min(op.least_ns, ns_per_call(op.run, kCalls));
-    }
-    std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %ld repetitions, less an empty call (%.1f ns)\n",
-                to_string(active_level()), ghz, repetitions, none_ns);
-    std::printf("%-8s %12s %9s %8s %10s\n", "", "instructions", "ns", "per ns", "per cycle");
-    bool timed = ghz > 0;
-    for (const Op& op : ops) {
-      const double ns = op.least_ns - none_ns;
-      timed = timed && ns > 0;
-      std::printf("%-8s %12ld %9.1f %8.1f %10.2f\n", op.name, op.instructions, ns, static_cast<double>(op.instructions) / ns,
-                  static_cast<double>(op.instructions) / (ns * ghz));
-    }
-    return counted && timed ? 0 : 1;
+    return counts(msg, repetitions);
   }
 #endif
   constexpr const char* kUsage = "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n";
@@ -184,11 +199,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* mode = argv[1];
-  char* rest = nullptr;
-  const long n = std::strtol(argv[2], &rest, 10);
+  long n = 0;
   const bool known = !strcmp(mode, "frame") || !strcmp(mode, "index") || !strcmp(mode, "decode") || !strcmp(mode, "encode") ||
                      !strcmp(mode, "none");
-  if (!known || n < 0 || *rest != '\0' || rest == argv[2]) {
+  if (!known || !whole_number(argv[2], n) || n < 0) {
     std::fprintf(stderr, "codec_ops: unknown mode or N not a whole number (\"%s %s\")\n%s", mode, argv[2], kUsage);
     return 2;
   }
