@@ -21,8 +21,8 @@
 #include "kite/codec/level.hpp"
 #include "kite/codec/validator.hpp"
 #include "kite/util/dictionary_dir.hpp"
-#include "quickfix_codec.hpp"
 #include "kite_ops.hpp"
+#include "quickfix_codec.hpp"
 #include "samples.hpp"
 #include "support/alloc_counter.hpp"
 
@@ -180,7 +180,8 @@ void parts_reads(benchmark::State& state) {
 void parts_fields(benchmark::State& state) {
   const std::string msg = samples::message_of_fields(static_cast<int>(state.range(0)));
   FieldIndex ix(256);
-  if (!ix.frame_and_build<FastScan>(msg.data(), msg.size()).index) state.SkipWithError("Kite did not index the message");
+  if (!ix.frame_and_build<FastScan>(msg.data(), msg.size()).index)
+    state.SkipWithError("Kite did not index the message");
   for (auto _ : state) {
     const char* p = msg.data();
     asm volatile("" : "+r"(p));
@@ -243,11 +244,12 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (k == figures_.end() || q == figures_.end() || k->second.least <= 0 || k->second.median <= 0) return;
       const double least = q->second.least / k->second.least, median = q->second.median / k->second.median;
       char text[256];
-      std::snprintf(text, sizeof text, "  %-9s kite %8.1f | %8.1f %s   quickfix %8.1f | %8.1f %s   %5.1fx | %5.1fx", what,
-                    k->second.least, k->second.median, k->second.unit, q->second.least, q->second.median, q->second.unit,
-                    least, median);
+      std::snprintf(text, sizeof text, "  %-9s kite %8.1f | %8.1f %s   quickfix %8.1f | %8.1f %s   %5.1fx | %5.1fx",
+                    what, k->second.least, k->second.median, k->second.unit, q->second.least, q->second.median,
+                    q->second.unit, least, median);
       out << text;
-      if (target > 0) out << "   (target >= " << target << "x: " << (least >= target ? "met" : "not met") << " by the least)";
+      if (target > 0)
+        out << "   (target >= " << target << "x: " << (least >= target ? "met" : "not met") << " by the least)";
       out << "\n";
     };
     line("decode", 20);
@@ -303,4 +305,3 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
-

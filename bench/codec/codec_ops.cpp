@@ -24,10 +24,10 @@
 #include <string>
 
 #if defined(__linux__)
-#include <csignal>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 #endif
 
 #include "kite/codec/codec.hpp"
@@ -118,7 +118,13 @@ int counts(const std::string& msg, long repetitions) {
   MessageWriter w(tmpl, TimePrecision::millis);
   std::uint64_t seq = 0;
   volatile std::uint64_t sink = 0;
-  const auto on = [&](auto f) { return [&, f] { const char* p = msg.data(); asm volatile("" : "+r"(p)); sink = sink + f(p, msg.size()); }; };
+  const auto on = [&](auto f) {
+    return [&, f] {
+      const char* p = msg.data();
+      asm volatile("" : "+r"(p));
+      sink = sink + f(p, msg.size());
+    };
+  };
   // Every operation, and the empty call subtracted, through the same wrapper.
   std::function<void()> none = on(op_none);
   const long base = steps(none);
@@ -158,15 +164,16 @@ int counts(const std::string& msg, long repetitions) {
     none_ns = std::min(none_ns, ns_per_call(none, kCalls));
     for (Op& op : ops) op.least_ns = std::min(op.least_ns, ns_per_call(op.run, kCalls));
   }
-  std::printf("level %s; clock %.2f GHz (a chain of dependent adds); least of %ld repetitions, less an empty call (%.1f ns)\n",
-              to_string(active_level()), ghz, repetitions, none_ns);
+  std::printf(
+      "level %s; clock %.2f GHz (a chain of dependent adds); least of %ld repetitions, less an empty call (%.1f ns)\n",
+      to_string(active_level()), ghz, repetitions, none_ns);
   std::printf("%-8s %12s %9s %8s %10s\n", "", "instructions", "ns", "per ns", "per cycle");
   bool timed = ghz > 0;
   for (const Op& op : ops) {
     const double ns = op.least_ns - none_ns;
     timed = timed && ns > 0;
-    std::printf("%-8s %12ld %9.1f %8.1f %10.2f\n", op.name, op.instructions, ns, static_cast<double>(op.instructions) / ns,
-                static_cast<double>(op.instructions) / (ns * ghz));
+    std::printf("%-8s %12ld %9.1f %8.1f %10.2f\n", op.name, op.instructions, ns,
+                static_cast<double>(op.instructions) / ns, static_cast<double>(op.instructions) / (ns * ghz));
   }
   return counted && timed ? 0 : 1;
 }
@@ -193,15 +200,16 @@ int main(int argc, char** argv) {
     return counts(msg, repetitions);
   }
 #endif
-  constexpr const char* kUsage = "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n";
+  constexpr const char* kUsage =
+      "usage: codec_ops frame|index|decode|encode|none N, codec_ops steps or codec_ops rate [REPETITIONS]\n";
   if (argc != 3) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   const char* mode = argv[1];
   long n = 0;
-  const bool known = !strcmp(mode, "frame") || !strcmp(mode, "index") || !strcmp(mode, "decode") || !strcmp(mode, "encode") ||
-                     !strcmp(mode, "none");
+  const bool known = !strcmp(mode, "frame") || !strcmp(mode, "index") || !strcmp(mode, "decode") ||
+                     !strcmp(mode, "encode") || !strcmp(mode, "none");
   if (!known || !whole_number(argv[2], n) || n < 0) {
     std::fprintf(stderr, "codec_ops: unknown mode or N not a whole number (\"%s %s\")\n%s", mode, argv[2], kUsage);
     return 2;
@@ -215,10 +223,14 @@ int main(int argc, char** argv) {
   for (long i = 0; i < n; ++i) {
     const char* p = msg.data();
     asm volatile("" : "+r"(p));
-    if (!strcmp(mode, "frame")) acc += op_frame(p, msg.size());
-    else if (!strcmp(mode, "index")) acc += op_index(p, msg.size());
-    else if (!strcmp(mode, "decode")) acc += op_decode(p, msg.size());
-    else if (!strcmp(mode, "encode")) acc += op_encode(w, static_cast<std::uint64_t>(i + 1), now += 1000);
+    if (!strcmp(mode, "frame"))
+      acc += op_frame(p, msg.size());
+    else if (!strcmp(mode, "index"))
+      acc += op_index(p, msg.size());
+    else if (!strcmp(mode, "decode"))
+      acc += op_decode(p, msg.size());
+    else if (!strcmp(mode, "encode"))
+      acc += op_encode(w, static_cast<std::uint64_t>(i + 1), now += 1000);
   }
   std::printf("%llu size=%zu\n", static_cast<unsigned long long>(acc), msg.size());
 }

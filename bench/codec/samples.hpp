@@ -37,8 +37,17 @@ inline std::string new_order_single() { return complete_message("FIX.4.4", new_o
 // all between BeginString/BodyLength and CheckSum, the NewOrderSingle's
 // fields over and over: how the index's time grows with the field count.
 inline std::string message_of_fields(int fields) {
-  static const char* const kFields[] = {"11=ORD-000000123456|", "38=1500|", "40=2|", "44=101.2500|", "54=1|", "55=MSFT|",
-                                        "59=0|", "1=ACC-7731|", "21=1|", "60=20240315-09:30:00.123456|", "207=XNAS|",
+  static const char* const kFields[] = {"11=ORD-000000123456|",
+                                        "38=1500|",
+                                        "40=2|",
+                                        "44=101.2500|",
+                                        "54=1|",
+                                        "55=MSFT|",
+                                        "59=0|",
+                                        "1=ACC-7731|",
+                                        "21=1|",
+                                        "60=20240315-09:30:00.123456|",
+                                        "207=XNAS|",
                                         "58=partial fill|"};
   std::string body = "35=D|34=1029|49=CLIENT01|56=KITEEXCH|";
   for (int i = 4; i < fields; ++i) body += kFields[(i - 4) % 12];

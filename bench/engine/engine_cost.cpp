@@ -231,7 +231,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   for (auto* sub : {app.add_subcommand("serve", "run the measured mono server"),
                     app.add_subcommand("client", "drive it: N sessions on one thread, closed loop")}) {
-    sub->add_option("--protocol", o.protocol, "fix (session layer) or echo (engine only)")->check(CLI::IsMember({"fix", "echo"}));
+    sub->add_option("--protocol", o.protocol, "fix (session layer) or echo (engine only)")
+        ->check(CLI::IsMember({"fix", "echo"}));
     sub->add_option("--transport", o.transport, "kernel or uring");
     sub->add_option("--sessions", o.sessions, "sessions (default 32)");
     sub->add_option("--port", o.port, "port (serve: 0 = any)");
@@ -240,7 +241,8 @@ int main(int argc, char** argv) {
   }
   auto* serve = app.get_subcommand("serve");
   serve->add_option("--port-file", o.port_file, "write the bound port here");
-  serve->add_option("--idle", o.idle, "busy-spin, spin-yield or block (default block: idle cycles not counted as work)");
+  serve->add_option("--idle", o.idle,
+                    "busy-spin, spin-yield or block (default block: idle cycles not counted as work)");
   app.get_subcommand("client")->add_option("--orders", o.orders, "orders per session (default 200)");
   app.get_subcommand("client")
       ->add_option("--peer", o.peer, "kite: engine_cost serve; bench: bench_roundtrip server (BENCH<k> -> KITE)")

@@ -74,14 +74,16 @@ void roundtrip(benchmark::State& state, Mode mode) {
     sc.private_key = g_certs->server_key();
     cc.ca_file = g_certs->ca();
     cc.server_name = "localhost";
-    if (mode == Mode::tls13) sc.min_version = cc.min_version = TlsVersion::tls1_3;
+    if (mode == Mode::tls13)
+      sc.min_version = cc.min_version = TlsVersion::tls1_3;
     else {
       sc.min_version = TlsVersion::tls1_2;
       cc.min_version = TlsVersion::tls1_2;
     }
     auto sctx = TlsContext::make(sc, TlsRole::server, {}, error);
     auto cctx = TlsContext::make(cc, TlsRole::client, "127.0.0.1", error);
-    if (sctx && mode == Mode::tls12) SSL_CTX_set_max_proto_version(static_cast<SSL_CTX*>(sctx->native()), TLS1_2_VERSION);
+    if (sctx && mode == Mode::tls12)
+      SSL_CTX_set_max_proto_version(static_cast<SSL_CTX*>(sctx->native()), TLS1_2_VERSION);
     if (!sctx || !cctx) {
       state.SkipWithError(error.c_str());
       return;

@@ -473,7 +473,10 @@ bool Client::on_message(Connection& c, const char* frame, const codec::FrameResu
   const char* body = frame + fr.body_begin;
   const std::size_t body_len = fr.body_end - fr.body_begin;
   constexpr std::string_view kExecReport{"35=8\x01", 5};
-  constexpr std::string_view kExecType{"\x01" "150=", 5};
+  constexpr std::string_view kExecType{
+      "\x01"
+      "150=",
+      5};
   if (body_len > kExecReport.size() && std::string_view(body, kExecReport.size()) == kExecReport) {
     const std::string_view rest(body + kExecReport.size() - 1, body_len - kExecReport.size() + 1);
     const std::size_t at = rest.find(kExecType);
@@ -494,11 +497,8 @@ bool Client::on_message(Connection& c, const char* frame, const codec::FrameResu
         on_execution_report(c, ix.get(codec::tag::ExecType, exec_type) == codec::Get::ok && exec_type == "0", now);
         return true;
       }
-      case 'A':
-        c.logged_on = true;
-        return true;
-      case '0':
-        return true;
+      case 'A': c.logged_on = true; return true;
+      case '0': return true;
       case '1': {  // TestRequest: answer with a Heartbeat carrying its TestReqID
         std::string_view id;
         ix.get(codec::tag::TestReqID, id);
@@ -533,8 +533,7 @@ bool Client::on_message(Connection& c, const char* frame, const codec::FrameResu
           if (!o_.open_loop) c.next_send_ns = now;
         }
         return true;
-      default:
-        break;
+      default: break;
     }
   }
   ++phases_[phase_of(now)].errors;
@@ -544,11 +543,11 @@ bool Client::on_message(Connection& c, const char* frame, const codec::FrameResu
 // The state of one measure(): the open-loop schedule, the end and the drain,
 // and the pass being timed for the client's own load.
 struct Client::Measurement {
-  std::int64_t end_ns = 0;       // no order is due at or after it
-  double interval_ns = 0;        // open loop: between two slots
-  std::uint64_t slot = 0;        // open loop: the next slot's number
+  std::int64_t end_ns = 0;        // no order is due at or after it
+  double interval_ns = 0;         // open loop: between two slots
+  std::uint64_t slot = 0;         // open loop: the next slot's number
   std::int64_t next_slot_ns = 0;  // open loop: when it is due
-  bool stopping = false;         // past end_ns: only replies are awaited
+  bool stopping = false;          // past end_ns: only replies are awaited
   std::int64_t drain_deadline = 0;
   std::int64_t next_heartbeat_check = 0;
   std::uint32_t reported = 0;  // runs handed to run_done_
@@ -591,7 +590,8 @@ struct Client::Measurement {
       if (c.ring_size + c.bl_size > c.ring_cap) ++phases_[phase_of(m.next_slot_ns)].cap_hits;
     }
     ++m.slot;
-    m.next_slot_ns = start_ns_ + static_cast<std::int64_t>((static_cast<double>(m.slot) + o_.slot_offset) * m.interval_ns);
+    m.next_slot_ns =
+        start_ns_ + static_cast<std::int64_t>((static_cast<double>(m.slot) + o_.slot_offset) * m.interval_ns);
   }
 }
 
@@ -643,8 +643,8 @@ struct Client::Measurement {
     return ok;
   }
   const timespec timeout{0, poll_timeout_ns(m, now)};
-  const int n = ::epoll_pwait2(epoll_fd_, scratch_->events.data(), static_cast<int>(connections_.size()), &timeout,
-                               nullptr);
+  const int n =
+      ::epoll_pwait2(epoll_fd_, scratch_->events.data(), static_cast<int>(connections_.size()), &timeout, nullptr);
   got_some = n > 0;
   for (int i = 0; i < n; ++i)
     if (!read(*connections_[scratch_->events[static_cast<std::size_t>(i)].data.u32], now, error)) return false;
@@ -755,7 +755,8 @@ bool Client::measure(std::string& error) {
   measuring_ = false;
   count_unanswered();
   if (ok && run_done_)
-    for (++m.reported; m.reported <= o_.runs; ++m.reported) run_done_(run_done_ctx_, m.reported, o_.runs, phases_[m.reported]);
+    for (++m.reported; m.reported <= o_.runs; ++m.reported)
+      run_done_(run_done_ctx_, m.reported, o_.runs, phases_[m.reported]);
   return ok;
 }
 

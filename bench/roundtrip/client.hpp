@@ -71,7 +71,7 @@ bool client_tls_compiled_in() noexcept;
 struct Phase {
   Histogram service, response;  // response: open loop only
   std::uint64_t sent = 0;
-  std::uint64_t answered = 0;       // accepted replies that arrived during this phase (whichever order they answer)
+  std::uint64_t answered = 0;  // accepted replies that arrived during this phase (whichever order they answer)
   std::uint64_t errors = 0;
   std::uint64_t cap_hits = 0;       // due orders the in-flight cap held back
   std::uint64_t max_in_flight = 0;  // across all sessions

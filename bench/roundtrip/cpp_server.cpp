@@ -106,7 +106,8 @@ int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
   acceptor->shutdown();  // every logged-on session sends its Logout, as kite-acceptor does on SIGTERM
 
   std::uint64_t orders = 0;
-  for (std::size_t i = 0; i < acceptor->config().sessions.sessions.size(); ++i) orders += acceptor->app(i).stats().orders;
+  for (std::size_t i = 0; i < acceptor->config().sessions.sessions.size(); ++i)
+    orders += acceptor->app(i).stats().orders;
   const engine::EngineStats st = acceptor->engine_stats();
   const std::vector<engine::ThreadInfo> threads = acceptor->engine_threads();
   const std::size_t first = threads.size() - st.per_thread_load.size();  // pool: the front door comes first

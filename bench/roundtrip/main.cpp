@@ -188,9 +188,10 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_roundtrip: Kite's FIX round-trip load generator and measured server"};
   app.require_subcommand(1);
   // The same build stamp as the result JSON's "stamp"; bench-run records it in sitting.json.
-  app.set_version_flag("--version", std::string("bench_roundtrip git=") + (*KITE_GIT_STR ? KITE_GIT_STR : "unknown") +
-                                        " compiler=\"" KITE_COMPILER_STR "\" build_flags=\"" KITE_BUILD_FLAGS_STR "\" codec_level=" +
-                                        kite::codec::to_string(kite::codec::active_level()),
+  app.set_version_flag("--version",
+                       std::string("bench_roundtrip git=") + (*KITE_GIT_STR ? KITE_GIT_STR : "unknown") +
+                           " compiler=\"" KITE_COMPILER_STR "\" build_flags=\"" KITE_BUILD_FLAGS_STR "\" codec_level=" +
+                           kite::codec::to_string(kite::codec::active_level()),
                        "print the build stamp (git revision, compiler, build flags, codec level) and exit");
 
   ServerOptions so;
@@ -199,7 +200,8 @@ int main(int argc, char** argv) {
   server->add_option("--flavour", so.flavour, "cpp | raw | quickfix")->check(CLI::IsMember({"cpp", "raw", "quickfix"}));
   server->add_option("--transport", so.transport, "kernel | uring | tls | ...")->capture_default_str();
   server->add_option("--model", so.model, "single | mono | pool | shard")
-      ->check(CLI::IsMember({"single", "mono", "pool", "shard"}))->capture_default_str();
+      ->check(CLI::IsMember({"single", "mono", "pool", "shard"}))
+      ->capture_default_str();
   server->add_option("--bind", so.bind, "address to listen on")->capture_default_str();
   server->add_option("--port", so.port, "port (0: ephemeral, see --ready-file)")->capture_default_str();
   server->add_option("--sessions", so.sessions, "number of client sessions (BENCH0..)")->capture_default_str();
@@ -208,11 +210,13 @@ int main(int argc, char** argv) {
   server->add_option("--coordinator-core", so.coordinator_core, "core of the pool's front door");
   server->add_option("--busy-poll-usecs", so.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
   server->add_option("--idle", idle, "spin | block")->check(CLI::IsMember({"spin", "block"}))->capture_default_str();
-  server->add_option("--store", so.store, "null | memory | file")->check(CLI::IsMember({"null", "memory", "file"}))
+  server->add_option("--store", so.store, "null | memory | file")
+      ->check(CLI::IsMember({"null", "memory", "file"}))
       ->capture_default_str();
   server->add_option("--store-dir", so.store_dir, "folder of the file store");
   bool no_quickack = false, quickack = false;
-  server->add_flag("--quickack", quickack, "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
+  server->add_flag("--quickack", quickack,
+                   "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
   server->add_flag("--no-quickack", no_quickack, "cpp: no TCP_QUICKACK re-arm (the default)");
   server->add_option("--tls-cert", so.tls_cert, "cpp, transport tls: the server's PEM certificate chain");
   server->add_option("--tls-key", so.tls_key, "cpp, transport tls: its PEM private key");
@@ -222,7 +226,9 @@ int main(int argc, char** argv) {
   auto* client = app.add_subcommand("client", "measure a server; JSON result with --json");
   client->add_option("--host", cc.o.host, "server address")->capture_default_str();
   client->add_option("--port", cc.o.port, "server port")->required();
-  client->add_option("--loop", cc.loop, "closed | open")->check(CLI::IsMember({"closed", "open"}))->capture_default_str();
+  client->add_option("--loop", cc.loop, "closed | open")
+      ->check(CLI::IsMember({"closed", "open"}))
+      ->capture_default_str();
   client->add_option("--sessions", cc.o.sessions, "FIX sessions on the client thread")->capture_default_str();
   client->add_option("--rate", cc.o.rate, "aggregate orders/s (open loop)")->capture_default_str();
   client->add_option("--think-us", cc.o.think_us, "pause between a reply and the next order (closed loop)")
@@ -233,8 +239,9 @@ int main(int argc, char** argv) {
   client->add_option("--max-in-flight", cc.o.max_in_flight, "open loop cap of orders in flight per session")
       ->capture_default_str();
   client->add_option("--cores", cc.cores, "comma list; client thread k is pinned to the k-th (modulo their number)");
-  client->add_option("--threads", cc.threads,
-                     "client threads, each with a share of the sessions and the rate, histograms merged")
+  client
+      ->add_option("--threads", cc.threads,
+                   "client threads, each with a share of the sessions and the rate, histograms merged")
       ->capture_default_str();
   client->add_option("--idle", cc.idle, "spin | block")->check(CLI::IsMember({"spin", "block"}))->capture_default_str();
   client->add_option("--busy-poll-usecs", cc.o.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
@@ -248,8 +255,10 @@ int main(int argc, char** argv) {
   client->add_option("--cv-p99-limit", cc.t.cv_p99, "verdict: CV limit of p99")->capture_default_str();
   client->add_option("--rate-fraction", cc.t.rate_fraction, "verdict: achieved/target rate below this saturates")
       ->capture_default_str();
-  client->add_option("--response-over-service", cc.t.response_over_service,
-                     "verdict: response p50 over this times service p50 saturates")->capture_default_str();
+  client
+      ->add_option("--response-over-service", cc.t.response_over_service,
+                   "verdict: response p50 over this times service p50 saturates")
+      ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
   if (*server) {

@@ -53,9 +53,8 @@ std::size_t write_order(MessageWriter& w, char* buf, std::size_t cap, std::uint6
   return w.finish();
 }
 
-std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
-                                   std::int64_t utc_ns, const OrderEcho& o, std::uint64_t order_id,
-                                   std::uint64_t exec_id) {
+std::size_t write_execution_report(MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns,
+                                   const OrderEcho& o, std::uint64_t order_id, std::uint64_t exec_id) {
   w.begin(buf, cap, "8", seq, utc_ns);
   w.add_uint(tag::OrderID, order_id);
   w.add_string(tag::ClOrdID, o.cl_ord_id);

@@ -22,8 +22,8 @@ inline std::string client_comp_id(unsigned k) { return "BENCH" + std::to_string(
 // Logon (35=A) with EncryptMethod=0, HeartBtInt=30, ResetSeqNumFlag=Y.
 std::size_t write_logon(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns);
 std::size_t write_logout(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns);
-std::size_t write_heartbeat(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq,
-                            std::int64_t utc_ns, std::string_view test_req_id);
+std::size_t write_heartbeat(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns,
+                            std::string_view test_req_id);
 
 // NewOrderSingle: ClOrdID "C" + 12 digits of clordid, Symbol, Side=1,
 // OrderQty=100, OrdType=2, Price=101.25, TransactTime, HandlInst=1, Account.

@@ -38,16 +38,21 @@ class AckApplication : public FIX::Application {
   void toAdmin(FIX::Message&, const FIX::SessionID&) override {}
   void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
   void fromAdmin(const FIX::Message&, const FIX::SessionID&) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
-                                                                  FIX::IncorrectTagValue, FIX::RejectLogon) override {}
+                                                                   FIX::IncorrectTagValue, FIX::RejectLogon) override {}
   void fromApp(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
-                                                                     FIX::IncorrectTagValue,
-                                                                     FIX::UnsupportedMessageType) override {
+                                                                      FIX::IncorrectTagValue,
+                                                                      FIX::UnsupportedMessageType) override {
     if (m.getHeader().getField(FIX::FIELD::MsgType) != "D") throw FIX::UnsupportedMessageType();
     ++orders_;
     const std::string oid = std::to_string(first_id_ + orders_);
     const std::string qty = m.getField(FIX::FIELD::OrderQty);
-    FIX44::ExecutionReport er{FIX::OrderID(oid), FIX::ExecID(oid), FIX::ExecType('0'), FIX::OrdStatus('0'),
-                              FIX::Side(m.getField(FIX::FIELD::Side)[0]), FIX::LeavesQty(0), FIX::CumQty(0),
+    FIX44::ExecutionReport er{FIX::OrderID(oid),
+                              FIX::ExecID(oid),
+                              FIX::ExecType('0'),
+                              FIX::OrdStatus('0'),
+                              FIX::Side(m.getField(FIX::FIELD::Side)[0]),
+                              FIX::LeavesQty(0),
+                              FIX::CumQty(0),
                               FIX::AvgPx(0)};
     er.setField(FIX::FIELD::ClOrdID, m.getField(FIX::FIELD::ClOrdID));
     er.setField(FIX::FIELD::Symbol, m.getField(FIX::FIELD::Symbol));

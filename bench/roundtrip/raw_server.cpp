@@ -65,7 +65,8 @@ int listen_tcp(const std::string& bind, int& port, bool reuse_port, std::string&
 void print_server_load(const char* thread, std::uint64_t polls, std::uint64_t empty_polls, double busy_s,
                        double total_s, std::uint64_t orders) {
   std::fprintf(stderr, "server load: %s polls=%llu empty=%.1f%% busy=%.1f%% busy/order=%.2f us orders=%llu\n", thread,
-               static_cast<unsigned long long>(polls), polls ? 100.0 * static_cast<double>(empty_polls) / static_cast<double>(polls) : 0.0,
+               static_cast<unsigned long long>(polls),
+               polls ? 100.0 * static_cast<double>(empty_polls) / static_cast<double>(polls) : 0.0,
                total_s > 0 ? 100.0 * busy_s / total_s : 0.0, orders ? busy_s * 1e6 / static_cast<double>(orders) : 0.0,
                static_cast<unsigned long long>(orders));
 }
@@ -179,8 +180,8 @@ bool serve_readable(Conn& c, const Canned& canned, std::uint64_t& orders) {
       const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(t) - begin) + 8;
       if (end > left) break;
       const char* soh1 = static_cast<const char*>(std::memchr(begin, codec::kSoh, end));
-      const char* soh2 = soh1 ? static_cast<const char*>(std::memchr(soh1 + 1, codec::kSoh, end - (soh1 + 1 - begin)))
-                              : nullptr;
+      const char* soh2 =
+          soh1 ? static_cast<const char*>(std::memchr(soh1 + 1, codec::kSoh, end - (soh1 + 1 - begin))) : nullptr;
       const char type = soh2 != nullptr && soh2 + 4 < begin + end ? soh2[4] : '?';
       switch (type) {
         case 'A': append(c, canned.logon); break;
@@ -333,9 +334,7 @@ class EpollWorker {
   std::atomic<unsigned> load_{0};
 };
 
-int core_at(const std::vector<int>& cores, std::size_t i) {
-  return cores.empty() ? -1 : cores[i % cores.size()];
-}
+int core_at(const std::vector<int>& cores, std::size_t i) { return cores.empty() ? -1 : cores[i % cores.size()]; }
 
 }  // namespace
 
@@ -363,12 +362,14 @@ int run_raw_server(const ServerOptions& o, const std::atomic<bool>& stop, std::s
   } else if (shard) {
     for (unsigned i = 0; i < k; ++i) workers.push_back(std::make_unique<EpollWorker>(o, canned, listeners[i]));
     for (unsigned i = 0; i < k; ++i) {
-      threads.emplace_back([&, i, n = "kite-shard-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
+      threads.emplace_back(
+          [&, i, n = "kite-shard-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
     }
   } else {  // pool: the front door accepts and hands each session to the least loaded worker
     for (unsigned i = 0; i < k; ++i) workers.push_back(std::make_unique<EpollWorker>(o, canned, -1));
     for (unsigned i = 0; i < k; ++i) {
-      threads.emplace_back([&, i, n = "kite-pool-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
+      threads.emplace_back(
+          [&, i, n = "kite-pool-" + std::to_string(i)] { workers[i]->run(n.c_str(), core_at(o.cores, i), stop, up); });
     }
     const unsigned room = (std::max(1u, o.sessions) + k - 1) / k;
     threads.emplace_back([&, room] {

@@ -15,18 +15,18 @@
 namespace kite::bench {
 
 struct ServerOptions {
-  std::string flavour = "cpp";     // cpp | raw | quickfix
+  std::string flavour = "cpp";  // cpp | raw | quickfix
   std::string transport = "kernel";
-  std::string model = "single";    // single | mono | pool | shard
+  std::string model = "single";  // single | mono | pool | shard
   std::string bind = "127.0.0.1";
-  int port = 0;                    // 0: an ephemeral port, written to the ready file
+  int port = 0;  // 0: an ephemeral port, written to the ready file
   unsigned sessions = 1;
-  unsigned workers = 2;            // pool and shard threads
-  std::vector<int> cores;          // server threads pinned in order
+  unsigned workers = 2;    // pool and shard threads
+  std::vector<int> cores;  // server threads pinned in order
   int coordinator_core = -1;
   int busy_poll_usecs = 0;
   bool spin = true;
-  bool quickack = false;           // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
+  bool quickack = false;  // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
   std::string store = "null";
   std::string store_dir;
   std::string ready_file;

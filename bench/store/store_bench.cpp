@@ -7,10 +7,10 @@
 // nearly free, a disk makes every_message pay a device write).
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
@@ -55,9 +55,26 @@ std::unique_ptr<MessageStore> make(int kind) {
 
 // A 200-byte message, the size of a small ExecutionReport.
 const std::string kMessage = [] {
-  std::string m = "8=FIX.4.4\x01" "9=178\x01" "35=8\x01" "49=KITE\x01" "56=PEER\x01" "34=1\x01"
-                  "52=20261130-04:00:00.000\x01" "37=O1\x01" "11=C1\x01" "17=E1\x01" "150=0\x01" "39=0\x01"
-                  "55=KITE\x01" "54=1\x01" "38=100\x01" "44=101.25\x01" "151=100\x01" "14=0\x01" "6=0\x01";
+  std::string m =
+      "8=FIX.4.4\x01"
+      "9=178\x01"
+      "35=8\x01"
+      "49=KITE\x01"
+      "56=PEER\x01"
+      "34=1\x01"
+      "52=20261130-04:00:00.000\x01"
+      "37=O1\x01"
+      "11=C1\x01"
+      "17=E1\x01"
+      "150=0\x01"
+      "39=0\x01"
+      "55=KITE\x01"
+      "54=1\x01"
+      "38=100\x01"
+      "44=101.25\x01"
+      "151=100\x01"
+      "14=0\x01"
+      "6=0\x01";
   m.resize(193, 'x');
   m += "10=000\x01";
   return m;

@@ -64,16 +64,16 @@ KITE_API int kite_version_number(void);
 
 typedef enum kite_status {
   KITE_OK = 0,
-  KITE_ERROR_ARGUMENT = 1,     /* a null handle or pointer, an index out of range */
-  KITE_ERROR_CONFIG = 2,       /* the TOML file or string is wrong: the text names file, table and setting */
-  KITE_ERROR_START = 3,        /* could not bind, pin or start a thread; or connect (initiator) */
-  KITE_ERROR_UNSUPPORTED = 4,  /* a transport or model this build or machine cannot run */
-  KITE_ERROR_STATE = 5,        /* the call does not fit the handle's state (e.g. already stopped) */
-  KITE_NOT_LOGGED_ON = 6,      /* send: the session is not logged on; nothing sent */
-  KITE_BACK_PRESSURED = 7,     /* send: no room now (queue or buffer full); nothing sent, try again */
-  KITE_TOO_LARGE = 8,          /* send: the message exceeds SendClaimBytes / the queue; nothing sent */
-  KITE_STORED = 9              /* send from a callback: not sent now, stored under its MsgSeqNum, reaches
-                                  the peer by resend (never lost) */
+  KITE_ERROR_ARGUMENT = 1,    /* a null handle or pointer, an index out of range */
+  KITE_ERROR_CONFIG = 2,      /* the TOML file or string is wrong: the text names file, table and setting */
+  KITE_ERROR_START = 3,       /* could not bind, pin or start a thread; or connect (initiator) */
+  KITE_ERROR_UNSUPPORTED = 4, /* a transport or model this build or machine cannot run */
+  KITE_ERROR_STATE = 5,       /* the call does not fit the handle's state (e.g. already stopped) */
+  KITE_NOT_LOGGED_ON = 6,     /* send: the session is not logged on; nothing sent */
+  KITE_BACK_PRESSURED = 7,    /* send: no room now (queue or buffer full); nothing sent, try again */
+  KITE_TOO_LARGE = 8,         /* send: the message exceeds SendClaimBytes / the queue; nothing sent */
+  KITE_STORED = 9             /* send from a callback: not sent now, stored under its MsgSeqNum, reaches
+                                 the peer by resend (never lost) */
 } kite_status;
 
 /* The calling thread's last error text ("" when none). Valid until the
@@ -106,9 +106,9 @@ typedef struct kite_field {
 /* An inbound application message, borrowed: it and everything it points to
  * (frame, fields, header views) is valid during the callback only. */
 typedef struct kite_message {
-  const char* frame;         /* the whole frame, "8=FIX.4.4|9=..|...|10=nnn|" */
+  const char* frame; /* the whole frame, "8=FIX.4.4|9=..|...|10=nnn|" */
   uint32_t frame_length;
-  const kite_field* fields;  /* every field in frame order, header and trailer included */
+  const kite_field* fields; /* every field in frame order, header and trailer included */
   uint32_t field_count;
   /* Header fields (empty views when absent). */
   kite_str begin_string;
@@ -117,8 +117,8 @@ typedef struct kite_message {
   kite_str target_comp_id;
   kite_str sending_time;
   uint64_t msg_seq_num;
-  int poss_dup;              /* 43=Y */
-  int poss_resend;           /* 97=Y */
+  int poss_dup;    /* 43=Y */
+  int poss_resend; /* 97=Y */
   /* UTC nanoseconds since the epoch: the session's one clock reading for
    * this message (its replies carry it as SendingTime). */
   int64_t time_ns;
@@ -126,10 +126,10 @@ typedef struct kite_message {
 
 /* An engine thread as it reported itself after naming and pinning. */
 typedef struct kite_thread_info {
-  const char* name;  /* "kite-single", "kite-pool-0", ... (valid during the callback) */
-  int tid;           /* gettid() */
-  int cpu;           /* the core it runs on after pinning */
-  int pinned;        /* 1 when it was pinned to configured cores */
+  const char* name; /* "kite-single", "kite-pool-0", ... (valid during the callback) */
+  int tid;          /* gettid() */
+  int cpu;          /* the core it runs on after pinning */
+  int pinned;       /* 1 when it was pinned to configured cores */
 } kite_thread_info;
 
 /* The application. Every pointer may be null (nothing is called). With
@@ -184,11 +184,11 @@ KITE_API void kite_acceptor_free(kite_acceptor* a);
 /* What a server thread's loop has done so far (counters, read at any time;
  * final after stop). */
 typedef struct kite_thread_load {
-  const char* name;        /* valid until kite_acceptor_free */
-  uint64_t cycles;         /* passes of the loop */
-  uint64_t idle_cycles;    /* passes that did nothing */
-  int64_t busy_ns;         /* time of the passes that did work */
-  int64_t total_ns;        /* time of all passes */
+  const char* name;     /* valid until kite_acceptor_free */
+  uint64_t cycles;      /* passes of the loop */
+  uint64_t idle_cycles; /* passes that did nothing */
+  int64_t busy_ns;      /* time of the passes that did work */
+  int64_t total_ns;     /* time of all passes */
 } kite_thread_load;
 /* Server threads that serve sessions (not the pool's front door). */
 KITE_API size_t kite_acceptor_thread_count(const kite_acceptor* a);

@@ -26,280 +26,289 @@ using namespace kite::lab;
 namespace {
 
 fs::path self_dir() {
-    std::error_code ec;
-    fs::path p = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::current_path() : p.parent_path();
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : p.parent_path();
 }
 
 // The repository root: the first folder holding lab/flavours, from the
 // working directory upwards, then from the binary's folder upwards.
 std::string find_source_dir() {
-    for (fs::path start : {fs::current_path(), self_dir()})
-        for (fs::path p = start; !p.empty(); p = p.parent_path()) {
-            if (fs::exists(p / "lab" / "flavours")) return p.string();
-            if (p == p.parent_path()) break;
-        }
-    return fs::current_path().string();
+  for (fs::path start : {fs::current_path(), self_dir()})
+    for (fs::path p = start; !p.empty(); p = p.parent_path()) {
+      if (fs::exists(p / "lab" / "flavours")) return p.string();
+      if (p == p.parent_path()) break;
+    }
+  return fs::current_path().string();
 }
 
 std::string resolve_file(const std::string& arg, const std::string& dir) {
-    if (fs::exists(arg)) return arg;
-    std::string named = dir + "/" + arg + ".toml";
-    if (fs::exists(named)) return named;
-    throw ConfigError(arg + ": no such file, and no " + named);
+  if (fs::exists(arg)) return arg;
+  std::string named = dir + "/" + arg + ".toml";
+  if (fs::exists(named)) return named;
+  throw ConfigError(arg + ": no such file, and no " + named);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{
-        "bench-run: the Kite latency lab. Without a subcommand it runs a sitting: every cell of a matrix on a\n"
-        "machine, audited and stamped, with results under results/<host>/<sitting>/. Exit codes: 0 every cell\n"
-        "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error or its flavour\n"
-        "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
-    std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
-    bool installed = false;
-    int busy_poll = -1;
-    bool quick = false, no_audit = false, no_check = false, no_site = false, no_progress = false, version = false;
-    app.add_option("--machine", machine_arg, "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
-    app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
-    app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
-    app.add_option("--sitting", sitting, "sitting name (default: UTC time); an existing sitting of that name is resumed");
-    app.add_option("--resume", resume, "resume an interrupted sitting folder, keeping the cells already done");
-    app.add_option("--build-dir", build_dir, "where bench_roundtrip and flavour binaries are (default: bench-run's folder)");
-    app.add_option("--source-dir", source_dir, "repository root (default: found from the working directory)");
-    app.add_option("--results", results, "results folder (default: <source-dir>/results)");
-    app.add_option("--client", client, "the load generator (default: <build-dir>/bench_roundtrip)");
-    app.add_option("--busy-poll-usecs", busy_poll, "override transports.kernel.busy_poll_usecs of the machine file");
-    app.add_option("--idle", idle, "override the matrix's idle strategy (spin|block)");
-    app.add_option("--network", network, "override the machine's network path (loopback|netns|nic)");
-    app.add_flag("--installed", installed,
-                 "measure each flavour's newest install (bench-run install NAME) instead of the build tree; the client "
-                 "comes from cpp's install when there is one");
-    app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
-    app.add_flag("--no-check", no_check,
-                 "do not check-flavour each flavour before its cells (recorded in every result and sitting.json)");
-    app.add_flag("--no-site", no_site, "do not rebuild the results page (results/site/)");
-    app.add_flag("--no-progress", no_progress, "no progress lines");
-    app.add_flag("--version", version, "print the lab's build and exit");
+  CLI::App app{
+      "bench-run: the Kite latency lab. Without a subcommand it runs a sitting: every cell of a matrix on a\n"
+      "machine, audited and stamped, with results under results/<host>/<sitting>/. Exit codes: 0 every cell\n"
+      "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error or its flavour\n"
+      "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
+  std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
+  bool installed = false;
+  int busy_poll = -1;
+  bool quick = false, no_audit = false, no_check = false, no_site = false, no_progress = false, version = false;
+  app.add_option("--machine", machine_arg,
+                 "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
+  app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
+  app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
+  app.add_option("--sitting", sitting, "sitting name (default: UTC time); an existing sitting of that name is resumed");
+  app.add_option("--resume", resume, "resume an interrupted sitting folder, keeping the cells already done");
+  app.add_option("--build-dir", build_dir,
+                 "where bench_roundtrip and flavour binaries are (default: bench-run's folder)");
+  app.add_option("--source-dir", source_dir, "repository root (default: found from the working directory)");
+  app.add_option("--results", results, "results folder (default: <source-dir>/results)");
+  app.add_option("--client", client, "the load generator (default: <build-dir>/bench_roundtrip)");
+  app.add_option("--busy-poll-usecs", busy_poll, "override transports.kernel.busy_poll_usecs of the machine file");
+  app.add_option("--idle", idle, "override the matrix's idle strategy (spin|block)");
+  app.add_option("--network", network, "override the machine's network path (loopback|netns|nic)");
+  app.add_flag("--installed", installed,
+               "measure each flavour's newest install (bench-run install NAME) instead of the build tree; the client "
+               "comes from cpp's install when there is one");
+  app.add_flag("--no-audit", no_audit, "do not audit (recorded in every result; for debugging the lab only)");
+  app.add_flag("--no-check", no_check,
+               "do not check-flavour each flavour before its cells (recorded in every result and sitting.json)");
+  app.add_flag("--no-site", no_site, "do not rebuild the results page (results/site/)");
+  app.add_flag("--no-progress", no_progress, "no progress lines");
+  app.add_flag("--version", version, "print the lab's build and exit");
 
-    auto* cmp = app.add_subcommand("compare", "Markdown tables of sitting A (before) against sitting B (now); refuses two "
-                                               "hardware epochs or method versions, names every setting that differs");
-    std::string ca, cb, peer = "quickfix", flavour = "cpp";
-    cmp->add_option("A", ca, "earlier sitting folder")->required();
-    cmp->add_option("B", cb, "later sitting folder")->required();
-    cmp->add_option("--peer", peer, "flavour of the peer column (default quickfix)");
-    cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
-    auto* cleanup = app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
-    auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
-    std::string check_file;
-    mach->add_option("FILE", check_file, "a machine file to check instead");
-    auto* site = app.add_subcommand("site", "rebuild the results page, results/site/, from every sitting under results/");
-    site->fallthrough();  // --results after the subcommand
-    auto* serve = app.add_subcommand("serve", "serve results/ on http://127.0.0.1:PORT/site/index.html until Ctrl-C");
-    int serve_port = 8080;
-    serve->add_option("--port", serve_port, "port on 127.0.0.1 (default 8080; 0 picks a free one)");
-    serve->fallthrough();
-    auto* chk = app.add_subcommand("check-flavour",
-                                   "play the flavour contract (docs/flavours.md) against a flavour's server; exit 0 when no check fails");
-    std::string chk_flavour, chk_flavours_dir;
-    chk->add_option("NAME", chk_flavour, "flavour: lab/flavours/<NAME>.toml")->required();
-    chk->add_option("--flavours-dir", chk_flavours_dir, "folder of flavour files (default: <source-dir>/lab/flavours)");
-    auto* inst = app.add_subcommand(
-        "install", "copy a flavour's built files (binary and artifacts) into results/<host>/installs/<NAME>-<hash12>/, "
-                   "read-only, with install.json; --list lists the installs");
-    std::string inst_flavour;
-    bool inst_list = false;
-    inst->add_option("NAME", inst_flavour, "flavour: lab/flavours/<NAME>.toml (with --list: only its installs)");
-    inst->add_flag("--list", inst_list, "list the installs: name, hash, date, git, host-tuned or portable");
-    inst->fallthrough();  // --results, --machine, --build-dir after the subcommand
-    SweepOptions sw;
-    std::string sw_flavours = "cpp,quickfix,raw", sw_series = "rate,sessions", sw_counts;
-    auto* sweep = app.add_subcommand(
-        "sweep", "load sweeps: open-loop steps at rising rates and session counts, the knee of each flavour (docs/lab.md)");
-    sweep->add_option("--flavours", sw_flavours, "comma list of flavours")->capture_default_str();
-    sweep->add_option("--transport", sw.transport, "the transport")->capture_default_str();
-    sweep->add_option("--model", sw.model, "the acceptor model")->capture_default_str();
-    sweep->add_option("--series", sw_series, "rate, sessions or both")->capture_default_str();
-    sweep->add_flag("--quick", sw.quick, "shorter steps (2 runs of 0.3 s after 0.2 s) and 2 bisections");
-    sweep->add_option("--start-rate", sw.start_rate, "the rate series' first step, orders/s (default 5000)");
-    sweep->add_option("--max-rate", sw.max_rate, "no rate step above this (default 1000000)");
-    sweep->add_option("--bisections", sw.bisections, "steps between the last unsaturated and first saturated rate (default 3)");
-    sweep->add_option("--rate-sessions", sw.rate_sessions, "sessions of the rate series (default: the matrix's for the model)");
-    sweep->add_option("--sessions", sw_counts, "the sessions series' counts (default 1,8,32,128,512,1000)");
-    sweep->add_option("--sessions-rate", sw.sessions_rate,
-                      "rate of the sessions series (default: the matrix's open rate, at most half the lowest knee)");
-    sweep->add_option("--client-threads", sw.client_threads, "client threads (default: the machine's client cores)");
-    sweep->add_option("--warmup", sw.warmup_s, "warm-up seconds per step (default 0.3)");
-    sweep->add_option("--duration", sw.duration_s, "seconds per run (default 0.4)");
-    sweep->add_option("--runs", sw.runs, "runs per step (default 3)");
-    sweep->fallthrough();  // --machine, --results, --no-audit... after the subcommand
-    app.require_subcommand(0, 1);
+  auto* cmp = app.add_subcommand("compare",
+                                 "Markdown tables of sitting A (before) against sitting B (now); refuses two "
+                                 "hardware epochs or method versions, names every setting that differs");
+  std::string ca, cb, peer = "quickfix", flavour = "cpp";
+  cmp->add_option("A", ca, "earlier sitting folder")->required();
+  cmp->add_option("B", cb, "later sitting folder")->required();
+  cmp->add_option("--peer", peer, "flavour of the peer column (default quickfix)");
+  cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
+  auto* cleanup =
+      app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
+  auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
+  std::string check_file;
+  mach->add_option("FILE", check_file, "a machine file to check instead");
+  auto* site = app.add_subcommand("site", "rebuild the results page, results/site/, from every sitting under results/");
+  site->fallthrough();  // --results after the subcommand
+  auto* serve = app.add_subcommand("serve", "serve results/ on http://127.0.0.1:PORT/site/index.html until Ctrl-C");
+  int serve_port = 8080;
+  serve->add_option("--port", serve_port, "port on 127.0.0.1 (default 8080; 0 picks a free one)");
+  serve->fallthrough();
+  auto* chk = app.add_subcommand(
+      "check-flavour",
+      "play the flavour contract (docs/flavours.md) against a flavour's server; exit 0 when no check fails");
+  std::string chk_flavour, chk_flavours_dir;
+  chk->add_option("NAME", chk_flavour, "flavour: lab/flavours/<NAME>.toml")->required();
+  chk->add_option("--flavours-dir", chk_flavours_dir, "folder of flavour files (default: <source-dir>/lab/flavours)");
+  auto* inst = app.add_subcommand(
+      "install",
+      "copy a flavour's built files (binary and artifacts) into results/<host>/installs/<NAME>-<hash12>/, "
+      "read-only, with install.json; --list lists the installs");
+  std::string inst_flavour;
+  bool inst_list = false;
+  inst->add_option("NAME", inst_flavour, "flavour: lab/flavours/<NAME>.toml (with --list: only its installs)");
+  inst->add_flag("--list", inst_list, "list the installs: name, hash, date, git, host-tuned or portable");
+  inst->fallthrough();  // --results, --machine, --build-dir after the subcommand
+  SweepOptions sw;
+  std::string sw_flavours = "cpp,quickfix,raw", sw_series = "rate,sessions", sw_counts;
+  auto* sweep = app.add_subcommand(
+      "sweep",
+      "load sweeps: open-loop steps at rising rates and session counts, the knee of each flavour (docs/lab.md)");
+  sweep->add_option("--flavours", sw_flavours, "comma list of flavours")->capture_default_str();
+  sweep->add_option("--transport", sw.transport, "the transport")->capture_default_str();
+  sweep->add_option("--model", sw.model, "the acceptor model")->capture_default_str();
+  sweep->add_option("--series", sw_series, "rate, sessions or both")->capture_default_str();
+  sweep->add_flag("--quick", sw.quick, "shorter steps (2 runs of 0.3 s after 0.2 s) and 2 bisections");
+  sweep->add_option("--start-rate", sw.start_rate, "the rate series' first step, orders/s (default 5000)");
+  sweep->add_option("--max-rate", sw.max_rate, "no rate step above this (default 1000000)");
+  sweep->add_option("--bisections", sw.bisections,
+                    "steps between the last unsaturated and first saturated rate (default 3)");
+  sweep->add_option("--rate-sessions", sw.rate_sessions,
+                    "sessions of the rate series (default: the matrix's for the model)");
+  sweep->add_option("--sessions", sw_counts, "the sessions series' counts (default 1,8,32,128,512,1000)");
+  sweep->add_option("--sessions-rate", sw.sessions_rate,
+                    "rate of the sessions series (default: the matrix's open rate, at most half the lowest knee)");
+  sweep->add_option("--client-threads", sw.client_threads, "client threads (default: the machine's client cores)");
+  sweep->add_option("--warmup", sw.warmup_s, "warm-up seconds per step (default 0.3)");
+  sweep->add_option("--duration", sw.duration_s, "seconds per run (default 0.4)");
+  sweep->add_option("--runs", sw.runs, "runs per step (default 3)");
+  sweep->fallthrough();  // --machine, --results, --no-audit... after the subcommand
+  app.require_subcommand(0, 1);
 
-    CLI11_PARSE(app, argc, argv);
+  CLI11_PARSE(app, argc, argv);
 
-    try {
-        if (version) {
-            std::printf("bench-run git=%s compiler=\"%s\" build_flags=\"%s\"\n", *KITE_LAB_GIT ? KITE_LAB_GIT : "unknown",
-                        lab_compiler().c_str(), lab_build_flags().c_str());
-            return 0;
-        }
-        if (source_dir.empty()) source_dir = find_source_dir();
-        if (build_dir.empty()) build_dir = self_dir().string();
-        if (results.empty()) results = source_dir + "/results";
-        if (*cmp) {
-            CompareResult r = compare_sittings(ca, cb, {flavour, peer});
-            if (!r.ok) {
-                std::fprintf(stderr, "%s\n", r.text.c_str());
-                return 2;
-            }
-            std::printf("%s", r.text.c_str());
-            return 0;
-        }
-        if (*cleanup) {
-            auto removed = remove_stale_namespaces();
-            if (removed.empty()) std::printf("nothing to clean up\n");
-            for (const auto& n : removed) std::printf("removed %s\n", n.c_str());
-            return 0;
-        }
-        if (*mach) {
-            Machine m = check_file.empty() ? derive_local_machine() : load_machine(check_file);
-            std::printf("%s", m.source_text.c_str());
-            std::printf("# epoch %s (%s; %s); measured cores %s\n", m.epoch.c_str(), m.cpu_model.c_str(),
-                        m.cpu.text().c_str(), format_core_list(m.measured_cores()).c_str());
-            for (const auto& n : m.notes) std::printf("# note: %s\n", n.c_str());
-            return 0;
-        }
-        if (*site) {
-            std::printf("%s\n", build_site(results).c_str());
-            return 0;
-        }
-        if (*serve) return serve_results(results, serve_port);
-        if (*inst) {
-            const std::string host = machine_arg == "local"
-                                         ? host_name()
-                                         : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines")).name;
-            if (inst_list) {
-                std::printf("%s", install_listing(list_installs(results, host, inst_flavour)).c_str());
-                return 0;
-            }
-            if (inst_flavour.empty()) throw ConfigError("install: name the flavour to install, or give --list");
-            InstallOutcome r = install_flavour({inst_flavour, "", build_dir, source_dir, results, host});
-            std::printf("%s %s: %s\n", r.reused ? "already installed, reused" : "installed", r.install.id.c_str(),
-                        r.install.dir.c_str());
-            std::printf("%s", install_listing({r.install}).c_str());
-            std::vector<Install> all = list_installs(results, host, inst_flavour);
-            if (!all.empty() && all.back().id != r.install.id)
-                std::printf("note: %s is newer, and a sitting with --installed measures the newest install\n",
-                            all.back().id.c_str());
-            return 0;
-        }
-        if (*chk) {
-            CheckOptions co;
-            co.flavour = chk_flavour;
-            co.flavours_dir = chk_flavours_dir;
-            co.build_dir = build_dir;
-            co.source_dir = source_dir;
-            co.machine = machine_arg == "local" ? derive_local_machine()
-                                                : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
-            if (busy_poll >= 0) co.busy_poll_usecs = busy_poll;
-            co.on_line = [](const CheckLine& l) {
-                std::printf("%s\n", l.text().c_str());
-                std::fflush(stdout);
-            };
-            CheckReport r = check_flavour(co);
-            std::printf("%s\n", r.summary().c_str());
-            return r.failed == 0 ? 0 : 1;
-        }
-        if (*sweep) {
-            auto split = [](const std::string& text) {
-                std::vector<std::string> out;
-                std::string item;
-                for (std::size_t i = 0; i <= text.size(); ++i) {
-                    if (i == text.size() || text[i] == ',') {
-                        if (!item.empty()) out.push_back(item);
-                        item.clear();
-                    } else if (text[i] != ' ') {
-                        item += text[i];
-                    }
-                }
-                return out;
-            };
-            if (!resume.empty()) throw ConfigError("--resume: a sweep cannot be resumed; run it again");
-            sw.flavours = split(sw_flavours);
-            sw.series = split(sw_series);
-            for (const auto& n : split(sw_counts)) {
-                try {
-                    std::size_t used = 0;
-                    sw.session_counts.push_back(std::stoi(n, &used));
-                    if (used != n.size()) throw std::invalid_argument(n);
-                } catch (const std::exception&) {
-                    throw ConfigError("--sessions: '" + n + "' is not a number");
-                }
-            }
-            SittingOptions& o = sw.sitting;
-            o.source_dir = source_dir;
-            o.build_dir = build_dir;
-            o.results_dir = results;
-            o.client_binary = client;
-            o.sitting_name = sitting;
-            o.installed = installed;
-            o.machine = machine_arg == "local" ? derive_local_machine()
-                                               : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
-            o.matrix = load_matrix(resolve_file(matrix_arg.empty() ? "default" : matrix_arg, source_dir + "/lab/matrices"));
-            if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
-            if (!idle.empty()) o.idle = idle;
-            if (!network.empty()) o.network = network;
-            o.audit = !no_audit;
-            o.check = !no_check;
-            o.build_site = false;
-            o.progress = !no_progress;
-            for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
-            SweepResult r = run_sweep(sw);
-            std::printf("\n");
-            for (const auto& s : r.series) std::printf("%s\n", sweep_table(s).c_str());
-            for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
-            if (!no_site) {
-                try {
-                    std::printf("results page: %s\n", build_site(results).c_str());
-                } catch (const std::exception& e) {
-                    std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
-                }
-            }
-            std::printf("results: %s\n%s\n", r.sitting.dir.c_str(), r.sitting.message.c_str());
-            return r.sitting.exit_code;
-        }
-        SittingOptions o;
-        o.source_dir = source_dir;
-        o.build_dir = build_dir;
-        o.results_dir = results;
-        o.client_binary = client;
-        o.sitting_name = sitting;
-        o.resume_dir = resume;
-        o.installed = installed;
-        if (resume.empty()) {
-            o.machine = machine_arg == "local" ? derive_local_machine()
-                                               : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
-            if (matrix_arg.empty()) matrix_arg = quick ? "quick" : "default";
-            o.matrix = load_matrix(resolve_file(matrix_arg, source_dir + "/lab/matrices"));
-        }
-        if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
-        if (!idle.empty()) o.idle = idle;
-        if (!network.empty()) o.network = network;
-        o.audit = !no_audit;
-        o.check = !no_check;
-        o.build_site = !no_site;
-        o.progress = !no_progress;
-        for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
-        SittingResult r = run_sitting(o);
-        if (!r.cells.empty()) std::printf("\n%s\n", matrix_table(r.cells).c_str());
-        std::printf("results: %s\n%s\n", r.dir.c_str(), r.message.c_str());
-        return r.exit_code;
-    } catch (const ConfigError& e) {
-        std::fprintf(stderr, "bench-run: %s\n", e.what());
-        return 1;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "bench-run: %s\n", e.what());
-        return 2;
+  try {
+    if (version) {
+      std::printf("bench-run git=%s compiler=\"%s\" build_flags=\"%s\"\n", *KITE_LAB_GIT ? KITE_LAB_GIT : "unknown",
+                  lab_compiler().c_str(), lab_build_flags().c_str());
+      return 0;
     }
+    if (source_dir.empty()) source_dir = find_source_dir();
+    if (build_dir.empty()) build_dir = self_dir().string();
+    if (results.empty()) results = source_dir + "/results";
+    if (*cmp) {
+      CompareResult r = compare_sittings(ca, cb, {flavour, peer});
+      if (!r.ok) {
+        std::fprintf(stderr, "%s\n", r.text.c_str());
+        return 2;
+      }
+      std::printf("%s", r.text.c_str());
+      return 0;
+    }
+    if (*cleanup) {
+      auto removed = remove_stale_namespaces();
+      if (removed.empty()) std::printf("nothing to clean up\n");
+      for (const auto& n : removed) std::printf("removed %s\n", n.c_str());
+      return 0;
+    }
+    if (*mach) {
+      Machine m = check_file.empty() ? derive_local_machine() : load_machine(check_file);
+      std::printf("%s", m.source_text.c_str());
+      std::printf("# epoch %s (%s; %s); measured cores %s\n", m.epoch.c_str(), m.cpu_model.c_str(),
+                  m.cpu.text().c_str(), format_core_list(m.measured_cores()).c_str());
+      for (const auto& n : m.notes) std::printf("# note: %s\n", n.c_str());
+      return 0;
+    }
+    if (*site) {
+      std::printf("%s\n", build_site(results).c_str());
+      return 0;
+    }
+    if (*serve) return serve_results(results, serve_port);
+    if (*inst) {
+      const std::string host = machine_arg == "local"
+                                   ? host_name()
+                                   : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines")).name;
+      if (inst_list) {
+        std::printf("%s", install_listing(list_installs(results, host, inst_flavour)).c_str());
+        return 0;
+      }
+      if (inst_flavour.empty()) throw ConfigError("install: name the flavour to install, or give --list");
+      InstallOutcome r = install_flavour({inst_flavour, "", build_dir, source_dir, results, host});
+      std::printf("%s %s: %s\n", r.reused ? "already installed, reused" : "installed", r.install.id.c_str(),
+                  r.install.dir.c_str());
+      std::printf("%s", install_listing({r.install}).c_str());
+      std::vector<Install> all = list_installs(results, host, inst_flavour);
+      if (!all.empty() && all.back().id != r.install.id)
+        std::printf("note: %s is newer, and a sitting with --installed measures the newest install\n",
+                    all.back().id.c_str());
+      return 0;
+    }
+    if (*chk) {
+      CheckOptions co;
+      co.flavour = chk_flavour;
+      co.flavours_dir = chk_flavours_dir;
+      co.build_dir = build_dir;
+      co.source_dir = source_dir;
+      co.machine = machine_arg == "local" ? derive_local_machine()
+                                          : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+      if (busy_poll >= 0) co.busy_poll_usecs = busy_poll;
+      co.on_line = [](const CheckLine& l) {
+        std::printf("%s\n", l.text().c_str());
+        std::fflush(stdout);
+      };
+      CheckReport r = check_flavour(co);
+      std::printf("%s\n", r.summary().c_str());
+      return r.failed == 0 ? 0 : 1;
+    }
+    if (*sweep) {
+      auto split = [](const std::string& text) {
+        std::vector<std::string> out;
+        std::string item;
+        for (std::size_t i = 0; i <= text.size(); ++i) {
+          if (i == text.size() || text[i] == ',') {
+            if (!item.empty()) out.push_back(item);
+            item.clear();
+          } else if (text[i] != ' ') {
+            item += text[i];
+          }
+        }
+        return out;
+      };
+      if (!resume.empty()) throw ConfigError("--resume: a sweep cannot be resumed; run it again");
+      sw.flavours = split(sw_flavours);
+      sw.series = split(sw_series);
+      for (const auto& n : split(sw_counts)) {
+        try {
+          std::size_t used = 0;
+          sw.session_counts.push_back(std::stoi(n, &used));
+          if (used != n.size()) throw std::invalid_argument(n);
+        } catch (const std::exception&) {
+          throw ConfigError("--sessions: '" + n + "' is not a number");
+        }
+      }
+      SittingOptions& o = sw.sitting;
+      o.source_dir = source_dir;
+      o.build_dir = build_dir;
+      o.results_dir = results;
+      o.client_binary = client;
+      o.sitting_name = sitting;
+      o.installed = installed;
+      o.machine = machine_arg == "local" ? derive_local_machine()
+                                         : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+      o.matrix = load_matrix(resolve_file(matrix_arg.empty() ? "default" : matrix_arg, source_dir + "/lab/matrices"));
+      if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
+      if (!idle.empty()) o.idle = idle;
+      if (!network.empty()) o.network = network;
+      o.audit = !no_audit;
+      o.check = !no_check;
+      o.build_site = false;
+      o.progress = !no_progress;
+      for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+      SweepResult r = run_sweep(sw);
+      std::printf("\n");
+      for (const auto& s : r.series) std::printf("%s\n", sweep_table(s).c_str());
+      for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
+      if (!no_site) {
+        try {
+          std::printf("results page: %s\n", build_site(results).c_str());
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
+        }
+      }
+      std::printf("results: %s\n%s\n", r.sitting.dir.c_str(), r.sitting.message.c_str());
+      return r.sitting.exit_code;
+    }
+    SittingOptions o;
+    o.source_dir = source_dir;
+    o.build_dir = build_dir;
+    o.results_dir = results;
+    o.client_binary = client;
+    o.sitting_name = sitting;
+    o.resume_dir = resume;
+    o.installed = installed;
+    if (resume.empty()) {
+      o.machine = machine_arg == "local" ? derive_local_machine()
+                                         : load_machine(resolve_file(machine_arg, source_dir + "/lab/machines"));
+      if (matrix_arg.empty()) matrix_arg = quick ? "quick" : "default";
+      o.matrix = load_matrix(resolve_file(matrix_arg, source_dir + "/lab/matrices"));
+    }
+    if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
+    if (!idle.empty()) o.idle = idle;
+    if (!network.empty()) o.network = network;
+    o.audit = !no_audit;
+    o.check = !no_check;
+    o.build_site = !no_site;
+    o.progress = !no_progress;
+    for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+    SittingResult r = run_sitting(o);
+    if (!r.cells.empty()) std::printf("\n%s\n", matrix_table(r.cells).c_str());
+    std::printf("results: %s\n%s\n", r.dir.c_str(), r.message.c_str());
+    return r.exit_code;
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "bench-run: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench-run: %s\n", e.what());
+    return 2;
+  }
 }

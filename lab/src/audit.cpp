@@ -16,21 +16,21 @@ namespace kite::lab {
 namespace {
 
 std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 std::vector<pid_t> numeric_entries(const std::string& dir) {
-    std::vector<pid_t> out;
-    DIR* d = opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent* e = readdir(d)) {
-        const char* n = e->d_name;
-        if (*n < '0' || *n > '9') continue;
-        out.push_back(static_cast<pid_t>(std::atoi(n)));
-    }
-    closedir(d);
-    return out;
+  std::vector<pid_t> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    const char* n = e->d_name;
+    if (*n < '0' || *n > '9') continue;
+    out.push_back(static_cast<pid_t>(std::atoi(n)));
+  }
+  closedir(d);
+  return out;
 }
 
 bool contains(const CoreSet& s, int c) { return std::find(s.begin(), s.end(), c) != s.end(); }
@@ -39,219 +39,223 @@ bool contains_pid(const std::vector<pid_t>& s, pid_t p) { return std::find(s.beg
 }  // namespace
 
 std::string AuditReport::reason() const {
-    if (!enabled) return "audit disabled";
-    if (violations.empty() && samples == 0)
-        return "unverified: no conclusive sample before the cell ended (" + std::to_string(inconclusive) +
-               " inconclusive)";
-    if (violations.empty())
-        return "clean: " + std::to_string(samples) + " samples, " + std::to_string(inconclusive) + " inconclusive";
-    std::string out;
-    std::size_t shown = 0;
-    for (const auto& v : violations) {
-        if (shown++ == 3) {
-            out += "; and " + std::to_string(violations.size() - 3) + " more";
-            break;
-        }
-        if (!out.empty()) out += "; ";
-        out += v.detail;
+  if (!enabled) return "audit disabled";
+  if (violations.empty() && samples == 0)
+    return "unverified: no conclusive sample before the cell ended (" + std::to_string(inconclusive) + " inconclusive)";
+  if (violations.empty())
+    return "clean: " + std::to_string(samples) + " samples, " + std::to_string(inconclusive) + " inconclusive";
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& v : violations) {
+    if (shown++ == 3) {
+      out += "; and " + std::to_string(violations.size() - 3) + " more";
+      break;
     }
-    return out;
+    if (!out.empty()) out += "; ";
+    out += v.detail;
+  }
+  return out;
 }
 
 nlohmann::json AuditReport::to_json() const {
-    nlohmann::json j;
-    j["enabled"] = enabled;
-    j["passed"] = passed();
-    j["samples"] = samples;
-    j["inconclusive_retries"] = inconclusive;
-    j["violating_samples"] = violating_samples;
-    j["reason"] = reason();
-    nlohmann::json vs = nlohmann::json::array();
-    for (const auto& v : violations)
-        vs.push_back({{"kind", v.kind}, {"group", v.group}, {"pid", v.pid}, {"tid", v.tid}, {"comm", v.comm},
-                      {"cpu", v.cpu}, {"burn", v.burn}, {"detail", v.detail}});
-    j["violations"] = vs;
-    j["threads"] = threads;
-    return j;
+  nlohmann::json j;
+  j["enabled"] = enabled;
+  j["passed"] = passed();
+  j["samples"] = samples;
+  j["inconclusive_retries"] = inconclusive;
+  j["violating_samples"] = violating_samples;
+  j["reason"] = reason();
+  nlohmann::json vs = nlohmann::json::array();
+  for (const auto& v : violations)
+    vs.push_back({{"kind", v.kind},
+                  {"group", v.group},
+                  {"pid", v.pid},
+                  {"tid", v.tid},
+                  {"comm", v.comm},
+                  {"cpu", v.cpu},
+                  {"burn", v.burn},
+                  {"detail", v.detail}});
+  j["violations"] = vs;
+  j["threads"] = threads;
+  return j;
 }
 
 Audit::Audit(std::vector<AuditGroup> groups, AuditOptions options)
     : groups_(std::move(groups)), opt_(std::move(options)) {}
 
 Audit::~Audit() {
-    if (thread_.joinable()) stop();
+  if (thread_.joinable()) stop();
 }
 
 bool Audit::read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affinity) const {
-    std::string base = opt_.proc_root + "/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/";
-    std::string stat = read_text_or_empty(base + "stat");
-    auto open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) return false;
-    out.pid = pid;
-    out.tid = tid;
-    out.comm = stat.substr(open + 1, close - open - 1);
-    std::istringstream rest(stat.substr(close + 1));
-    std::vector<std::string> f;
-    std::string tok;
-    while (rest >> tok) f.push_back(tok);
-    // f[0] is field 3 (state); field N is f[N - 3].
-    if (f.size() < 37) return false;
-    out.cpu = std::atoi(f[36].c_str());
-    out.kernel = (std::strtoul(f[6].c_str(), nullptr, 10) & 0x00200000u) != 0;  // PF_KTHREAD in flags (field 9)
-    std::string sched = read_text_or_empty(base + "schedstat");
-    if (sched.empty()) return false;
-    out.run_ns = std::strtoull(sched.c_str(), nullptr, 10);
-    if (want_affinity) {
-        std::istringstream st(read_text_or_empty(base + "status"));
-        std::string line;
-        bool found = false;
-        while (std::getline(st, line))
-            if (line.rfind("Cpus_allowed_list:", 0) == 0) {
-                try {
-                    out.affinity = parse_core_list(trim(line.substr(18)));
-                    found = true;
-                } catch (const std::exception&) {
-                    return false;
-                }
-            }
-        if (!found) return false;
-    }
-    return true;
+  std::string base = opt_.proc_root + "/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/";
+  std::string stat = read_text_or_empty(base + "stat");
+  auto open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  out.pid = pid;
+  out.tid = tid;
+  out.comm = stat.substr(open + 1, close - open - 1);
+  std::istringstream rest(stat.substr(close + 1));
+  std::vector<std::string> f;
+  std::string tok;
+  while (rest >> tok) f.push_back(tok);
+  // f[0] is field 3 (state); field N is f[N - 3].
+  if (f.size() < 37) return false;
+  out.cpu = std::atoi(f[36].c_str());
+  out.kernel = (std::strtoul(f[6].c_str(), nullptr, 10) & 0x00200000u) != 0;  // PF_KTHREAD in flags (field 9)
+  std::string sched = read_text_or_empty(base + "schedstat");
+  if (sched.empty()) return false;
+  out.run_ns = std::strtoull(sched.c_str(), nullptr, 10);
+  if (want_affinity) {
+    std::istringstream st(read_text_or_empty(base + "status"));
+    std::string line;
+    bool found = false;
+    while (std::getline(st, line))
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+        try {
+          out.affinity = parse_core_list(trim(line.substr(18)));
+          found = true;
+        } catch (const std::exception&) {
+          return false;
+        }
+      }
+    if (!found) return false;
+  }
+  return true;
 }
 
 Audit::Snapshot Audit::take() {
-    Snapshot s;
-    s.at_ns = now_ns();
-    std::vector<pid_t> watched_pids;
-    bool any_alive = false;
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-        const auto& grp = groups_[g];
-        watched_pids.push_back(grp.pid);
-        std::vector<pid_t> tids = grp.tids;
-        if (tids.empty()) tids = numeric_entries(opt_.proc_root + "/" + std::to_string(grp.pid) + "/task");
-        if (tids.empty()) {
-            s.complete = false;  // the process has gone (or cannot be read)
-            continue;
-        }
-        any_alive = true;
-        for (pid_t tid : tids) {
-            ThreadState t;
-            t.group = static_cast<int>(g);
-            if (!read_thread(grp.pid, tid, t, true)) {
-                s.complete = false;
-                continue;
-            }
-            s.threads[tid] = t;
-        }
+  Snapshot s;
+  s.at_ns = now_ns();
+  std::vector<pid_t> watched_pids;
+  bool any_alive = false;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto& grp = groups_[g];
+    watched_pids.push_back(grp.pid);
+    std::vector<pid_t> tids = grp.tids;
+    if (tids.empty()) tids = numeric_entries(opt_.proc_root + "/" + std::to_string(grp.pid) + "/task");
+    if (tids.empty()) {
+      s.complete = false;  // the process has gone (or cannot be read)
+      continue;
     }
-    if (!any_alive && !groups_.empty()) s.ended = true;
-    std::vector<pid_t> pids = opt_.foreign_scope.empty() ? numeric_entries(opt_.proc_root) : opt_.foreign_scope;
-    for (pid_t pid : pids) {
-        if (contains_pid(opt_.ignore, pid)) continue;
-        for (pid_t tid : numeric_entries(opt_.proc_root + "/" + std::to_string(pid) + "/task")) {
-            if (s.threads.count(tid)) continue;
-            bool listed = false;
-            for (const auto& grp : groups_)
-                if (grp.pid == pid && (grp.tids.empty() || contains_pid(grp.tids, tid))) listed = true;
-            if (listed) continue;
-            ThreadState t;
-            if (read_thread(pid, tid, t, false)) s.threads[tid] = t;  // a foreign thread may vanish: skip it
-        }
+    any_alive = true;
+    for (pid_t tid : tids) {
+      ThreadState t;
+      t.group = static_cast<int>(g);
+      if (!read_thread(grp.pid, tid, t, true)) {
+        s.complete = false;
+        continue;
+      }
+      s.threads[tid] = t;
     }
-    return s;
+  }
+  if (!any_alive && !groups_.empty()) s.ended = true;
+  std::vector<pid_t> pids = opt_.foreign_scope.empty() ? numeric_entries(opt_.proc_root) : opt_.foreign_scope;
+  for (pid_t pid : pids) {
+    if (contains_pid(opt_.ignore, pid)) continue;
+    for (pid_t tid : numeric_entries(opt_.proc_root + "/" + std::to_string(pid) + "/task")) {
+      if (s.threads.count(tid)) continue;
+      bool listed = false;
+      for (const auto& grp : groups_)
+        if (grp.pid == pid && (grp.tids.empty() || contains_pid(grp.tids, tid))) listed = true;
+      if (listed) continue;
+      ThreadState t;
+      if (read_thread(pid, tid, t, false)) s.threads[tid] = t;  // a foreign thread may vanish: skip it
+    }
+  }
+  return s;
 }
 
 SampleOutcome Audit::sample_once() {
-    Snapshot cur = take();
-    if (cur.ended) return SampleOutcome::ended;
-    if (!cur.complete) {
-        ++report_.inconclusive;
-        have_prev_ = false;
-        return SampleOutcome::inconclusive;
-    }
-    if (!have_prev_) {
-        prev_ = std::move(cur);
-        have_prev_ = true;
-        return SampleOutcome::baseline;
-    }
-    // A watched thread that was there and is gone exited mid-sample.
-    for (const auto& [tid, t] : prev_.threads)
-        if (t.group >= 0 && !cur.threads.count(tid)) {
-            ++report_.inconclusive;
-            have_prev_ = false;
-            return SampleOutcome::inconclusive;
-        }
-    double dt = static_cast<double>(std::max<std::int64_t>(cur.at_ns - prev_.at_ns,
-                                                           static_cast<std::int64_t>(opt_.interval_s * 1e9)));
-    bool violated = false;
-    auto add = [&](AuditViolation v) {
-        violated = true;
-        for (const auto& o : report_.violations)
-            if (o.kind == v.kind && o.tid == v.tid) return;
-        report_.violations.push_back(std::move(v));
-    };
-    char buf[64];
-    for (const auto& [tid, t] : cur.threads) {
-        auto p = prev_.threads.find(tid);
-        if (p == prev_.threads.end()) continue;  // born in this sample: judged from the next one
-        double burn = static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns)) / dt;
-        std::snprintf(buf, sizeof buf, "%.0f%%", burn * 100);
-        if (t.group >= 0) {
-            const auto& grp = groups_[static_cast<std::size_t>(t.group)];
-            std::string key = grp.label + " " + std::to_string(tid) + " " + t.comm;
-            std::string& seen = report_.threads[key];
-            std::string c = std::to_string(t.cpu);
-            if (("," + seen + ",").find("," + c + ",") == std::string::npos) seen += (seen.empty() ? "" : ",") + c;
-            if (burn < opt_.burn_fraction) continue;
-            if (!contains(grp.allowed, t.cpu))
-                add({"off-core", grp.label, t.pid, tid, t.comm, t.cpu, burn,
-                     grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") ran " + buf +
-                         " of a sample on core " + std::to_string(t.cpu) + ", outside its cores " +
-                         format_core_list(grp.allowed)});
-            else if (!std::all_of(t.affinity.begin(), t.affinity.end(), [&](int c2) { return contains(grp.allowed, c2); }))
-                add({"unpinned", grp.label, t.pid, tid, t.comm, t.cpu, burn,
-                     grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") burns " + buf +
-                         " with affinity " + format_core_list(t.affinity) + ", wider than its cores " +
-                         format_core_list(grp.allowed)});
-        } else if (burn >= opt_.burn_fraction && contains(opt_.measured, t.cpu)) {
-            add({"foreign-burner", "foreign", t.pid, tid, t.comm, t.cpu, burn,
-                 std::string(t.kernel ? "kernel thread " : "foreign thread ") + t.comm + " (pid " +
-                     std::to_string(t.pid) + ", tid " + std::to_string(tid) + ") burned " + buf +
-                     " of a sample on measured core " + std::to_string(t.cpu)});
-        }
-    }
-    ++report_.samples;
-    if (violated) ++report_.violating_samples;
+  Snapshot cur = take();
+  if (cur.ended) return SampleOutcome::ended;
+  if (!cur.complete) {
+    ++report_.inconclusive;
+    have_prev_ = false;
+    return SampleOutcome::inconclusive;
+  }
+  if (!have_prev_) {
     prev_ = std::move(cur);
-    return violated ? SampleOutcome::violation : SampleOutcome::clean;
+    have_prev_ = true;
+    return SampleOutcome::baseline;
+  }
+  // A watched thread that was there and is gone exited mid-sample.
+  for (const auto& [tid, t] : prev_.threads)
+    if (t.group >= 0 && !cur.threads.count(tid)) {
+      ++report_.inconclusive;
+      have_prev_ = false;
+      return SampleOutcome::inconclusive;
+    }
+  double dt = static_cast<double>(
+      std::max<std::int64_t>(cur.at_ns - prev_.at_ns, static_cast<std::int64_t>(opt_.interval_s * 1e9)));
+  bool violated = false;
+  auto add = [&](AuditViolation v) {
+    violated = true;
+    for (const auto& o : report_.violations)
+      if (o.kind == v.kind && o.tid == v.tid) return;
+    report_.violations.push_back(std::move(v));
+  };
+  char buf[64];
+  for (const auto& [tid, t] : cur.threads) {
+    auto p = prev_.threads.find(tid);
+    if (p == prev_.threads.end()) continue;  // born in this sample: judged from the next one
+    double burn = static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns)) / dt;
+    std::snprintf(buf, sizeof buf, "%.0f%%", burn * 100);
+    if (t.group >= 0) {
+      const auto& grp = groups_[static_cast<std::size_t>(t.group)];
+      std::string key = grp.label + " " + std::to_string(tid) + " " + t.comm;
+      std::string& seen = report_.threads[key];
+      std::string c = std::to_string(t.cpu);
+      if (("," + seen + ",").find("," + c + ",") == std::string::npos) seen += (seen.empty() ? "" : ",") + c;
+      if (burn < opt_.burn_fraction) continue;
+      if (!contains(grp.allowed, t.cpu))
+        add({"off-core", grp.label, t.pid, tid, t.comm, t.cpu, burn,
+             grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") ran " + buf +
+                 " of a sample on core " + std::to_string(t.cpu) + ", outside its cores " +
+                 format_core_list(grp.allowed)});
+      else if (!std::all_of(t.affinity.begin(), t.affinity.end(), [&](int c2) { return contains(grp.allowed, c2); }))
+        add({"unpinned", grp.label, t.pid, tid, t.comm, t.cpu, burn,
+             grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") burns " + buf + " with affinity " +
+                 format_core_list(t.affinity) + ", wider than its cores " + format_core_list(grp.allowed)});
+    } else if (burn >= opt_.burn_fraction && contains(opt_.measured, t.cpu)) {
+      add({"foreign-burner", "foreign", t.pid, tid, t.comm, t.cpu, burn,
+           std::string(t.kernel ? "kernel thread " : "foreign thread ") + t.comm + " (pid " + std::to_string(t.pid) +
+               ", tid " + std::to_string(tid) + ") burned " + buf + " of a sample on measured core " +
+               std::to_string(t.cpu)});
+    }
+  }
+  ++report_.samples;
+  if (violated) ++report_.violating_samples;
+  prev_ = std::move(cur);
+  return violated ? SampleOutcome::violation : SampleOutcome::clean;
 }
 
 void Audit::start() {
-    stop_ = false;
-    thread_ = std::thread([this] { loop(); });
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
 }
 
 void Audit::loop() {
-    std::unique_lock lk(mu_);
-    auto wait = std::chrono::duration<double>(opt_.interval_s);
-    while (!stop_) {
-        lk.unlock();
-        SampleOutcome o = sample_once();
-        lk.lock();
-        if (o == SampleOutcome::ended) break;
-        auto d = o == SampleOutcome::inconclusive ? std::chrono::duration<double>(opt_.retry_s) : wait;
-        cv_.wait_for(lk, d, [this] { return stop_; });
-    }
+  std::unique_lock lk(mu_);
+  auto wait = std::chrono::duration<double>(opt_.interval_s);
+  while (!stop_) {
+    lk.unlock();
+    SampleOutcome o = sample_once();
+    lk.lock();
+    if (o == SampleOutcome::ended) break;
+    auto d = o == SampleOutcome::inconclusive ? std::chrono::duration<double>(opt_.retry_s) : wait;
+    cv_.wait_for(lk, d, [this] { return stop_; });
+  }
 }
 
 AuditReport Audit::stop() {
-    {
-        std::lock_guard lk(mu_);
-        stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    return report_;
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  return report_;
 }
 
 }  // namespace kite::lab

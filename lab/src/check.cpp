@@ -46,57 +46,57 @@ namespace {
 
 namespace tag = codec::tag;
 
-constexpr double kReplyTimeout = 2.0;  // s: a reply the contract requires
-constexpr double kQuietTimeout = 0.3;  // s: how long "nothing comes back" is watched
+constexpr double kReplyTimeout = 2.0;                      // s: a reply the contract requires
+constexpr double kQuietTimeout = 0.3;                      // s: how long "nothing comes back" is watched
 constexpr std::size_t kReportMin = 190, kReportMax = 260;  // bytes: 225 +-15%, the ExecutionReport's band
 const char* const kSymbol = "KITE.XPAR";
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string fixed(double v, int decimals = 2) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
 }
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-    std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-    return out;
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
 }
 
 // The first few of a list of problems, so that one line stays readable.
 std::string first_few(const std::vector<std::string>& v) {
-    constexpr std::size_t kShown = 4;
-    if (v.size() <= kShown) return join(v, "; ");
-    return join(std::vector<std::string>(v.begin(), v.begin() + kShown), "; ") + "; and " +
-           std::to_string(v.size() - kShown) + " more";
+  constexpr std::size_t kShown = 4;
+  if (v.size() <= kShown) return join(v, "; ");
+  return join(std::vector<std::string>(v.begin(), v.begin() + kShown), "; ") + "; and " +
+         std::to_string(v.size() - kShown) + " more";
 }
 
 std::string tail(const std::string& s, std::size_t n) {
-    std::string t = trim(s);
-    return t.size() <= n ? t : "..." + t.substr(t.size() - n);
+  std::string t = trim(s);
+  return t.size() <= n ? t : "..." + t.substr(t.size() - n);
 }
 
 // ---------------------------------------------------------------- a FIX peer
 
 // One message from the server: its bytes and its fields (first occurrence).
 struct Msg {
-    std::string frame;
-    std::map<std::uint32_t, std::string> fields;
-    std::string get(std::uint32_t t) const {
-        auto it = fields.find(t);
-        return it == fields.end() ? "" : it->second;
-    }
-    bool has(std::uint32_t t) const { return fields.count(t) != 0; }
-    std::string type() const { return get(tag::MsgType); }
+  std::string frame;
+  std::map<std::uint32_t, std::string> fields;
+  std::string get(std::uint32_t t) const {
+    auto it = fields.find(t);
+    return it == fields.end() ? "" : it->second;
+  }
+  bool has(std::uint32_t t) const { return fields.count(t) != 0; }
+  std::string type() const { return get(tag::MsgType); }
 };
 
 enum class Got { message, timeout, closed };
 
 struct SendFlags {
-    bool poss_dup = false;
-    bool bad_checksum = false;
+  bool poss_dup = false;
+  bool bad_checksum = false;
 };
 
 // A client session BENCH<k> over a blocking socket with timeouts. Every
@@ -106,424 +106,423 @@ struct SendFlags {
 // context (SSL_CTX*, a tls cell) the connection is TLS, the server's
 // certificate checked against the lab's CA and 127.0.0.1.
 class Peer {
-public:
-    explicit Peer(unsigned k, void* tls = nullptr)
-        : tls_(tls),
-          comp_("BENCH" + std::to_string(k)),
-          header_(codec::HeaderFields{"FIX.4.4", comp_, "KITE", {}, {}, {}, {}}),
-          writer_(header_, codec::TimePrecision::micros) {}
-    ~Peer() { close(); }
-    Peer(const Peer&) = delete;
-    Peer& operator=(const Peer&) = delete;
+ public:
+  explicit Peer(unsigned k, void* tls = nullptr)
+      : tls_(tls),
+        comp_("BENCH" + std::to_string(k)),
+        header_(codec::HeaderFields{"FIX.4.4", comp_, "KITE", {}, {}, {}, {}}),
+        writer_(header_, codec::TimePrecision::micros) {}
+  ~Peer() { close(); }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
 
-    const std::string& comp() const { return comp_; }
-    bool open() const { return fd_ >= 0; }
-    int local_port() const { return local_port_; }
+  const std::string& comp() const { return comp_; }
+  bool open() const { return fd_ >= 0; }
+  int local_port() const { return local_port_; }
 
-    bool connect(int port, std::string& why) {
-        close();
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(static_cast<std::uint16_t>(port));
-        ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-            why = std::string("cannot connect to port ") + std::to_string(port) + ": " + std::strerror(errno);
-            close();
-            return false;
-        }
-        const int one = 1;
-        ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        socklen_t len = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        local_port_ = ntohs(a.sin_port);
-        rx_.clear();
-        return tls_ == nullptr || handshake(why);
+  bool connect(int port, std::string& why) {
+    close();
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      why = std::string("cannot connect to port ") + std::to_string(port) + ": " + std::strerror(errno);
+      close();
+      return false;
     }
+    const int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    local_port_ = ntohs(a.sin_port);
+    rx_.clear();
+    return tls_ == nullptr || handshake(why);
+  }
 
-    void close() {
+  void close() {
 #ifdef KITE_LAB_TLS
-        SSL_free(static_cast<SSL*>(ssl_));
-        ssl_ = nullptr;
+    SSL_free(static_cast<SSL*>(ssl_));
+    ssl_ = nullptr;
 #endif
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  // Sends one message numbered seq; body adds the fields after the header.
+  bool send(std::string_view type, std::uint64_t seq, const std::function<void(codec::MessageWriter&)>& body,
+            SendFlags f = {}) {
+    char buf[2048];
+    const std::int64_t now = codec::utc_now_ns();
+    writer_.begin(buf, sizeof buf, type, seq, now);
+    if (f.poss_dup) {
+      writer_.add_char(tag::PossDupFlag, 'Y');
+      writer_.add_timestamp(tag::OrigSendingTime, now);
     }
+    if (body) body(writer_);
+    const std::size_t n = writer_.finish();
+    if (n == 0) return false;
+    if (f.bad_checksum) buf[n - 2] = buf[n - 2] == '9' ? '0' : static_cast<char>(buf[n - 2] + 1);
+    return send_bytes(std::string_view(buf, n));
+  }
 
-    // Sends one message numbered seq; body adds the fields after the header.
-    bool send(std::string_view type, std::uint64_t seq, const std::function<void(codec::MessageWriter&)>& body,
-              SendFlags f = {}) {
-        char buf[2048];
-        const std::int64_t now = codec::utc_now_ns();
-        writer_.begin(buf, sizeof buf, type, seq, now);
-        if (f.poss_dup) {
-            writer_.add_char(tag::PossDupFlag, 'Y');
-            writer_.add_timestamp(tag::OrigSendingTime, now);
-        }
-        if (body) body(writer_);
-        const std::size_t n = writer_.finish();
-        if (n == 0) return false;
-        if (f.bad_checksum) buf[n - 2] = buf[n - 2] == '9' ? '0' : static_cast<char>(buf[n - 2] + 1);
-        return send_bytes(std::string_view(buf, n));
+  bool send_bytes(std::string_view bytes) {
+    if (fd_ < 0) return false;
+    std::size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = write_some(bytes.data() + at, bytes.size() - at);
+      if (n <= 0) return false;
+      at += static_cast<std::size_t>(n);
     }
+    return true;
+  }
 
-    bool send_bytes(std::string_view bytes) {
-        if (fd_ < 0) return false;
-        std::size_t at = 0;
-        while (at < bytes.size()) {
-            const ssize_t n = write_some(bytes.data() + at, bytes.size() - at);
-            if (n <= 0) return false;
-            at += static_cast<std::size_t>(n);
+  // The next message within timeout_s; a frame the codec calls invalid is a problem and skipped.
+  Got receive(double timeout_s, Msg& m) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+    while (true) {
+      while (!rx_.empty()) {
+        const codec::FrameResult r = codec::frame(rx_);
+        if (r.status == codec::FrameStatus::incomplete) break;
+        if (r.status == codec::FrameStatus::invalid) {
+          problems.push_back(std::string("invalid frame (") + codec::to_string(r.error) + ")");
+          rx_.erase(0, r.size);
+          continue;
         }
-        return true;
+        m = Msg{};
+        m.frame = rx_.substr(0, r.size);
+        rx_.erase(0, r.size);
+        inspect(m);
+        return Got::message;
+      }
+      if (fd_ < 0) return Got::closed;
+      const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+      if (left <= 0) return Got::timeout;
+      pollfd p{fd_, POLLIN, 0};
+      if (!tls_pending() && ::poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
+      char buf[8192];
+      const ssize_t n = read_some(buf, sizeof buf);
+      if (n <= 0) {
+        close();
+        if (rx_.empty()) return Got::closed;
+        continue;
+      }
+      rx_.append(buf, static_cast<std::size_t>(n));
     }
+  }
 
-    // The next message within timeout_s; a frame the codec calls invalid is a problem and skipped.
-    Got receive(double timeout_s, Msg& m) {
-        const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
-        while (true) {
-            while (!rx_.empty()) {
-                const codec::FrameResult r = codec::frame(rx_);
-                if (r.status == codec::FrameStatus::incomplete) break;
-                if (r.status == codec::FrameStatus::invalid) {
-                    problems.push_back(std::string("invalid frame (") + codec::to_string(r.error) + ")");
-                    rx_.erase(0, r.size);
-                    continue;
-                }
-                m = Msg{};
-                m.frame = rx_.substr(0, r.size);
-                rx_.erase(0, r.size);
-                inspect(m);
-                return Got::message;
-            }
-            if (fd_ < 0) return Got::closed;
-            const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
-            if (left <= 0) return Got::timeout;
-            pollfd p{fd_, POLLIN, 0};
-            if (!tls_pending() && ::poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
-            char buf[8192];
-            const ssize_t n = read_some(buf, sizeof buf);
-            if (n <= 0) {
-                close();
-                if (rx_.empty()) return Got::closed;
-                continue;
-            }
-            rx_.append(buf, static_cast<std::size_t>(n));
-        }
+  // Skips messages until one of type `type` (or the timeout, or the end).
+  Got await(std::string_view type, double timeout_s, Msg& m, std::vector<std::string>* others = nullptr) {
+    const auto t0 = Clock::now();
+    while (true) {
+      const Got g = receive(std::max(0.0, timeout_s - since(t0)), m);
+      if (g != Got::message || m.type() == type) return g;
+      if (others) others->push_back(m.type());
     }
+  }
 
-    // Skips messages until one of type `type` (or the timeout, or the end).
-    Got await(std::string_view type, double timeout_s, Msg& m, std::vector<std::string>* others = nullptr) {
-        const auto t0 = Clock::now();
-        while (true) {
-            const Got g = receive(std::max(0.0, timeout_s - since(t0)), m);
-            if (g != Got::message || m.type() == type) return g;
-            if (others) others->push_back(m.type());
-        }
+  // Logon with ResetSeqNumFlag=Y on a fresh connection; both sides start at 1.
+  bool logon(int port, std::string& why) {
+    if (!connect(port, why)) return false;
+    expect_in = 1;
+    next_seq = 1;
+    send("A", next_seq++, [](codec::MessageWriter& w) {
+      w.add_uint(tag::EncryptMethod, 0);
+      w.add_uint(tag::HeartBtInt, 30);
+      w.add_char(tag::ResetSeqNumFlag, 'Y');
+    });
+    Msg m;
+    const Got g = await("A", kReplyTimeout, m);
+    if (g != Got::message) {
+      why = comp_ + ": no Logon answer (" + (g == Got::closed ? "connection closed" : "timeout") + ")";
+      return false;
     }
+    logon_answer = m;
+    return true;
+  }
 
-    // Logon with ResetSeqNumFlag=Y on a fresh connection; both sides start at 1.
-    bool logon(int port, std::string& why) {
-        if (!connect(port, why)) return false;
-        expect_in = 1;
-        next_seq = 1;
-        send("A", next_seq++, [](codec::MessageWriter& w) {
-            w.add_uint(tag::EncryptMethod, 0);
-            w.add_uint(tag::HeartBtInt, 30);
-            w.add_char(tag::ResetSeqNumFlag, 'Y');
-        });
-        Msg m;
-        const Got g = await("A", kReplyTimeout, m);
-        if (g != Got::message) {
-            why = comp_ + ": no Logon answer (" + (g == Got::closed ? "connection closed" : "timeout") + ")";
-            return false;
-        }
-        logon_answer = m;
-        return true;
+  // Logout, then waits for the server's Logout and the end of the connection.
+  bool logout(std::string& why) {
+    send("5", next_seq++, nullptr);
+    Msg m;
+    const Got g = await("5", kReplyTimeout, m);
+    if (g != Got::message) {
+      why = std::string("no Logout answer (") + (g == Got::closed ? "connection closed" : "timeout") + ")";
+      close();
+      return false;
     }
-
-    // Logout, then waits for the server's Logout and the end of the connection.
-    bool logout(std::string& why) {
-        send("5", next_seq++, nullptr);
-        Msg m;
-        const Got g = await("5", kReplyTimeout, m);
-        if (g != Got::message) {
-            why = std::string("no Logout answer (") + (g == Got::closed ? "connection closed" : "timeout") + ")";
-            close();
-            return false;
-        }
-        if (receive(kReplyTimeout, m) != Got::closed) {
-            why = "the server answered the Logout but did not close the connection";
-            close();
-            return false;
-        }
-        return true;
+    if (receive(kReplyTimeout, m) != Got::closed) {
+      why = "the server answered the Logout but did not close the connection";
+      close();
+      return false;
     }
+    return true;
+  }
 
-    std::uint64_t next_seq = 1;   // ours
-    std::uint64_t expect_in = 1;  // theirs
-    std::vector<std::string> problems;
-    Msg logon_answer;
+  std::uint64_t next_seq = 1;   // ours
+  std::uint64_t expect_in = 1;  // theirs
+  std::vector<std::string> problems;
+  Msg logon_answer;
 
-
-private:
-    // The socket, or TLS over it. TLS reads and writes block at most
-    // kTlsIoTimeout (SO_RCVTIMEO / SO_SNDTIMEO), so that no check hangs.
-    static constexpr int kTlsIoTimeoutS = 5;
+ private:
+  // The socket, or TLS over it. TLS reads and writes block at most
+  // kTlsIoTimeout (SO_RCVTIMEO / SO_SNDTIMEO), so that no check hangs.
+  static constexpr int kTlsIoTimeoutS = 5;
 
 #ifdef KITE_LAB_TLS
-    bool handshake(std::string& why) {
-        const timeval tv{kTlsIoTimeoutS, 0};
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        ERR_clear_error();
-        SSL* ssl = SSL_new(static_cast<SSL_CTX*>(tls_));
-        ssl_ = ssl;
-        if (ssl == nullptr || SSL_set_fd(ssl, fd_) != 1) {
-            why = "tls: cannot set up a connection";
-            close();
-            return false;
-        }
-        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
-        if (SSL_connect(ssl) != 1) {
-            const long v = SSL_get_verify_result(ssl);
-            char err[256] = "the server closed the connection";
-            if (const unsigned long e = ERR_get_error()) ERR_error_string_n(e, err, sizeof err);
-            why = std::string("tls handshake failed: ") + (v != X509_V_OK ? X509_verify_cert_error_string(v) : err);
-            ERR_clear_error();
-            close();
-            return false;
-        }
-        return true;
+  bool handshake(std::string& why) {
+    const timeval tv{kTlsIoTimeoutS, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    ERR_clear_error();
+    SSL* ssl = SSL_new(static_cast<SSL_CTX*>(tls_));
+    ssl_ = ssl;
+    if (ssl == nullptr || SSL_set_fd(ssl, fd_) != 1) {
+      why = "tls: cannot set up a connection";
+      close();
+      return false;
     }
-    ssize_t write_some(const char* p, std::size_t n) {
-        if (ssl_ == nullptr) return ::send(fd_, p, n, MSG_NOSIGNAL);
-        const int r = SSL_write(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
-        ERR_clear_error();
-        return r;
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+    if (SSL_connect(ssl) != 1) {
+      const long v = SSL_get_verify_result(ssl);
+      char err[256] = "the server closed the connection";
+      if (const unsigned long e = ERR_get_error()) ERR_error_string_n(e, err, sizeof err);
+      why = std::string("tls handshake failed: ") + (v != X509_V_OK ? X509_verify_cert_error_string(v) : err);
+      ERR_clear_error();
+      close();
+      return false;
     }
-    ssize_t read_some(char* p, std::size_t n) {
-        if (ssl_ == nullptr) return ::recv(fd_, p, n, 0);
-        const int r = SSL_read(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
-        ERR_clear_error();
-        return r;
-    }
-    bool tls_pending() const { return ssl_ != nullptr && SSL_pending(static_cast<const SSL*>(ssl_)) > 0; }
+    return true;
+  }
+  ssize_t write_some(const char* p, std::size_t n) {
+    if (ssl_ == nullptr) return ::send(fd_, p, n, MSG_NOSIGNAL);
+    const int r = SSL_write(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
+    ERR_clear_error();
+    return r;
+  }
+  ssize_t read_some(char* p, std::size_t n) {
+    if (ssl_ == nullptr) return ::recv(fd_, p, n, 0);
+    const int r = SSL_read(static_cast<SSL*>(ssl_), p, static_cast<int>(n));
+    ERR_clear_error();
+    return r;
+  }
+  bool tls_pending() const { return ssl_ != nullptr && SSL_pending(static_cast<const SSL*>(ssl_)) > 0; }
 #else
-    bool handshake(std::string& why) {
-        why = "tls: this bench-run was built without OpenSSL";
-        close();
-        return false;
-    }
-    ssize_t write_some(const char* p, std::size_t n) { return ::send(fd_, p, n, MSG_NOSIGNAL); }
-    ssize_t read_some(char* p, std::size_t n) { return ::recv(fd_, p, n, 0); }
-    bool tls_pending() const { return false; }
+  bool handshake(std::string& why) {
+    why = "tls: this bench-run was built without OpenSSL";
+    close();
+    return false;
+  }
+  ssize_t write_some(const char* p, std::size_t n) { return ::send(fd_, p, n, MSG_NOSIGNAL); }
+  ssize_t read_some(char* p, std::size_t n) { return ::recv(fd_, p, n, 0); }
+  bool tls_pending() const { return false; }
 #endif
 
-    void* tls_ = nullptr;  // SSL_CTX*
-    void* ssl_ = nullptr;  // SSL*
-    void inspect(Msg& m) {
-        codec::FieldIndex& ix = index_;
-        codec::Header h;
-        if (!ix.build(m.frame) || !codec::read_header(ix, h)) {
-            problems.push_back("a frame whose header cannot be read");
-            return;
-        }
-        for (const auto& f : ix) m.fields.emplace(f.tag, std::string(ix.value(f)));
-        const std::string type(h.msg_type);
-        if (h.begin_string != "FIX.4.4") problems.push_back(type + ": BeginString " + std::string(h.begin_string));
-        if (h.sender_comp_id != "KITE" || h.target_comp_id != comp_)
-            problems.push_back(type + ": CompIDs 49=" + std::string(h.sender_comp_id) + " 56=" +
-                               std::string(h.target_comp_id) + " (expected 49=KITE 56=" + comp_ + ")");
-        if (h.msg_seq_num != expect_in && !h.poss_dup)
-            problems.push_back(type + ": MsgSeqNum " + std::to_string(h.msg_seq_num) + ", expected " +
-                               std::to_string(expect_in));
-        expect_in = h.msg_seq_num + 1;
+  void* tls_ = nullptr;  // SSL_CTX*
+  void* ssl_ = nullptr;  // SSL*
+  void inspect(Msg& m) {
+    codec::FieldIndex& ix = index_;
+    codec::Header h;
+    if (!ix.build(m.frame) || !codec::read_header(ix, h)) {
+      problems.push_back("a frame whose header cannot be read");
+      return;
     }
+    for (const auto& f : ix) m.fields.emplace(f.tag, std::string(ix.value(f)));
+    const std::string type(h.msg_type);
+    if (h.begin_string != "FIX.4.4") problems.push_back(type + ": BeginString " + std::string(h.begin_string));
+    if (h.sender_comp_id != "KITE" || h.target_comp_id != comp_)
+      problems.push_back(type + ": CompIDs 49=" + std::string(h.sender_comp_id) +
+                         " 56=" + std::string(h.target_comp_id) + " (expected 49=KITE 56=" + comp_ + ")");
+    if (h.msg_seq_num != expect_in && !h.poss_dup)
+      problems.push_back(type + ": MsgSeqNum " + std::to_string(h.msg_seq_num) + ", expected " +
+                         std::to_string(expect_in));
+    expect_in = h.msg_seq_num + 1;
+  }
 
-    std::string comp_;
-    codec::HeaderTemplate header_;
-    codec::MessageWriter writer_;
-    codec::FieldIndex index_;
-    int fd_ = -1;
-    int local_port_ = 0;
-    std::string rx_;
+  std::string comp_;
+  codec::HeaderTemplate header_;
+  codec::MessageWriter writer_;
+  codec::FieldIndex index_;
+  int fd_ = -1;
+  int local_port_ = 0;
+  std::string rx_;
 };
 
 std::string clordid(std::uint64_t n) {
-    char id[16];
-    std::snprintf(id, sizeof id, "C%012llu", static_cast<unsigned long long>(n));
-    return id;
+  char id[16];
+  std::snprintf(id, sizeof id, "C%012llu", static_cast<unsigned long long>(n));
+  return id;
 }
 
 // The client's NewOrderSingle (docs/bench_roundtrip.md).
 std::function<void(codec::MessageWriter&)> order_body(const std::string& id) {
-    return [id](codec::MessageWriter& w) {
-        w.add_string(tag::ClOrdID, id);
-        w.add_char(tag::HandlInst, '1');
-        w.add_string(tag::Account, "BENCH-ACCOUNT-001");
-        w.add_string(tag::Symbol, kSymbol);
-        w.add_char(tag::Side, '1');
-        w.add_timestamp(tag::TransactTime, codec::utc_now_ns(), codec::TimePrecision::micros);
-        w.add_uint(tag::OrderQty, 100);
-        w.add_char(tag::OrdType, '2');
-        w.add_decimal(tag::Price, codec::Decimal{10125, -2});
-        w.add_char(tag::TimeInForce, '0');
-    };
+  return [id](codec::MessageWriter& w) {
+    w.add_string(tag::ClOrdID, id);
+    w.add_char(tag::HandlInst, '1');
+    w.add_string(tag::Account, "BENCH-ACCOUNT-001");
+    w.add_string(tag::Symbol, kSymbol);
+    w.add_char(tag::Side, '1');
+    w.add_timestamp(tag::TransactTime, codec::utc_now_ns(), codec::TimePrecision::micros);
+    w.add_uint(tag::OrderQty, 100);
+    w.add_char(tag::OrdType, '2');
+    w.add_decimal(tag::Price, codec::Decimal{10125, -2});
+    w.add_char(tag::TimeInForce, '0');
+  };
 }
 
 // What is wrong with an ExecutionReport answering order `id` ("" when nothing).
 std::string report_problem(const Msg& m, const std::string& id) {
-    std::vector<std::string> bad;
-    if (m.type() != "8") return "answered with 35=" + m.type() + " instead of an ExecutionReport";
-    if (m.get(tag::ClOrdID) != id) bad.push_back("ClOrdID " + m.get(tag::ClOrdID) + " (sent " + id + ")");
-    if (m.get(tag::ExecType) != "0") bad.push_back("ExecType " + m.get(tag::ExecType));
-    if (m.get(tag::OrdStatus) != "0") bad.push_back("OrdStatus " + m.get(tag::OrdStatus));
-    for (std::uint32_t t : {tag::OrderID, tag::ExecID, tag::LeavesQty, tag::CumQty, tag::AvgPx})
-        if (m.get(t).empty()) bad.push_back("no tag " + std::to_string(t));
-    if (m.get(tag::Side) != "1") bad.push_back("Side " + m.get(tag::Side));
-    if (m.get(tag::Symbol) != kSymbol) bad.push_back("Symbol " + m.get(tag::Symbol));
-    if (m.frame.size() < kReportMin || m.frame.size() > kReportMax)
-        bad.push_back(std::to_string(m.frame.size()) + " bytes (band " + std::to_string(kReportMin) + "-" +
-                      std::to_string(kReportMax) + ")");
-    return join(bad);
+  std::vector<std::string> bad;
+  if (m.type() != "8") return "answered with 35=" + m.type() + " instead of an ExecutionReport";
+  if (m.get(tag::ClOrdID) != id) bad.push_back("ClOrdID " + m.get(tag::ClOrdID) + " (sent " + id + ")");
+  if (m.get(tag::ExecType) != "0") bad.push_back("ExecType " + m.get(tag::ExecType));
+  if (m.get(tag::OrdStatus) != "0") bad.push_back("OrdStatus " + m.get(tag::OrdStatus));
+  for (std::uint32_t t : {tag::OrderID, tag::ExecID, tag::LeavesQty, tag::CumQty, tag::AvgPx})
+    if (m.get(t).empty()) bad.push_back("no tag " + std::to_string(t));
+  if (m.get(tag::Side) != "1") bad.push_back("Side " + m.get(tag::Side));
+  if (m.get(tag::Symbol) != kSymbol) bad.push_back("Symbol " + m.get(tag::Symbol));
+  if (m.frame.size() < kReportMin || m.frame.size() > kReportMax)
+    bad.push_back(std::to_string(m.frame.size()) + " bytes (band " + std::to_string(kReportMin) + "-" +
+                  std::to_string(kReportMax) + ")");
+  return join(bad);
 }
 
 // ---------------------------------------------------------------- /proc
 
 struct Task {
-    std::string comm;
-    std::string allowed;  // Cpus_allowed_list
-    int cpu = -1;         // the core it ran on last
-    std::uint64_t run_ns = 0;
+  std::string comm;
+  std::string allowed;  // Cpus_allowed_list
+  int cpu = -1;         // the core it ran on last
+  std::uint64_t run_ns = 0;
 };
 
 std::map<pid_t, Task> read_tasks(pid_t pid) {
-    std::map<pid_t, Task> out;
-    const std::string base = "/proc/" + std::to_string(pid) + "/task";
-    DIR* d = opendir(base.c_str());
-    if (!d) return out;
-    while (dirent* e = readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        const std::string dir = base + "/" + e->d_name;
-        Task t;
-        t.comm = trim(read_text_or_empty(dir + "/comm"));
-        std::istringstream status(read_text_or_empty(dir + "/status"));
-        for (std::string line; std::getline(status, line);)
-            if (line.rfind("Cpus_allowed_list:", 0) == 0) t.allowed = trim(line.substr(18));
-        const std::string stat = read_text_or_empty(dir + "/stat");
-        const auto close = stat.rfind(')');
-        if (close != std::string::npos) {
-            std::istringstream f(stat.substr(close + 2));
-            std::string v;
-            for (int field = 3; f >> v; ++field)
-                if (field == 39) {
-                    t.cpu = std::atoi(v.c_str());
-                    break;
-                }
+  std::map<pid_t, Task> out;
+  const std::string base = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(base.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const std::string dir = base + "/" + e->d_name;
+    Task t;
+    t.comm = trim(read_text_or_empty(dir + "/comm"));
+    std::istringstream status(read_text_or_empty(dir + "/status"));
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) t.allowed = trim(line.substr(18));
+    const std::string stat = read_text_or_empty(dir + "/stat");
+    const auto close = stat.rfind(')');
+    if (close != std::string::npos) {
+      std::istringstream f(stat.substr(close + 2));
+      std::string v;
+      for (int field = 3; f >> v; ++field)
+        if (field == 39) {
+          t.cpu = std::atoi(v.c_str());
+          break;
         }
-        t.run_ns = std::strtoull(read_text_or_empty(dir + "/schedstat").c_str(), nullptr, 10);
-        out[static_cast<pid_t>(std::atoi(e->d_name))] = t;
     }
-    closedir(d);
-    return out;
+    t.run_ns = std::strtoull(read_text_or_empty(dir + "/schedstat").c_str(), nullptr, 10);
+    out[static_cast<pid_t>(std::atoi(e->d_name))] = t;
+  }
+  closedir(d);
+  return out;
 }
 
 // The server's end of each of our connections: SO_BUSY_POLL by peer port, read
 // through a copy of its descriptor (pidfd_getfd: the server is our child).
 std::map<int, int> server_busy_poll(pid_t pid, std::string& why) {
-    std::map<int, int> out;
+  std::map<int, int> out;
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd < 0) {
-        why = std::string("pidfd_open: ") + std::strerror(errno);
-        return out;
-    }
-    const std::string base = "/proc/" + std::to_string(pid) + "/fd";
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(base, ec)) {
-        const std::string target = fs::read_symlink(e.path(), ec).string();
-        if (ec || target.rfind("socket:", 0) != 0) continue;
-        const int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, std::atoi(e.path().filename().c_str()), 0));
-        if (fd < 0) {
-            why = std::string("pidfd_getfd: ") + std::strerror(errno);
-            continue;
-        }
-        sockaddr_in peer{};
-        socklen_t len = sizeof peer;
-        int value = -1;
-        socklen_t vlen = sizeof value;
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 && peer.sin_family == AF_INET &&
-            ::getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &value, &vlen) == 0)
-            out[ntohs(peer.sin_port)] = value;
-        ::close(fd);
-    }
-    ::close(pidfd);
-#else
-    (void)pid;
-    why = "pidfd_getfd is not available on this system";
-#endif
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    why = std::string("pidfd_open: ") + std::strerror(errno);
     return out;
+  }
+  const std::string base = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    const std::string target = fs::read_symlink(e.path(), ec).string();
+    if (ec || target.rfind("socket:", 0) != 0) continue;
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, std::atoi(e.path().filename().c_str()), 0));
+    if (fd < 0) {
+      why = std::string("pidfd_getfd: ") + std::strerror(errno);
+      continue;
+    }
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    int value = -1;
+    socklen_t vlen = sizeof value;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 && peer.sin_family == AF_INET &&
+        ::getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &value, &vlen) == 0)
+      out[ntohs(peer.sin_port)] = value;
+    ::close(fd);
+  }
+  ::close(pidfd);
+#else
+  (void)pid;
+  why = "pidfd_getfd is not available on this system";
+#endif
+  return out;
 }
 
 // File descriptors the server watches with epoll (from /proc/<pid>/fdinfo of its epoll instances).
 std::set<int> epoll_watched(pid_t pid) {
-    std::set<int> out;
-    const std::string base = "/proc/" + std::to_string(pid) + "/fdinfo";
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(base, ec)) {
-        std::istringstream in(read_text_or_empty(e.path().string()));
-        for (std::string line; std::getline(in, line);)
-            if (line.rfind("tfd:", 0) == 0) out.insert(std::atoi(line.c_str() + 4));
-    }
-    return out;
+  std::set<int> out;
+  const std::string base = "/proc/" + std::to_string(pid) + "/fdinfo";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    std::istringstream in(read_text_or_empty(e.path().string()));
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("tfd:", 0) == 0) out.insert(std::atoi(line.c_str() + 4));
+  }
+  return out;
 }
 
 // The server's descriptor of the connection whose peer port is `port`, or -1.
 int server_fd_of(pid_t pid, int port) {
-    // /proc/net/tcp gives the inode of the server's end (local port = the server's, remote = ours).
-    // Other processes' sockets to the same port number (another server, a TIME_WAIT
-    // with inode 0) are in the namespace's table too: only this process's fds decide.
-    std::set<std::string> sockets;
-    std::istringstream tcp(read_text_or_empty("/proc/" + std::to_string(pid) + "/net/tcp"));
-    char want[8];
-    std::snprintf(want, sizeof want, ":%04X", port);
-    for (std::string line; std::getline(tcp, line);) {
-        std::istringstream f(line);
-        std::string sl, local, remote, st, q, tr, rt, uid, to, ino;
-        f >> sl >> local >> remote >> st >> q >> tr >> rt >> uid >> to >> ino;
-        if (remote.size() > 5 && remote.substr(remote.size() - 5) == want && ino != "0")
-            sockets.insert("socket:[" + ino + "]");
-    }
-    if (sockets.empty()) return -1;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
-        if (sockets.count(fs::read_symlink(e.path(), ec).string())) return std::atoi(e.path().filename().c_str());
-    return -1;
+  // /proc/net/tcp gives the inode of the server's end (local port = the server's, remote = ours).
+  // Other processes' sockets to the same port number (another server, a TIME_WAIT
+  // with inode 0) are in the namespace's table too: only this process's fds decide.
+  std::set<std::string> sockets;
+  std::istringstream tcp(read_text_or_empty("/proc/" + std::to_string(pid) + "/net/tcp"));
+  char want[8];
+  std::snprintf(want, sizeof want, ":%04X", port);
+  for (std::string line; std::getline(tcp, line);) {
+    std::istringstream f(line);
+    std::string sl, local, remote, st, q, tr, rt, uid, to, ino;
+    f >> sl >> local >> remote >> st >> q >> tr >> rt >> uid >> to >> ino;
+    if (remote.size() > 5 && remote.substr(remote.size() - 5) == want && ino != "0")
+      sockets.insert("socket:[" + ino + "]");
+  }
+  if (sockets.empty()) return -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
+    if (sockets.count(fs::read_symlink(e.path(), ec).string())) return std::atoi(e.path().filename().c_str());
+  return -1;
 }
 
 // ---------------------------------------------------------------- the run
 
 struct Role {
-    std::string name;
-    int core;
-    bool loads;  // prints a `server load:` line at exit (the front door does not)
+  std::string name;
+  int core;
+  bool loads;  // prints a `server load:` line at exit (the front door does not)
 };
 
 std::vector<Role> roles_of(const std::string& model, const CoreSet& cores, int coordinator, int workers) {
-    auto core = [&](int i) { return cores.empty() ? -1 : cores[static_cast<std::size_t>(i) % cores.size()]; };
-    if (model == "single" || model == "mono") return {{"kite-" + model, core(0), true}};
-    std::vector<Role> out;
-    for (int i = 0; i < workers; ++i) out.push_back({"kite-" + model + "-" + std::to_string(i), core(i), true});
-    if (model == "pool") out.push_back({"kite-front", coordinator, false});
-    return out;
+  auto core = [&](int i) { return cores.empty() ? -1 : cores[static_cast<std::size_t>(i) % cores.size()]; };
+  if (model == "single" || model == "mono") return {{"kite-" + model, core(0), true}};
+  std::vector<Role> out;
+  for (int i = 0; i < workers; ++i) out.push_back({"kite-" + model + "-" + std::to_string(i), core(i), true});
+  if (model == "pool") out.push_back({"kite-front", coordinator, false});
+  return out;
 }
 
 // Readiness calls (aarch64 has only the newer ones).
 constexpr long kReadinessCalls[] = {
-    SYS_ppoll, SYS_pselect6, SYS_epoll_pwait,
+    SYS_ppoll,        SYS_pselect6, SYS_epoll_pwait,
 #if defined(SYS_poll) && defined(SYS_select) && defined(SYS_epoll_wait)
-    SYS_poll,  SYS_select,   SYS_epoll_wait,
+    SYS_poll,         SYS_select,   SYS_epoll_wait,
 #endif
 #ifdef SYS_epoll_pwait2
     SYS_epoll_pwait2,
@@ -531,698 +530,720 @@ constexpr long kReadinessCalls[] = {
 };
 
 bool is_readiness_syscall(long nr) {
-    return std::find(std::begin(kReadinessCalls), std::end(kReadinessCalls), nr) != std::end(kReadinessCalls);
+  return std::find(std::begin(kReadinessCalls), std::end(kReadinessCalls), nr) != std::end(kReadinessCalls);
 }
 
 class Runner {
-public:
-    Runner(const CheckOptions& o, const Flavour& f, CheckReport& r) : o_(o), f_(f), report_(r) {}
-    ~Runner() {
+ public:
+  Runner(const CheckOptions& o, const Flavour& f, CheckReport& r) : o_(o), f_(f), report_(r) {}
+  ~Runner() {
 #ifdef KITE_LAB_TLS
-        SSL_CTX_free(static_cast<SSL_CTX*>(tls_ctx_));
+    SSL_CTX_free(static_cast<SSL_CTX*>(tls_ctx_));
 #endif
-    }
-    Runner(const Runner&) = delete;
-    Runner& operator=(const Runner&) = delete;
+  }
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
 
-    // The tls cells' certificates (made once, in the work folder) and the
-    // peers' TLS context trusting their CA. False with why when they cannot be.
-    bool tls_ready(std::string& why) {
-        if (tls_ctx_ != nullptr) return true;
+  // The tls cells' certificates (made once, in the work folder) and the
+  // peers' TLS context trusting their CA. False with why when they cannot be.
+  bool tls_ready(std::string& why) {
+    if (tls_ctx_ != nullptr) return true;
 #ifdef KITE_LAB_TLS
-        try {
-            certs_ = make_lab_certificates(o_.work_dir + "/tls", {});
-        } catch (const std::exception& e) {
-            why = e.what();
-            return false;
-        }
-        std::signal(SIGPIPE, SIG_IGN);  // OpenSSL writes with write(2), not send(MSG_NOSIGNAL)
-        SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-        if (ctx == nullptr || SSL_CTX_load_verify_locations(ctx, certs_.ca.c_str(), nullptr) != 1) {
-            why = "tls: cannot load the CA " + certs_.ca;
-            SSL_CTX_free(ctx);
-            return false;
-        }
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-        tls_ctx_ = ctx;
-        return true;
+    try {
+      certs_ = make_lab_certificates(o_.work_dir + "/tls", {});
+    } catch (const std::exception& e) {
+      why = e.what();
+      return false;
+    }
+    std::signal(SIGPIPE, SIG_IGN);  // OpenSSL writes with write(2), not send(MSG_NOSIGNAL)
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    if (ctx == nullptr || SSL_CTX_load_verify_locations(ctx, certs_.ca.c_str(), nullptr) != 1) {
+      why = "tls: cannot load the CA " + certs_.ca;
+      SSL_CTX_free(ctx);
+      return false;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    tls_ctx_ = ctx;
+    return true;
 #else
-        why = "tls: this bench-run was built without OpenSSL (KITE_WITH_TLS=OFF)";
-        return false;
+    why = "tls: this bench-run was built without OpenSSL (KITE_WITH_TLS=OFF)";
+    return false;
 #endif
+  }
+
+  void line(CheckStatus s, const std::string& scope, const std::string& name, const std::string& detail) {
+    CheckLine l{s, scope, name, detail};
+    if (s == CheckStatus::ok) ++report_.passed;
+    if (s == CheckStatus::fail) ++report_.failed;
+    if (s == CheckStatus::skip) ++report_.skipped;
+    report_.lines.push_back(l);
+    if (o_.on_line) o_.on_line(l);
+  }
+
+  // Why the flavour does not claim a check ("" when it does).
+  std::string unclaimed(const std::string& check) const {
+    for (const std::string& key : {check, contract_part_of(check)}) {
+      auto it = f_.not_claimed.find(key);
+      if (it != f_.not_claimed.end()) return "not claimed (" + key + "): " + it->second;
     }
+    const std::string setting = check == "busy-poll" ? "busy_poll" : check == "direct-read" ? "direct_read" : "";
+    if (auto it = f_.cannot.find(setting); !setting.empty() && it != f_.cannot.end())
+      return "declared cannot (" + setting + "): " + it->second;
+    return "";
+  }
 
-    void line(CheckStatus s, const std::string& scope, const std::string& name, const std::string& detail) {
-        CheckLine l{s, scope, name, detail};
-        if (s == CheckStatus::ok) ++report_.passed;
-        if (s == CheckStatus::fail) ++report_.failed;
-        if (s == CheckStatus::skip) ++report_.skipped;
-        report_.lines.push_back(l);
-        if (o_.on_line) o_.on_line(l);
+  // A check that runs only when claimed: a skip line otherwise.
+  bool claimed(const std::string& scope, const std::string& check) {
+    const std::string why = unclaimed(check);
+    if (!why.empty()) line(CheckStatus::skip, scope, check, why);
+    return why.empty();
+  }
+
+  std::string binary;
+
+  bool build() {
+    binary = find_executable(f_.binary, o_.build_dir);
+    std::vector<std::string> missing;
+    if (binary.empty()) missing.push_back("binary '" + f_.binary + "' (looked in " + o_.build_dir + " and PATH)");
+    for (const auto& t : f_.required_tools)
+      if (find_executable(t, "").empty()) missing.push_back("required command '" + t + "' not on PATH");
+    for (const auto& a : f_.artifacts)
+      if (find_artifact(a, o_.build_dir).empty()) missing.push_back("artifact '" + a + "'");
+    if (!missing.empty()) {
+      line(CheckStatus::fail, "", "build", "unbuilt: " + join(missing));
+      return false;
     }
+    line(CheckStatus::ok, "", "build",
+         binary + (f_.artifacts.empty() ? "" : " + " + std::to_string(f_.artifacts.size()) + " artifact(s)") +
+             (f_.required_tools.empty() ? "" : ", requires " + join(f_.required_tools) + " (found)"));
+    return true;
+  }
 
-    // Why the flavour does not claim a check ("" when it does).
-    std::string unclaimed(const std::string& check) const {
-        for (const std::string& key : {check, contract_part_of(check)}) {
-            auto it = f_.not_claimed.find(key);
-            if (it != f_.not_claimed.end()) return "not claimed (" + key + "): " + it->second;
-        }
-        const std::string setting = check == "busy-poll" ? "busy_poll" : check == "direct-read" ? "direct_read" : "";
-        if (auto it = f_.cannot.find(setting); !setting.empty() && it != f_.cannot.end())
-            return "declared cannot (" + setting + "): " + it->second;
-        return "";
+  // The sitting stamps every binary with its `--version` answer; a server
+  // that does not know the flag would start serving instead.
+  void version() {
+    if (!claimed("", "version")) return;
+    const CommandResult r = run_command({binary, "--version"}, 5.0);
+    const std::string out = trim(r.output);
+    if (r.code == 0 && !out.empty()) {
+      line(CheckStatus::ok, "", "version", out.substr(0, out.find('\n')));
+    } else {
+      line(CheckStatus::fail, "", "version",
+           "'--version' exited " + std::to_string(r.code) + (out.empty() ? " with no output" : "") +
+               ": a server answers it with its build (one line, exit 0) and does not start");
     }
+  }
 
-    // A check that runs only when claimed: a skip line otherwise.
-    bool claimed(const std::string& scope, const std::string& check) {
-        const std::string why = unclaimed(check);
-        if (!why.empty()) line(CheckStatus::skip, scope, check, why);
-        return why.empty();
-    }
+  ServerStart start_of(const std::string& model, const std::string& transport, const std::string& work) const {
+    const Machine& m = o_.machine;
+    ServerStart s;
+    s.model = model;
+    s.transport = transport;
+    s.port = pick_free_port();
+    s.cores = m.server;
+    s.coordinator_core = m.coordinator ? *m.coordinator : m.server.front();
+    s.sessions = model == "single" ? 1 : 4;
+    s.workers = o_.workers > 0 ? o_.workers : auto_workers(m);
+    s.busy_poll_usecs = transport == "kernel" ? o_.busy_poll_usecs : 0;
+    s.idle = "spin";
+    s.ready_file = work + "/ready";
+    s.store_dir = work + "/store";
+    s.flavour = f_.name;
+    s.build_dir = o_.build_dir;
+    s.source_dir = o_.source_dir;
+    s.tls_cert = certs_.cert;
+    s.tls_key = certs_.key;
+    s.tls_ca = certs_.ca;
+    return s;
+  }
 
-    std::string binary;
+  Child spawn(const ServerStart& s, const std::string& work) {
+    fs::create_directories(s.store_dir);
+    fs::remove(s.ready_file);
+    SpawnSpec ss;
+    ss.argv = server_argv(f_, binary, s);
+    ss.env = f_.env;
+    ss.stdout_path = work + "/server.out";
+    ss.stderr_path = work + "/server.err";
+    return Child::spawn(ss);
+  }
 
-    bool build() {
-        binary = find_executable(f_.binary, o_.build_dir);
-        std::vector<std::string> missing;
-        if (binary.empty()) missing.push_back("binary '" + f_.binary + "' (looked in " + o_.build_dir + " and PATH)");
-        for (const auto& t : f_.required_tools)
-            if (find_executable(t, "").empty()) missing.push_back("required command '" + t + "' not on PATH");
-        for (const auto& a : f_.artifacts)
-            if (find_artifact(a, o_.build_dir).empty()) missing.push_back("artifact '" + a + "'");
-        if (!missing.empty()) {
-            line(CheckStatus::fail, "", "build", "unbuilt: " + join(missing));
-            return false;
-        }
-        line(CheckStatus::ok, "", "build",
-             binary + (f_.artifacts.empty() ? "" : " + " + std::to_string(f_.artifacts.size()) + " artifact(s)") +
-                 (f_.required_tools.empty() ? "" : ", requires " + join(f_.required_tools) + " (found)"));
-        return true;
-    }
+  // "unsupported: ..." from the server's stderr, or "".
+  static std::string unsupported_line(const std::string& err) {
+    std::istringstream in(err);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("unsupported:", 0) == 0) return l;
+    return "";
+  }
 
-    // The sitting stamps every binary with its `--version` answer; a server
-    // that does not know the flag would start serving instead.
-    void version() {
-        if (!claimed("", "version")) return;
-        const CommandResult r = run_command({binary, "--version"}, 5.0);
-        const std::string out = trim(r.output);
-        if (r.code == 0 && !out.empty()) {
-            line(CheckStatus::ok, "", "version", out.substr(0, out.find('\n')));
-        } else {
-            line(CheckStatus::fail, "", "version",
-                 "'--version' exited " + std::to_string(r.code) + (out.empty() ? " with no output" : "") +
-                     ": a server answers it with its build (one line, exit 0) and does not start");
-        }
-    }
+  // spawn(), or a FAIL line under `check` when the server cannot start.
+  bool start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
+             Child& server);
+  void cell(const std::string& model, const std::string& transport);
+  void unsupported(const std::string& model, const std::string& transport, const std::string& what);
 
-    ServerStart start_of(const std::string& model, const std::string& transport, const std::string& work) const {
-        const Machine& m = o_.machine;
-        ServerStart s;
-        s.model = model;
-        s.transport = transport;
-        s.port = pick_free_port();
-        s.cores = m.server;
-        s.coordinator_core = m.coordinator ? *m.coordinator : m.server.front();
-        s.sessions = model == "single" ? 1 : 4;
-        s.workers = o_.workers > 0 ? o_.workers : auto_workers(m);
-        s.busy_poll_usecs = transport == "kernel" ? o_.busy_poll_usecs : 0;
-        s.idle = "spin";
-        s.ready_file = work + "/ready";
-        s.store_dir = work + "/store";
-        s.flavour = f_.name;
-        s.build_dir = o_.build_dir;
-        s.source_dir = o_.source_dir;
-        s.tls_cert = certs_.cert;
-        s.tls_key = certs_.key;
-        s.tls_ca = certs_.ca;
-        return s;
-    }
-
-    Child spawn(const ServerStart& s, const std::string& work) {
-        fs::create_directories(s.store_dir);
-        fs::remove(s.ready_file);
-        SpawnSpec ss;
-        ss.argv = server_argv(f_, binary, s);
-        ss.env = f_.env;
-        ss.stdout_path = work + "/server.out";
-        ss.stderr_path = work + "/server.err";
-        return Child::spawn(ss);
-    }
-
-    // "unsupported: ..." from the server's stderr, or "".
-    static std::string unsupported_line(const std::string& err) {
-        std::istringstream in(err);
-        for (std::string l; std::getline(in, l);)
-            if (l.rfind("unsupported:", 0) == 0) return l;
-        return "";
-    }
-
-    // spawn(), or a FAIL line under `check` when the server cannot start.
-    bool start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
-               Child& server);
-    void cell(const std::string& model, const std::string& transport);
-    void unsupported(const std::string& model, const std::string& transport, const std::string& what);
-
-private:
-    const CheckOptions& o_;
-    const Flavour& f_;
-    CheckReport& report_;
-    LabCertificates certs_;
-    void* tls_ctx_ = nullptr;  // SSL_CTX*
+ private:
+  const CheckOptions& o_;
+  const Flavour& f_;
+  CheckReport& report_;
+  LabCertificates certs_;
+  void* tls_ctx_ = nullptr;  // SSL_CTX*
 };
 
 bool Runner::start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
                    Child& server) {
-    try {
-        server = spawn(st, work);
-        return true;
-    } catch (const std::exception& e) {
-        line(CheckStatus::fail, scope, check, std::string("server did not start: ") + e.what());
-        return false;
-    }
+  try {
+    server = spawn(st, work);
+    return true;
+  } catch (const std::exception& e) {
+    line(CheckStatus::fail, scope, check, std::string("server did not start: ") + e.what());
+    return false;
+  }
 }
 
 void Runner::cell(const std::string& model, const std::string& transport) {
-    const std::string scope = model + "/" + transport;
-    const std::string work = o_.work_dir + "/" + model + "_" + transport;
-    std::string tls_why;
-    if (transport == "tls" && !tls_ready(tls_why)) {
-        line(CheckStatus::fail, scope, "ready", tls_why);
+  const std::string scope = model + "/" + transport;
+  const std::string work = o_.work_dir + "/" + model + "_" + transport;
+  std::string tls_why;
+  if (transport == "tls" && !tls_ready(tls_why)) {
+    line(CheckStatus::fail, scope, "ready", tls_why);
+    return;
+  }
+  ServerStart st = start_of(model, transport, work);
+  Child server;
+  if (!start(st, work, scope, "ready", server)) return;
+  const pid_t pid = server.pid();
+
+  // ready: the port and a newline, once it listens.
+  const auto t0 = Clock::now();
+  int port = 0;
+  while (true) {
+    const std::string r = read_text_or_empty(st.ready_file);
+    if (!r.empty() && r.back() == '\n') {
+      const std::string p = trim(r);
+      if (p.empty() || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          r.find('\n') != r.size() - 1) {
+        line(CheckStatus::fail, scope, "ready", "ready file holds '" + r + "', not a port and a newline");
         return;
+      }
+      port = std::atoi(p.c_str());
+      break;
     }
-    ServerStart st = start_of(model, transport, work);
-    Child server;
-    if (!start(st, work, scope, "ready", server)) return;
-    const pid_t pid = server.pid();
-
-    // ready: the port and a newline, once it listens.
-    const auto t0 = Clock::now();
-    int port = 0;
-    while (true) {
-        const std::string r = read_text_or_empty(st.ready_file);
-        if (!r.empty() && r.back() == '\n') {
-            const std::string p = trim(r);
-            if (p.empty() || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-                r.find('\n') != r.size() - 1) {
-                line(CheckStatus::fail, scope, "ready", "ready file holds '" + r + "', not a port and a newline");
-                return;
-            }
-            port = std::atoi(p.c_str());
-            break;
-        }
-        if (auto code = server.exit_code()) {
-            const std::string err = read_text_or_empty(work + "/server.err");
-            const std::string u = unsupported_line(err);
-            if (*code == 3 && !u.empty()) {
-                line(CheckStatus::skip, scope, "ready", "declared, but this build answers: " + u);
-            } else {
-                line(CheckStatus::fail, scope, "ready",
-                     "exited with code " + std::to_string(*code) + " before the ready file: " + tail(err, 300));
-            }
-            return;
-        }
-        if (since(t0) > o_.ready_timeout_s) {
-            server.stop(1.0);
-            line(CheckStatus::fail, scope, "ready", "no ready file after " + fixed(o_.ready_timeout_s, 0) + " s");
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (auto code = server.exit_code()) {
+      const std::string err = read_text_or_empty(work + "/server.err");
+      const std::string u = unsupported_line(err);
+      if (*code == 3 && !u.empty()) {
+        line(CheckStatus::skip, scope, "ready", "declared, but this build answers: " + u);
+      } else {
+        line(CheckStatus::fail, scope, "ready",
+             "exited with code " + std::to_string(*code) + " before the ready file: " + tail(err, 300));
+      }
+      return;
     }
-    const double ready_s = since(t0);
-    const auto at_ready = Clock::now();
-    const std::map<pid_t, Task> tasks0 = read_tasks(pid);
-    line(CheckStatus::ok, scope, "ready", "port " + std::to_string(port) + " after " + fixed(ready_s) + " s");
+    if (since(t0) > o_.ready_timeout_s) {
+      server.stop(1.0);
+      line(CheckStatus::fail, scope, "ready", "no ready file after " + fixed(o_.ready_timeout_s, 0) + " s");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double ready_s = since(t0);
+  const auto at_ready = Clock::now();
+  const std::map<pid_t, Task> tasks0 = read_tasks(pid);
+  line(CheckStatus::ok, scope, "ready", "port " + std::to_string(port) + " after " + fixed(ready_s) + " s");
 
-    // logon: every session.
-    std::vector<std::unique_ptr<Peer>> peers;
-    for (int k = 0; k < st.sessions; ++k) peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k), transport == "tls" ? tls_ctx_ : nullptr));
-    std::vector<std::string> bad;
+  // logon: every session.
+  std::vector<std::unique_ptr<Peer>> peers;
+  for (int k = 0; k < st.sessions; ++k)
+    peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k), transport == "tls" ? tls_ctx_ : nullptr));
+  std::vector<std::string> bad;
+  for (auto& p : peers) {
+    std::string why;
+    if (!p->logon(port, why)) {
+      bad.push_back(why);
+      continue;
+    }
+    const Msg& a = p->logon_answer;
+    if (a.get(tag::ResetSeqNumFlag) != "Y") bad.push_back(p->comp() + ": Logon answer without 141=Y");
+    if (a.get(tag::HeartBtInt).empty()) bad.push_back(p->comp() + ": Logon answer without 108");
+  }
+  const bool logged_on = std::all_of(peers.begin(), peers.end(), [](auto& p) { return p->open(); });
+  auto problems = [&](Peer& p) {
+    std::vector<std::string> out = p.problems;
+    p.problems.clear();
+    for (auto& s : out) s = p.comp() + ": " + s;
+    return out;
+  };
+  if (claimed(scope, "logon")) {
+    for (auto& p : peers)
+      for (auto& s : problems(*p)) bad.push_back(s);
+    if (bad.empty())
+      line(CheckStatus::ok, scope, "logon",
+           std::to_string(peers.size()) + " session(s) logged on, answers well formed");
+    else
+      line(CheckStatus::fail, scope, "logon", first_few(bad));
+  }
+  for (auto& p : peers) p->problems.clear();
+
+  // orders: three one at a time, then three in one write, on every session.
+  if (claimed(scope, "orders")) {
+    bad.clear();
+    std::size_t lo = SIZE_MAX, hi = 0;
+    std::uint64_t next_id = 1;
+    int answered = 0;
     for (auto& p : peers) {
-        std::string why;
-        if (!p->logon(port, why)) {
-            bad.push_back(why);
-            continue;
+      if (!p->open()) {
+        bad.push_back(p->comp() + ": not logged on");
+        continue;
+      }
+      std::vector<std::string> ids;
+      for (int i = 0; i < 6; ++i) ids.push_back(clordid(next_id++));
+      auto expect = [&](const std::string& id) {
+        Msg m;
+        const Got g = p->receive(kReplyTimeout, m);
+        if (g != Got::message) {
+          bad.push_back(p->comp() + ": no answer to " + id +
+                        (g == Got::closed ? " (connection closed)" : " (timeout)"));
+          return false;
         }
-        const Msg& a = p->logon_answer;
-        if (a.get(tag::ResetSeqNumFlag) != "Y") bad.push_back(p->comp() + ": Logon answer without 141=Y");
-        if (a.get(tag::HeartBtInt).empty()) bad.push_back(p->comp() + ": Logon answer without 108");
+        if (std::string why = report_problem(m, id); !why.empty()) bad.push_back(p->comp() + " " + id + ": " + why);
+        lo = std::min(lo, m.frame.size());
+        hi = std::max(hi, m.frame.size());
+        ++answered;
+        return true;
+      };
+      bool alive = true;
+      for (int i = 0; i < 3 && alive; ++i) {
+        p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
+        alive = expect(ids[static_cast<std::size_t>(i)]);
+      }
+      for (int i = 3; i < 6 && alive; ++i) p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
+      for (int i = 3; i < 6 && alive; ++i) alive = expect(ids[static_cast<std::size_t>(i)]);
+      for (auto& s : problems(*p)) bad.push_back(s);
     }
-    const bool logged_on = std::all_of(peers.begin(), peers.end(), [](auto& p) { return p->open(); });
-    auto problems = [&](Peer& p) {
-        std::vector<std::string> out = p.problems;
-        p.problems.clear();
-        for (auto& s : out) s = p.comp() + ": " + s;
-        return out;
-    };
-    if (claimed(scope, "logon")) {
-        for (auto& p : peers)
-            for (auto& s : problems(*p)) bad.push_back(s);
-        if (bad.empty())
-            line(CheckStatus::ok, scope, "logon", std::to_string(peers.size()) + " session(s) logged on, answers well formed");
+    if (bad.empty())
+      line(CheckStatus::ok, scope, "orders",
+           std::to_string(answered) + " ExecutionReports, " + std::to_string(lo) + "-" + std::to_string(hi) + " bytes");
+    else
+      line(CheckStatus::fail, scope, "orders", first_few(bad));
+  }
+
+  // The session layer, on session 0.
+  Peer& s0 = *peers.front();
+  auto need_session = [&](const std::string& check) {
+    if (!claimed(scope, check)) return false;
+    if (s0.open()) return true;
+    // The server may still be releasing the session's previous connection: a Logon
+    // for a session still logged on is refused, so try again for a second.
+    std::string why;
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      if (s0.logon(port, why)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    line(CheckStatus::fail, scope, check, "cannot log session 0 on: " + why);
+    return false;
+  };
+  auto verdict = [&](const std::string& check, std::string why, const std::string& ok_detail) {
+    std::vector<std::string> all = problems(s0);
+    if (!why.empty()) all.insert(all.begin(), why);
+    line(all.empty() ? CheckStatus::ok : CheckStatus::fail, scope, check, all.empty() ? ok_detail : first_few(all));
+  };
+  if (need_session("heartbeat")) {
+    s0.send("0", s0.next_seq++, nullptr);
+    Msg m;
+    const Got g = s0.receive(kQuietTimeout, m);
+    std::string why = g == Got::closed    ? "the server closed the connection"
+                      : g == Got::message ? "answered with 35=" + m.type()
+                                          : "";
+    verdict("heartbeat", why, "no answer, session still open");
+  }
+  if (need_session("test-request")) {
+    s0.send("1", s0.next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-1"); });
+    Msg m;
+    const Got g = s0.receive(kReplyTimeout, m);
+    std::string why;
+    if (g != Got::message)
+      why = g == Got::closed ? "connection closed" : "no answer";
+    else if (m.type() != "0")
+      why = "answered with 35=" + m.type() + " instead of a Heartbeat";
+    else if (m.get(tag::TestReqID) != "KITE-CHECK-1")
+      why = "Heartbeat with TestReqID '" + m.get(tag::TestReqID) + "'";
+    verdict("test-request", why, "Heartbeat with TestReqID KITE-CHECK-1");
+  }
+  if (need_session("garbled")) {
+    // A bad CheckSum is ignored (FIX): its number is not used, and a TestRequest
+    // under the same number is answered. A Logout is allowed too.
+    const std::uint64_t seq = s0.next_seq;
+    s0.send("D", seq, order_body(clordid(999)), {false, true});
+    Msg m;
+    Got g = s0.receive(kQuietTimeout, m);
+    std::string why, detail;
+    if (g == Got::message && m.type() == "5") {
+      detail = "logged out";
+      s0.close();
+    } else if (g == Got::closed) {
+      why = "connection closed without a Logout";
+    } else if (g == Got::message) {
+      why = "answered the garbled frame with 35=" + m.type();
+    } else {
+      s0.send("1", seq, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-2"); });
+      s0.next_seq = seq + 1;
+      g = s0.receive(kReplyTimeout, m);
+      if (g != Got::message || m.type() != "0" || m.get(tag::TestReqID) != "KITE-CHECK-2")
+        why = "after the garbled frame, a TestRequest under the same MsgSeqNum got " +
+              (g == Got::message ? "35=" + m.type()
+                                 : std::string(g == Got::closed ? "a closed connection" : "no answer"));
+      detail = "ignored; the session answers under the same MsgSeqNum";
+    }
+    if (!server.running()) why = "the server exited";
+    verdict("garbled", why, detail);
+  }
+  if (need_session("unknown-type")) {
+    const std::uint64_t seq = s0.next_seq++;
+    s0.send("U1", seq, [](codec::MessageWriter& w) { w.add_string(tag::Text, "check-flavour"); });
+    Msg m;
+    const Got g = s0.receive(kReplyTimeout, m);
+    std::string why;
+    if (g != Got::message)
+      why = g == Got::closed ? "connection closed" : "no answer";
+    else if (m.type() != "j")
+      why = "answered with 35=" + m.type() + " instead of a BusinessMessageReject (35=j)";
+    else if (m.get(tag::RefSeqNum) != std::to_string(seq) || m.get(tag::RefMsgType) != "U1" ||
+             m.get(tag::BusinessRejectReason) != "3")
+      why = "35=j with 45=" + m.get(tag::RefSeqNum) + " 372=" + m.get(tag::RefMsgType) +
+            " 380=" + m.get(tag::BusinessRejectReason) + " (expected 45=" + std::to_string(seq) + " 372=U1 380=3)";
+    verdict("unknown-type", why, "BusinessMessageReject 380=3");
+  }
+  if (need_session("logout")) {
+    std::string why;
+    s0.logout(why);
+    verdict("logout", why, "Logout answered with a Logout, then the connection closed");
+  }
+  if (need_session("gap")) {
+    const std::uint64_t expected = s0.next_seq;
+    s0.send("D", expected + 1, order_body(clordid(1000)));
+    s0.next_seq = expected + 2;
+    Msg m;
+    const Got g = s0.await("2", kReplyTimeout, m);
+    std::string why;
+    if (g != Got::message)
+      why = g == Got::closed ? "connection closed" : "no ResendRequest";
+    else if (m.get(tag::BeginSeqNo) != std::to_string(expected))
+      why = "ResendRequest from " + m.get(tag::BeginSeqNo) + ", expected " + std::to_string(expected);
+    verdict("gap", why, "ResendRequest 7=" + std::to_string(expected));
+    std::string ignored;
+    if (s0.open()) s0.logout(ignored);
+    s0.problems.clear();
+  }
+  if (need_session("too-low")) {
+    s0.send("D", 1, order_body(clordid(1001)));  // 1 was the Logon's
+    Msg m;
+    const Got g = s0.await("5", kReplyTimeout, m);
+    std::string why;
+    if (g != Got::message)
+      why = g == Got::closed ? "connection closed without a Logout" : "no Logout";
+    else if (s0.receive(kReplyTimeout, m) != Got::closed)
+      why = "Logout, but the connection stayed open";
+    verdict("too-low", why, "Logout, then the connection closed");
+    s0.close();
+  }
+  if (!s0.open() && logged_on) {
+    std::string why;
+    for (int attempt = 0; attempt < 10 && !s0.logon(port, why); ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    s0.problems.clear();
+  }
+
+  // Threads, from /proc.
+  const std::map<pid_t, Task> tasks1 = read_tasks(pid);
+  const double elapsed = since(at_ready);
+  const std::vector<Role> roles = roles_of(model, st.cores, st.coordinator_core, st.workers);
+  std::map<std::string, std::vector<pid_t>> by_name;
+  for (const auto& [tid, t] : tasks1) by_name[t.comm].push_back(tid);
+  if (claimed(scope, "thread-names")) {
+    bad.clear();
+    std::vector<std::string> names;
+    for (const Role& r : roles) {
+      const auto n = by_name.count(r.name) ? by_name[r.name].size() : 0;
+      if (n != 1) bad.push_back(r.name + " " + (n == 0 ? "missing" : "found " + std::to_string(n) + " times"));
+      names.push_back(r.name);
+    }
+    std::vector<std::string> others;
+    for (const auto& [tid, t] : tasks1)
+      if (std::none_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; }))
+        others.push_back(t.comm);
+    line(
+        bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-names",
+        bad.empty() ? join(names) + (others.empty() ? "" : " (others: " + join(others) + ")")
+                    : first_few(bad) + " (threads: " +
+                          [&] {
+                            std::vector<std::string> all;
+                            for (const auto& [tid, t] : tasks1) all.push_back(t.comm);
+                            return join(all);
+                          }() +
+                          ")");
+  }
+  if (claimed(scope, "pinning")) {
+    bad.clear();
+    std::vector<std::string> seen;
+    for (const Role& r : roles) {
+      if (!by_name.count(r.name)) continue;  // thread-names reports it
+      for (pid_t tid : by_name[r.name]) {
+        const Task& t = tasks1.at(tid);
+        if (t.allowed != std::to_string(r.core))
+          bad.push_back(r.name + " allowed on " + t.allowed + ", expected " + std::to_string(r.core));
+        else if (t.cpu != r.core)
+          bad.push_back(r.name + " last ran on " + std::to_string(t.cpu) + ", expected " + std::to_string(r.core));
         else
-            line(CheckStatus::fail, scope, "logon", first_few(bad));
+          seen.push_back(r.name + "@" + std::to_string(r.core));
+      }
     }
-    for (auto& p : peers) p->problems.clear();
+    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "pinning",
+         bad.empty() ? (seen.empty() ? "no role thread found (see thread-names)" : join(seen)) : first_few(bad));
+  }
+  if (claimed(scope, "runtime-idle")) {
+    bad.clear();
+    double worst = 0;
+    for (const auto& [tid, t] : tasks1) {
+      if (std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; })) continue;
+      auto before = tasks0.find(tid);
+      const std::uint64_t ran = t.run_ns - (before == tasks0.end() ? 0 : std::min(t.run_ns, before->second.run_ns));
+      const double share = static_cast<double>(ran) * 1e-9 / elapsed;
+      worst = std::max(worst, share);
+      if (share >= o_.burn_fraction)
+        bad.push_back(t.comm + " (tid " + std::to_string(tid) + ") ran " + fixed(share * 100, 0) + "% of " +
+                      fixed(elapsed, 1) + " s");
+    }
+    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "runtime-idle",
+         bad.empty() ? "other threads ran at most " + fixed(worst * 100, 1) + "% (limit " +
+                           fixed(o_.burn_fraction * 100, 0) + "%)"
+                     : first_few(bad));
+  }
+  if (claimed(scope, "thread-stable")) {
+    std::vector<std::string> started, ended;
+    for (const auto& [tid, t] : tasks1)
+      if (!tasks0.count(tid)) started.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
+    for (const auto& [tid, t] : tasks0)
+      if (!tasks1.count(tid)) ended.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
+    std::string why;
+    if (!started.empty()) why += "started after the ready file: " + join(started);
+    if (!ended.empty()) why += (why.empty() ? "" : "; ") + std::string("exited: ") + join(ended);
+    line(why.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-stable",
+         why.empty()
+             ? std::to_string(tasks1.size()) + " threads at the ready file and " + fixed(elapsed, 1) + " s later"
+             : why);
+  }
 
-    // orders: three one at a time, then three in one write, on every session.
-    if (claimed(scope, "orders")) {
-        bad.clear();
-        std::size_t lo = SIZE_MAX, hi = 0;
-        std::uint64_t next_id = 1;
-        int answered = 0;
-        for (auto& p : peers) {
-            if (!p->open()) {
-                bad.push_back(p->comp() + ": not logged on");
-                continue;
-            }
-            std::vector<std::string> ids;
-            for (int i = 0; i < 6; ++i) ids.push_back(clordid(next_id++));
-            auto expect = [&](const std::string& id) {
-                Msg m;
-                const Got g = p->receive(kReplyTimeout, m);
-                if (g != Got::message) {
-                    bad.push_back(p->comp() + ": no answer to " + id + (g == Got::closed ? " (connection closed)" : " (timeout)"));
-                    return false;
-                }
-                if (std::string why = report_problem(m, id); !why.empty()) bad.push_back(p->comp() + " " + id + ": " + why);
-                lo = std::min(lo, m.frame.size());
-                hi = std::max(hi, m.frame.size());
-                ++answered;
-                return true;
-            };
-            bool alive = true;
-            for (int i = 0; i < 3 && alive; ++i) {
-                p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
-                alive = expect(ids[static_cast<std::size_t>(i)]);
-            }
-            for (int i = 3; i < 6 && alive; ++i) p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
-            for (int i = 3; i < 6 && alive; ++i) alive = expect(ids[static_cast<std::size_t>(i)]);
-            for (auto& s : problems(*p)) bad.push_back(s);
-        }
-        if (bad.empty())
-            line(CheckStatus::ok, scope, "orders",
-                 std::to_string(answered) + " ExecutionReports, " + std::to_string(lo) + "-" + std::to_string(hi) + " bytes");
-        else
-            line(CheckStatus::fail, scope, "orders", first_few(bad));
+  // Transport settings.
+  if (transport == "kernel" && claimed(scope, "busy-poll")) {
+    std::string why;
+    const std::map<int, int> busy = server_busy_poll(pid, why);
+    bad.clear();
+    int found = 0;
+    for (auto& p : peers) {
+      if (!p->open()) continue;
+      auto it = busy.find(p->local_port());
+      if (it == busy.end()) {
+        bad.push_back(p->comp() + ": the server's socket not found" + (why.empty() ? "" : " (" + why + ")"));
+      } else if (it->second != st.busy_poll_usecs) {
+        bad.push_back(p->comp() + ": SO_BUSY_POLL " + std::to_string(it->second) + ", expected " +
+                      std::to_string(st.busy_poll_usecs));
+      } else {
+        ++found;
+      }
     }
+    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "busy-poll",
+         bad.empty() ? "SO_BUSY_POLL " + std::to_string(st.busy_poll_usecs) + " on " + std::to_string(found) +
+                           " accepted socket(s)"
+                     : first_few(bad));
+  }
+  if (model == "single" && transport == "kernel" && claimed(scope, "direct-read")) {
+    // The session's socket is in no epoll set, and the thread is never seen
+    // blocked in a readiness call (a spinning thread shows as running).
+    bad.clear();
+    const int fd = s0.open() ? server_fd_of(pid, s0.local_port()) : -1;
+    if (fd < 0)
+      bad.push_back("the server's socket of session 0 not found");
+    else if (epoll_watched(pid).count(fd))
+      bad.push_back("its socket (fd " + std::to_string(fd) + ") is in an epoll set");
+    if (by_name.count("kite-single")) {
+      const std::string path =
+          "/proc/" + std::to_string(pid) + "/task/" + std::to_string(by_name["kite-single"].front()) + "/syscall";
+      int readiness = 0;
+      for (int i = 0; i < 200; ++i) {
+        const std::string s = read_text_or_empty(path);
+        if (!s.empty() && s[0] >= '0' && s[0] <= '9' && is_readiness_syscall(std::atol(s.c_str()))) ++readiness;
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+      if (readiness > 0)
+        bad.push_back("kite-single seen in a readiness call in " + std::to_string(readiness) + " of 200 samples");
+    }
+    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "direct-read",
+         bad.empty() ? "no epoll set holds the session's socket; no readiness call seen" : first_few(bad));
+  }
 
-    // The session layer, on session 0.
-    Peer& s0 = *peers.front();
-    auto need_session = [&](const std::string& check) {
-        if (!claimed(scope, check)) return false;
-        if (s0.open()) return true;
-        // The server may still be releasing the session's previous connection: a Logon
-        // for a session still logged on is refused, so try again for a second.
-        std::string why;
-        for (int attempt = 0; attempt < 10; ++attempt) {
-            if (s0.logon(port, why)) return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // SIGTERM: a Logout to every logged-on session, exit 0 within the grace, the load lines.
+  if (claimed(scope, "sigterm")) {
+    const bool want_logout = unclaimed("logout").empty();
+    const auto t1 = Clock::now();
+    ::kill(pid, SIGTERM);
+    int logouts = 0, open_sessions = 0;
+    bad.clear();
+    for (auto& p : peers) {
+      if (!p->open()) continue;
+      ++open_sessions;
+      Msg m;
+      bool got = false;
+      while (true) {
+        const Got g = p->receive(std::max(0.01, o_.grace_s - since(t1)), m);
+        if (g != Got::message) break;
+        if (m.type() == "5" && !got) {
+          got = true;
+          p->send("5", p->next_seq++, nullptr);  // confirm, so a server waiting for it ends at once
         }
-        line(CheckStatus::fail, scope, check, "cannot log session 0 on: " + why);
-        return false;
-    };
-    auto verdict = [&](const std::string& check, std::string why, const std::string& ok_detail) {
-        std::vector<std::string> all = problems(s0);
-        if (!why.empty()) all.insert(all.begin(), why);
-        line(all.empty() ? CheckStatus::ok : CheckStatus::fail, scope, check, all.empty() ? ok_detail : first_few(all));
-    };
-    if (need_session("heartbeat")) {
-        s0.send("0", s0.next_seq++, nullptr);
-        Msg m;
-        const Got g = s0.receive(kQuietTimeout, m);
-        std::string why = g == Got::closed    ? "the server closed the connection"
-                          : g == Got::message ? "answered with 35=" + m.type()
-                                              : "";
-        verdict("heartbeat", why, "no answer, session still open");
+      }
+      logouts += got;
+      if (!got && want_logout) bad.push_back(p->comp() + ": no Logout before the connection ended");
     }
-    if (need_session("test-request")) {
-        s0.send("1", s0.next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-1"); });
-        Msg m;
-        const Got g = s0.receive(kReplyTimeout, m);
-        std::string why;
-        if (g != Got::message) why = g == Got::closed ? "connection closed" : "no answer";
-        else if (m.type() != "0") why = "answered with 35=" + m.type() + " instead of a Heartbeat";
-        else if (m.get(tag::TestReqID) != "KITE-CHECK-1") why = "Heartbeat with TestReqID '" + m.get(tag::TestReqID) + "'";
-        verdict("test-request", why, "Heartbeat with TestReqID KITE-CHECK-1");
+    const auto code = server.wait_for(std::max(0.0, o_.grace_s - since(t1)));
+    const double took = since(t1);
+    if (!code) {
+      bad.insert(bad.begin(), "still running " + fixed(o_.grace_s, 0) + " s after SIGTERM");
+      server.stop(0.1);
+    } else if (*code != 0) {
+      bad.insert(bad.begin(), "exit code " + std::to_string(*code));
     }
-    if (need_session("garbled")) {
-        // A bad CheckSum is ignored (FIX): its number is not used, and a TestRequest
-        // under the same number is answered. A Logout is allowed too.
-        const std::uint64_t seq = s0.next_seq;
-        s0.send("D", seq, order_body(clordid(999)), {false, true});
-        Msg m;
-        Got g = s0.receive(kQuietTimeout, m);
-        std::string why, detail;
-        if (g == Got::message && m.type() == "5") {
-            detail = "logged out";
-            s0.close();
-        } else if (g == Got::closed) {
-            why = "connection closed without a Logout";
-        } else if (g == Got::message) {
-            why = "answered the garbled frame with 35=" + m.type();
-        } else {
-            s0.send("1", seq, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-2"); });
-            s0.next_seq = seq + 1;
-            g = s0.receive(kReplyTimeout, m);
-            if (g != Got::message || m.type() != "0" || m.get(tag::TestReqID) != "KITE-CHECK-2")
-                why = "after the garbled frame, a TestRequest under the same MsgSeqNum got " +
-                      (g == Got::message ? "35=" + m.type() : std::string(g == Got::closed ? "a closed connection" : "no answer"));
-            detail = "ignored; the session answers under the same MsgSeqNum";
-        }
-        if (!server.running()) why = "the server exited";
-        verdict("garbled", why, detail);
-    }
-    if (need_session("unknown-type")) {
-        const std::uint64_t seq = s0.next_seq++;
-        s0.send("U1", seq, [](codec::MessageWriter& w) { w.add_string(tag::Text, "check-flavour"); });
-        Msg m;
-        const Got g = s0.receive(kReplyTimeout, m);
-        std::string why;
-        if (g != Got::message) why = g == Got::closed ? "connection closed" : "no answer";
-        else if (m.type() != "j") why = "answered with 35=" + m.type() + " instead of a BusinessMessageReject (35=j)";
-        else if (m.get(tag::RefSeqNum) != std::to_string(seq) || m.get(tag::RefMsgType) != "U1" ||
-                 m.get(tag::BusinessRejectReason) != "3")
-            why = "35=j with 45=" + m.get(tag::RefSeqNum) + " 372=" + m.get(tag::RefMsgType) + " 380=" +
-                  m.get(tag::BusinessRejectReason) + " (expected 45=" + std::to_string(seq) + " 372=U1 380=3)";
-        verdict("unknown-type", why, "BusinessMessageReject 380=3");
-    }
-    if (need_session("logout")) {
-        std::string why;
-        s0.logout(why);
-        verdict("logout", why, "Logout answered with a Logout, then the connection closed");
-    }
-    if (need_session("gap")) {
-        const std::uint64_t expected = s0.next_seq;
-        s0.send("D", expected + 1, order_body(clordid(1000)));
-        s0.next_seq = expected + 2;
-        Msg m;
-        const Got g = s0.await("2", kReplyTimeout, m);
-        std::string why;
-        if (g != Got::message) why = g == Got::closed ? "connection closed" : "no ResendRequest";
-        else if (m.get(tag::BeginSeqNo) != std::to_string(expected))
-            why = "ResendRequest from " + m.get(tag::BeginSeqNo) + ", expected " + std::to_string(expected);
-        verdict("gap", why, "ResendRequest 7=" + std::to_string(expected));
-        std::string ignored;
-        if (s0.open()) s0.logout(ignored);
-        s0.problems.clear();
-    }
-    if (need_session("too-low")) {
-        s0.send("D", 1, order_body(clordid(1001)));  // 1 was the Logon's
-        Msg m;
-        const Got g = s0.await("5", kReplyTimeout, m);
-        std::string why;
-        if (g != Got::message) why = g == Got::closed ? "connection closed without a Logout" : "no Logout";
-        else if (s0.receive(kReplyTimeout, m) != Got::closed) why = "Logout, but the connection stayed open";
-        verdict("too-low", why, "Logout, then the connection closed");
-        s0.close();
-    }
-    if (!s0.open() && logged_on) {
-        std::string why;
-        for (int attempt = 0; attempt < 10 && !s0.logon(port, why); ++attempt)
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        s0.problems.clear();
-    }
-
-    // Threads, from /proc.
-    const std::map<pid_t, Task> tasks1 = read_tasks(pid);
-    const double elapsed = since(at_ready);
-    const std::vector<Role> roles = roles_of(model, st.cores, st.coordinator_core, st.workers);
-    std::map<std::string, std::vector<pid_t>> by_name;
-    for (const auto& [tid, t] : tasks1) by_name[t.comm].push_back(tid);
-    if (claimed(scope, "thread-names")) {
-        bad.clear();
-        std::vector<std::string> names;
-        for (const Role& r : roles) {
-            const auto n = by_name.count(r.name) ? by_name[r.name].size() : 0;
-            if (n != 1) bad.push_back(r.name + " " + (n == 0 ? "missing" : "found " + std::to_string(n) + " times"));
-            names.push_back(r.name);
-        }
-        std::vector<std::string> others;
-        for (const auto& [tid, t] : tasks1)
-            if (std::none_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; }))
-                others.push_back(t.comm);
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-names",
-             bad.empty() ? join(names) + (others.empty() ? "" : " (others: " + join(others) + ")") : first_few(bad) +
-                                                   " (threads: " + [&] {
-                                                       std::vector<std::string> all;
-                                                       for (const auto& [tid, t] : tasks1) all.push_back(t.comm);
-                                                       return join(all);
-                                                   }() + ")");
-    }
-    if (claimed(scope, "pinning")) {
-        bad.clear();
-        std::vector<std::string> seen;
-        for (const Role& r : roles) {
-            if (!by_name.count(r.name)) continue;  // thread-names reports it
-            for (pid_t tid : by_name[r.name]) {
-                const Task& t = tasks1.at(tid);
-                if (t.allowed != std::to_string(r.core))
-                    bad.push_back(r.name + " allowed on " + t.allowed + ", expected " + std::to_string(r.core));
-                else if (t.cpu != r.core)
-                    bad.push_back(r.name + " last ran on " + std::to_string(t.cpu) + ", expected " + std::to_string(r.core));
-                else
-                    seen.push_back(r.name + "@" + std::to_string(r.core));
-            }
-        }
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "pinning",
-             bad.empty() ? (seen.empty() ? "no role thread found (see thread-names)" : join(seen)) : first_few(bad));
-    }
-    if (claimed(scope, "runtime-idle")) {
-        bad.clear();
-        double worst = 0;
-        for (const auto& [tid, t] : tasks1) {
-            if (std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; })) continue;
-            auto before = tasks0.find(tid);
-            const std::uint64_t ran = t.run_ns - (before == tasks0.end() ? 0 : std::min(t.run_ns, before->second.run_ns));
-            const double share = static_cast<double>(ran) * 1e-9 / elapsed;
-            worst = std::max(worst, share);
-            if (share >= o_.burn_fraction)
-                bad.push_back(t.comm + " (tid " + std::to_string(tid) + ") ran " + fixed(share * 100, 0) + "% of " +
-                              fixed(elapsed, 1) + " s");
-        }
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "runtime-idle",
-             bad.empty() ? "other threads ran at most " + fixed(worst * 100, 1) + "% (limit " +
-                               fixed(o_.burn_fraction * 100, 0) + "%)"
-                         : first_few(bad));
-    }
-    if (claimed(scope, "thread-stable")) {
-        std::vector<std::string> started, ended;
-        for (const auto& [tid, t] : tasks1)
-            if (!tasks0.count(tid)) started.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
-        for (const auto& [tid, t] : tasks0)
-            if (!tasks1.count(tid)) ended.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
-        std::string why;
-        if (!started.empty()) why += "started after the ready file: " + join(started);
-        if (!ended.empty()) why += (why.empty() ? "" : "; ") + std::string("exited: ") + join(ended);
-        line(why.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-stable",
-             why.empty() ? std::to_string(tasks1.size()) + " threads at the ready file and " + fixed(elapsed, 1) +
-                               " s later"
-                         : why);
-    }
-
-    // Transport settings.
-    if (transport == "kernel" && claimed(scope, "busy-poll")) {
-        std::string why;
-        const std::map<int, int> busy = server_busy_poll(pid, why);
-        bad.clear();
-        int found = 0;
-        for (auto& p : peers) {
-            if (!p->open()) continue;
-            auto it = busy.find(p->local_port());
-            if (it == busy.end()) {
-                bad.push_back(p->comp() + ": the server's socket not found" + (why.empty() ? "" : " (" + why + ")"));
-            } else if (it->second != st.busy_poll_usecs) {
-                bad.push_back(p->comp() + ": SO_BUSY_POLL " + std::to_string(it->second) + ", expected " +
-                              std::to_string(st.busy_poll_usecs));
-            } else {
-                ++found;
-            }
-        }
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "busy-poll",
-             bad.empty() ? "SO_BUSY_POLL " + std::to_string(st.busy_poll_usecs) + " on " + std::to_string(found) +
-                               " accepted socket(s)"
-                         : first_few(bad));
-    }
-    if (model == "single" && transport == "kernel" && claimed(scope, "direct-read")) {
-        // The session's socket is in no epoll set, and the thread is never seen
-        // blocked in a readiness call (a spinning thread shows as running).
-        bad.clear();
-        const int fd = s0.open() ? server_fd_of(pid, s0.local_port()) : -1;
-        if (fd < 0) bad.push_back("the server's socket of session 0 not found");
-        else if (epoll_watched(pid).count(fd)) bad.push_back("its socket (fd " + std::to_string(fd) + ") is in an epoll set");
-        if (by_name.count("kite-single")) {
-            const std::string path =
-                "/proc/" + std::to_string(pid) + "/task/" + std::to_string(by_name["kite-single"].front()) + "/syscall";
-            int readiness = 0;
-            for (int i = 0; i < 200; ++i) {
-                const std::string s = read_text_or_empty(path);
-                if (!s.empty() && s[0] >= '0' && s[0] <= '9' && is_readiness_syscall(std::atol(s.c_str()))) ++readiness;
-                std::this_thread::sleep_for(std::chrono::microseconds(500));
-            }
-            if (readiness > 0) bad.push_back("kite-single seen in a readiness call in " + std::to_string(readiness) + " of 200 samples");
-        }
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "direct-read",
-             bad.empty() ? "no epoll set holds the session's socket; no readiness call seen" : first_few(bad));
-    }
-
-    // SIGTERM: a Logout to every logged-on session, exit 0 within the grace, the load lines.
-    if (claimed(scope, "sigterm")) {
-        const bool want_logout = unclaimed("logout").empty();
-        const auto t1 = Clock::now();
-        ::kill(pid, SIGTERM);
-        int logouts = 0, open_sessions = 0;
-        bad.clear();
-        for (auto& p : peers) {
-            if (!p->open()) continue;
-            ++open_sessions;
-            Msg m;
-            bool got = false;
-            while (true) {
-                const Got g = p->receive(std::max(0.01, o_.grace_s - since(t1)), m);
-                if (g != Got::message) break;
-                if (m.type() == "5" && !got) {
-                    got = true;
-                    p->send("5", p->next_seq++, nullptr);  // confirm, so a server waiting for it ends at once
-                }
-            }
-            logouts += got;
-            if (!got && want_logout) bad.push_back(p->comp() + ": no Logout before the connection ended");
-        }
-        const auto code = server.wait_for(std::max(0.0, o_.grace_s - since(t1)));
-        const double took = since(t1);
-        if (!code) {
-            bad.insert(bad.begin(), "still running " + fixed(o_.grace_s, 0) + " s after SIGTERM");
-            server.stop(0.1);
-        } else if (*code != 0) {
-            bad.insert(bad.begin(), "exit code " + std::to_string(*code));
-        }
-        const std::string err = read_text_or_empty(work + "/server.err");
-        for (const Role& r : roles)
-            if (r.loads && code && err.find("server load: " + r.name + " ") == std::string::npos)
-                bad.push_back("no 'server load: " + r.name + "' line on stderr");
-        line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "sigterm",
-             bad.empty() ? "exit 0 after " + fixed(took) + " s" +
-                               (want_logout ? ", Logout on " + std::to_string(logouts) + "/" +
-                                                  std::to_string(open_sessions) + " session(s)"
-                                            : "") +
-                               ", load lines present"
-                         : first_few(bad));
-    }
-    server.stop(o_.grace_s);
+    const std::string err = read_text_or_empty(work + "/server.err");
+    for (const Role& r : roles)
+      if (r.loads && code && err.find("server load: " + r.name + " ") == std::string::npos)
+        bad.push_back("no 'server load: " + r.name + "' line on stderr");
+    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "sigterm",
+         bad.empty() ? "exit 0 after " + fixed(took) + " s" +
+                           (want_logout ? ", Logout on " + std::to_string(logouts) + "/" +
+                                              std::to_string(open_sessions) + " session(s)"
+                                        : "") +
+                           ", load lines present"
+                     : first_few(bad));
+  }
+  server.stop(o_.grace_s);
 }
 
 void Runner::unsupported(const std::string& model, const std::string& transport, const std::string& what) {
-    const std::string scope = model + "/" + transport;
-    const std::string work = o_.work_dir + "/unsupported_" + model + "_" + transport;
-    const ServerStart st = start_of(model, transport, work);
-    Child server;
-    if (!start(st, work, scope, "unsupported", server)) return;
-    const auto code = server.wait_for(o_.ready_timeout_s);
-    const std::string err = read_text_or_empty(work + "/server.err");
-    const std::string u = unsupported_line(err);
-    std::string why;
-    if (!code) why = "still running after " + fixed(o_.ready_timeout_s, 0) + " s";
-    else if (*code != 3) why = "exit code " + std::to_string(*code) + ", expected 3";
-    else if (u.empty()) why = "exit 3 without a line starting 'unsupported:' on stderr";
-    if (!read_text_or_empty(st.ready_file).empty()) why += (why.empty() ? "" : "; ") + std::string("wrote the ready file");
-    server.stop(1.0);
-    line(why.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "unsupported",
-         why.empty() ? what + ": exit 3, \"" + u + "\"" : what + ": " + why + (err.empty() ? "" : ": " + tail(err, 200)));
+  const std::string scope = model + "/" + transport;
+  const std::string work = o_.work_dir + "/unsupported_" + model + "_" + transport;
+  const ServerStart st = start_of(model, transport, work);
+  Child server;
+  if (!start(st, work, scope, "unsupported", server)) return;
+  const auto code = server.wait_for(o_.ready_timeout_s);
+  const std::string err = read_text_or_empty(work + "/server.err");
+  const std::string u = unsupported_line(err);
+  std::string why;
+  if (!code)
+    why = "still running after " + fixed(o_.ready_timeout_s, 0) + " s";
+  else if (*code != 3)
+    why = "exit code " + std::to_string(*code) + ", expected 3";
+  else if (u.empty())
+    why = "exit 3 without a line starting 'unsupported:' on stderr";
+  if (!read_text_or_empty(st.ready_file).empty())
+    why += (why.empty() ? "" : "; ") + std::string("wrote the ready file");
+  server.stop(1.0);
+  line(why.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "unsupported",
+       why.empty() ? what + ": exit 3, \"" + u + "\"" : what + ": " + why + (err.empty() ? "" : ": " + tail(err, 200)));
 }
 
 }  // namespace
 
 std::string CheckLine::text() const {
-    const char* s = status == CheckStatus::ok ? "ok  " : status == CheckStatus::fail ? "FAIL" : "skip";
-    return std::string(s) + " " + (scope.empty() ? "" : scope + " ") + name + ": " + detail;
+  const char* s = status == CheckStatus::ok ? "ok  " : status == CheckStatus::fail ? "FAIL" : "skip";
+  return std::string(s) + " " + (scope.empty() ? "" : scope + " ") + name + ": " + detail;
 }
 
 std::string CheckReport::summary() const {
-    return std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " + std::to_string(skipped) +
-           " skipped";
+  return std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " + std::to_string(skipped) +
+         " skipped";
 }
 
 std::string contract_part_of(const std::string& check) {
-    static const std::map<std::string, std::string> part = {
-        {"build", "process"},          {"version", "process"},       {"ready", "process"},         {"sigterm", "process"},
-        {"unsupported", "process"},    {"logon", "logon"},           {"orders", "orders"},
-        {"heartbeat", "session"},      {"test-request", "session"},  {"garbled", "session"},
-        {"unknown-type", "session"},   {"logout", "session"},        {"gap", "session"},
-        {"too-low", "session"},        {"thread-names", "threads"},  {"pinning", "threads"},
-        {"runtime-idle", "threads"},   {"thread-stable", "threads"}, {"busy-poll", "transport"},
-        {"direct-read", "transport"},
-    };
-    auto it = part.find(check);
-    return it == part.end() ? "" : it->second;
+  static const std::map<std::string, std::string> part = {
+      {"build", "process"},       {"version", "process"},       {"ready", "process"},
+      {"sigterm", "process"},     {"unsupported", "process"},   {"logon", "logon"},
+      {"orders", "orders"},       {"heartbeat", "session"},     {"test-request", "session"},
+      {"garbled", "session"},     {"unknown-type", "session"},  {"logout", "session"},
+      {"gap", "session"},         {"too-low", "session"},       {"thread-names", "threads"},
+      {"pinning", "threads"},     {"runtime-idle", "threads"},  {"thread-stable", "threads"},
+      {"busy-poll", "transport"}, {"direct-read", "transport"},
+  };
+  auto it = part.find(check);
+  return it == part.end() ? "" : it->second;
 }
 
 CheckReport check_flavour(const CheckOptions& options) {
-    CheckOptions o = options;
-    if (o.flavours_dir.empty()) o.flavours_dir = o.source_dir + "/lab/flavours";
-    if (o.work_dir.empty()) {
-        char tmpl[] = "/tmp/kite-check-XXXXXX";
-        if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a work folder under /tmp");
-        o.work_dir = tmpl;
-    }
-    if (o.machine.kernel_busy_poll_usecs > 0) o.busy_poll_usecs = o.machine.kernel_busy_poll_usecs;
-    Flavour f;
-    if (o.resolved) {
-        f = *o.resolved;
-    } else {
-        const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
-        if (read_text_or_empty(path).empty())
-            throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
-        f = load_flavour(path);
-    }
+  CheckOptions o = options;
+  if (o.flavours_dir.empty()) o.flavours_dir = o.source_dir + "/lab/flavours";
+  if (o.work_dir.empty()) {
+    char tmpl[] = "/tmp/kite-check-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a work folder under /tmp");
+    o.work_dir = tmpl;
+  }
+  if (o.machine.kernel_busy_poll_usecs > 0) o.busy_poll_usecs = o.machine.kernel_busy_poll_usecs;
+  Flavour f;
+  if (o.resolved) {
+    f = *o.resolved;
+  } else {
+    const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
+    if (read_text_or_empty(path).empty())
+      throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
+    f = load_flavour(path);
+  }
 
-    CheckReport report;
-    Runner run(o, f, report);
-    if (!run.build()) return report;
-    run.version();
-    auto wanted = [](const std::vector<std::string>& only, const std::string& x) {
-        return only.empty() || std::find(only.begin(), only.end(), x) != only.end();
-    };
-    for (const auto& model : kModels) {
-        if (std::find(f.models.begin(), f.models.end(), model) == f.models.end() || !wanted(o.models, model)) continue;
-        for (const auto& transport : f.transports) {
-            if (!o.machine.has_transport(transport) || !wanted(o.transports, transport)) continue;
-            if (o.stop && o.stop()) return report;
-            const TransportInfo* t = find_transport(transport);
-            if (t && ((model == "pool" && !t->pool) || (model == "shard" && !t->shard))) continue;
-            if (t && t->preload) {
-                run.line(CheckStatus::skip, model + "/" + transport, "ready",
-                         "a preload transport runs the same binary under a launcher: checked through kernel");
-                continue;
-            }
-            run.cell(model, transport);
-        }
+  CheckReport report;
+  Runner run(o, f, report);
+  if (!run.build()) return report;
+  run.version();
+  auto wanted = [](const std::vector<std::string>& only, const std::string& x) {
+    return only.empty() || std::find(only.begin(), only.end(), x) != only.end();
+  };
+  for (const auto& model : kModels) {
+    if (std::find(f.models.begin(), f.models.end(), model) == f.models.end() || !wanted(o.models, model)) continue;
+    for (const auto& transport : f.transports) {
+      if (!o.machine.has_transport(transport) || !wanted(o.transports, transport)) continue;
+      if (o.stop && o.stop()) return report;
+      const TransportInfo* t = find_transport(transport);
+      if (t && ((model == "pool" && !t->pool) || (model == "shard" && !t->shard))) continue;
+      if (t && t->preload) {
+        run.line(CheckStatus::skip, model + "/" + transport, "ready",
+                 "a preload transport runs the same binary under a launcher: checked through kernel");
+        continue;
+      }
+      run.cell(model, transport);
     }
-    // Undeclared transport and model: exit 3 and `unsupported:`.
-    const std::string model0 = f.models.empty() ? "single" : f.models.front();
-    std::string transport = "";
-    for (const auto& t : known_transports())
-        if (std::find(f.transports.begin(), f.transports.end(), t.name) == f.transports.end()) {
-            transport = t.name;
-            break;
-        }
-    if (!transport.empty()) {
-        run.unsupported(model0, transport, "undeclared transport " + transport);
-    } else {
-        // Everything declared: a native vendor API this machine lacks is one this build lacks too.
-        for (const char* native : {"tcpdirect", "socketxtreme"})
-            if (!o.machine.has_transport(native)) {
-                run.unsupported(model0, native, "transport " + std::string(native) + " (not on this machine)");
-                break;
-            }
+  }
+  // Undeclared transport and model: exit 3 and `unsupported:`.
+  const std::string model0 = f.models.empty() ? "single" : f.models.front();
+  std::string transport = "";
+  for (const auto& t : known_transports())
+    if (std::find(f.transports.begin(), f.transports.end(), t.name) == f.transports.end()) {
+      transport = t.name;
+      break;
     }
-    for (const auto& m : kModels)
-        if (std::find(f.models.begin(), f.models.end(), m) == f.models.end()) {
-            run.unsupported(m, "kernel", "undeclared model " + m);
-            break;
-        }
-    std::error_code ec;
-    if (options.work_dir.empty() && report.failed == 0) fs::remove_all(o.work_dir, ec);
-    return report;
+  if (!transport.empty()) {
+    run.unsupported(model0, transport, "undeclared transport " + transport);
+  } else {
+    // Everything declared: a native vendor API this machine lacks is one this build lacks too.
+    for (const char* native : {"tcpdirect", "socketxtreme"})
+      if (!o.machine.has_transport(native)) {
+        run.unsupported(model0, native, "transport " + std::string(native) + " (not on this machine)");
+        break;
+      }
+  }
+  for (const auto& m : kModels)
+    if (std::find(f.models.begin(), f.models.end(), m) == f.models.end()) {
+      run.unsupported(m, "kernel", "undeclared model " + m);
+      break;
+    }
+  std::error_code ec;
+  if (options.work_dir.empty() && report.failed == 0) fs::remove_all(o.work_dir, ec);
+  return report;
 }
 
 }  // namespace kite::lab

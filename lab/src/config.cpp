@@ -22,119 +22,124 @@ const std::vector<std::string> kDispatchFeatures = {"sse4_2",   "popcnt",   "bmi
                                                     "avx512bw", "avx512vl", "avx512vbmi", "avx512_vbmi2"};
 
 std::string CpuIdentity::text() const {
-    std::string t = (vendor.empty() ? std::string("unknown vendor") : vendor) + " family " + std::to_string(family) +
-                    " model " + std::to_string(model) + " stepping " + std::to_string(stepping) + ";";
-    for (const auto& f : features) t += " " + f;
-    if (features.empty()) t += " none of the dispatch features";
-    return t;
+  std::string t = (vendor.empty() ? std::string("unknown vendor") : vendor) + " family " + std::to_string(family) +
+                  " model " + std::to_string(model) + " stepping " + std::to_string(stepping) + ";";
+  for (const auto& f : features) t += " " + f;
+  if (features.empty()) t += " none of the dispatch features";
+  return t;
 }
 
 CpuIdentity host_cpu_identity() {
-    CpuIdentity c;
-    std::istringstream in(read_text_or_empty("/proc/cpuinfo"));
-    std::string line, flags;
-    auto value = [](const std::string& l) { return trim(l.substr(l.find(':') + 1)); };
-    auto number = [&](const std::string& l) {
-        try {
-            return std::stoi(value(l));
-        } catch (const std::exception&) {
-            return -1;
-        }
-    };
-    // The first processor's block: every core of a host is the same CPU.
-    while (std::getline(in, line)) {
-        if (line.empty() && !c.vendor.empty()) break;
-        if (line.find(':') == std::string::npos) continue;
-        std::string key = trim(line.substr(0, line.find(':')));
-        if (key == "vendor_id") c.vendor = value(line);
-        else if (key == "cpu family") c.family = number(line);
-        else if (key == "model") c.model = number(line);
-        else if (key == "stepping") c.stepping = number(line);
-        else if (key == "flags") flags = " " + value(line) + " ";
+  CpuIdentity c;
+  std::istringstream in(read_text_or_empty("/proc/cpuinfo"));
+  std::string line, flags;
+  auto value = [](const std::string& l) { return trim(l.substr(l.find(':') + 1)); };
+  auto number = [&](const std::string& l) {
+    try {
+      return std::stoi(value(l));
+    } catch (const std::exception&) {
+      return -1;
     }
-    for (const auto& f : kDispatchFeatures)
-        if (flags.find(" " + f + " ") != std::string::npos) c.features.push_back(f);
-    return c;
+  };
+  // The first processor's block: every core of a host is the same CPU.
+  while (std::getline(in, line)) {
+    if (line.empty() && !c.vendor.empty()) break;
+    if (line.find(':') == std::string::npos) continue;
+    std::string key = trim(line.substr(0, line.find(':')));
+    if (key == "vendor_id")
+      c.vendor = value(line);
+    else if (key == "cpu family")
+      c.family = number(line);
+    else if (key == "model")
+      c.model = number(line);
+    else if (key == "stepping")
+      c.stepping = number(line);
+    else if (key == "flags")
+      flags = " " + value(line) + " ";
+  }
+  for (const auto& f : kDispatchFeatures)
+    if (flags.find(" " + f + " ") != std::string::npos) c.features.push_back(f);
+  return c;
 }
 
 std::string epoch_of(const std::string& cpu_model, const CpuIdentity& cpu) {
-    return sha256_hex(cpu_model + "\n" + cpu.text()).substr(0, 12);
+  return sha256_hex(cpu_model + "\n" + cpu.text()).substr(0, 12);
 }
 const std::vector<std::string> kLoops = {"closed", "open"};
 
 const std::vector<TransportInfo>& known_transports() {
-    // What each transport can do, whatever the flavour: the source of the
-    // nopool/noshard markers. VMA hands every connection on a port to the first
-    // listener (no SO_REUSEPORT spread); the native vendor APIs have no
-    // cross-thread handover of a connection.
-    static const std::vector<TransportInfo> t = {
-        {"kernel", true, true, false},     {"tls", true, true, false},  {"uring", true, true, false},
-        {"onload", true, true, true},      {"vma", true, false, true},
-        {"tcpdirect", false, false, false}, {"socketxtreme", false, false, false},
-    };
-    return t;
+  // What each transport can do, whatever the flavour: the source of the
+  // nopool/noshard markers. VMA hands every connection on a port to the first
+  // listener (no SO_REUSEPORT spread); the native vendor APIs have no
+  // cross-thread handover of a connection.
+  static const std::vector<TransportInfo> t = {
+      {"kernel", true, true, false},         {"tls", true, true, false}, {"uring", true, true, false},
+      {"onload", true, true, true},          {"vma", true, false, true}, {"tcpdirect", false, false, false},
+      {"socketxtreme", false, false, false},
+  };
+  return t;
 }
 
 const TransportInfo* find_transport(const std::string& name) {
-    for (const auto& t : known_transports())
-        if (t.name == name) return &t;
-    return nullptr;
+  for (const auto& t : known_transports())
+    if (t.name == name) return &t;
+  return nullptr;
 }
 
 CoreSet parse_core_list(const std::string& text) {
-    CoreSet out;
-    std::string s = trim(text);
-    if (s.empty()) return out;
-    std::istringstream in(s);
-    std::string part;
-    auto num = [](const std::string& p) {
-        std::string t = trim(p);
-        if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            throw std::invalid_argument("'" + p + "' is not a core number");
-        return std::stoi(t);
-    };
-    while (std::getline(in, part, ',')) {
-        auto dash = part.find('-');
-        if (dash == std::string::npos) {
-            out.push_back(num(part));
-        } else {
-            int lo = num(part.substr(0, dash)), hi = num(part.substr(dash + 1));
-            if (hi < lo) throw std::invalid_argument("range '" + part + "' runs backwards");
-            for (int c = lo; c <= hi; ++c) out.push_back(c);
-        }
+  CoreSet out;
+  std::string s = trim(text);
+  if (s.empty()) return out;
+  std::istringstream in(s);
+  std::string part;
+  auto num = [](const std::string& p) {
+    std::string t = trim(p);
+    if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw std::invalid_argument("'" + p + "' is not a core number");
+    return std::stoi(t);
+  };
+  while (std::getline(in, part, ',')) {
+    auto dash = part.find('-');
+    if (dash == std::string::npos) {
+      out.push_back(num(part));
+    } else {
+      int lo = num(part.substr(0, dash)), hi = num(part.substr(dash + 1));
+      if (hi < lo) throw std::invalid_argument("range '" + part + "' runs backwards");
+      for (int c = lo; c <= hi; ++c) out.push_back(c);
     }
-    std::sort(out.begin(), out.end());
-    if (std::adjacent_find(out.begin(), out.end()) != out.end())
-        throw std::invalid_argument("a core is listed twice in '" + text + "'");
-    return out;
+  }
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    throw std::invalid_argument("a core is listed twice in '" + text + "'");
+  return out;
 }
 
 std::string format_core_list(const CoreSet& cores) {
-    std::string out;
-    for (std::size_t i = 0; i < cores.size();) {
-        std::size_t j = i;
-        while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
-        if (!out.empty()) out += ",";
-        out += std::to_string(cores[i]);
-        if (j > i) out += "-" + std::to_string(cores[j]);
-        i = j + 1;
-    }
-    return out;
+  std::string out;
+  for (std::size_t i = 0; i < cores.size();) {
+    std::size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(cores[i]);
+    if (j > i) out += "-" + std::to_string(cores[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 bool Machine::has_transport(const std::string& t) const {
-    // tls is kernel TCP with OpenSSL in user space: wherever kernel is.
-    if (t == "tls" && has_transport("kernel")) return true;
-    return std::find(transports.begin(), transports.end(), t) != transports.end();
+  // tls is kernel TCP with OpenSSL in user space: wherever kernel is.
+  if (t == "tls" && has_transport("kernel")) return true;
+  return std::find(transports.begin(), transports.end(), t) != transports.end();
 }
 
 CoreSet Machine::measured_cores() const {
-    CoreSet out = server;
-    out.insert(out.end(), client.begin(), client.end());
-    if (coordinator) out.push_back(*coordinator);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+  CoreSet out = server;
+  out.insert(out.end(), client.begin(), client.end());
+  if (coordinator) out.push_back(*coordinator);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 namespace {
@@ -144,588 +149,590 @@ using util::TomlReader;
 // [transports.onload.env]-style tables: names to strings (integers written out).
 std::map<std::string, std::string> read_env(const TomlReader& r, const toml::table& t, const char* k,
                                             const std::string& path) {
-    std::map<std::string, std::string> out;
-    const toml::table* e = r.table(t, k, path);
-    if (!e) return out;
-    for (const auto& [name, v] : *e) {
-        if (v.is_string()) out[std::string(name.str())] = std::string(*v.as_string());
-        else if (v.is_integer()) out[std::string(name.str())] = std::to_string(v.as_integer()->get());
-        else r.wrong_type(v, path + k + "." + std::string(name.str()), "a string or an integer");
-    }
-    return out;
+  std::map<std::string, std::string> out;
+  const toml::table* e = r.table(t, k, path);
+  if (!e) return out;
+  for (const auto& [name, v] : *e) {
+    if (v.is_string())
+      out[std::string(name.str())] = std::string(*v.as_string());
+    else if (v.is_integer())
+      out[std::string(name.str())] = std::to_string(v.as_integer()->get());
+    else
+      r.wrong_type(v, path + k + "." + std::string(name.str()), "a string or an integer");
+  }
+  return out;
 }
 
 std::optional<CoreSet> read_cores(const TomlReader& r, const toml::table& t, const char* k, const std::string& path) {
-    const toml::node* n = t.get(k);
-    if (!n) return std::nullopt;
-    if (n->is_string()) {
-        try {
-            return parse_core_list(std::string(*n->as_string()));
-        } catch (const std::invalid_argument& e) {
-            r.fail(*n, path + k, e.what());
-        }
+  const toml::node* n = t.get(k);
+  if (!n) return std::nullopt;
+  if (n->is_string()) {
+    try {
+      return parse_core_list(std::string(*n->as_string()));
+    } catch (const std::invalid_argument& e) {
+      r.fail(*n, path + k, e.what());
     }
-    if (n->is_integer()) return CoreSet{static_cast<int>(n->as_integer()->get())};
-    if (n->is_array()) {
-        CoreSet out;
-        for (const auto& e : *n->as_array()) {
-            if (!e.is_integer()) r.fail(e, path + k, "core arrays hold integers only");
-            out.push_back(static_cast<int>(e.as_integer()->get()));
-        }
-        std::sort(out.begin(), out.end());
-        return out;
+  }
+  if (n->is_integer()) return CoreSet{static_cast<int>(n->as_integer()->get())};
+  if (n->is_array()) {
+    CoreSet out;
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_integer()) r.fail(e, path + k, "core arrays hold integers only");
+      out.push_back(static_cast<int>(e.as_integer()->get()));
     }
-    r.wrong_type(*n, path + k, "a core list (\"9-12,14\" or [9, 10])");
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  r.wrong_type(*n, path + k, "a core list (\"9-12,14\" or [9, 10])");
 }
 
 void check_one_of(const TomlReader& r, const std::string& key, const std::string& v,
                   const std::vector<std::string>& allowed, const char* what) {
-    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    r.fail(key, "unknown " + std::string(what) + " '" + v + "' (known: " + list + ")");
+  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  r.fail(key, "unknown " + std::string(what) + " '" + v + "' (known: " + list + ")");
 }
 
 std::vector<std::string> transport_names() {
-    std::vector<std::string> out;
-    for (const auto& t : known_transports()) out.push_back(t.name);
-    return out;
+  std::vector<std::string> out;
+  for (const auto& t : known_transports()) out.push_back(t.name);
+  return out;
 }
 
 bool valid_ipv4(const std::string& s) {
-    int parts = 0;
-    std::istringstream in(s);
-    std::string p;
-    while (std::getline(in, p, '.')) {
-        if (p.empty() || p.size() > 3 || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return false;
-        if (std::stoi(p) > 255) return false;
-        ++parts;
-    }
-    return parts == 4 && s.back() != '.';
+  int parts = 0;
+  std::istringstream in(s);
+  std::string p;
+  while (std::getline(in, p, '.')) {
+    if (p.empty() || p.size() > 3 || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+    if (std::stoi(p) > 255) return false;
+    ++parts;
+  }
+  return parts == 4 && s.back() != '.';
 }
 
 }  // namespace
 
 Machine parse_machine(const std::string& text, const std::string& name) {
-    const TomlReader r(name);
-    toml::table root = r.parse(text);
-    r.only(root, "", {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports"});
-    Machine m;
-    m.source_text = text;
-    m.source_name = name;
-    m.name = r.string(root, "name", "").value_or("");
-    if (m.name.empty()) r.fail("name", "missing (every machine file names its host)");
-    m.local = r.boolean(root, "local", "").value_or(false);
-    m.cpu_model = r.string(root, "cpu_model", "").value_or("");
-    if (m.cpu_model.empty()) {
-        if (!m.local) r.fail("cpu_model", "missing (required unless local = true, where the host's is read)");
-        m.cpu_model = host_cpu_model();
+  const TomlReader r(name);
+  toml::table root = r.parse(text);
+  r.only(root, "", {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports"});
+  Machine m;
+  m.source_text = text;
+  m.source_name = name;
+  m.name = r.string(root, "name", "").value_or("");
+  if (m.name.empty()) r.fail("name", "missing (every machine file names its host)");
+  m.local = r.boolean(root, "local", "").value_or(false);
+  m.cpu_model = r.string(root, "cpu_model", "").value_or("");
+  if (m.cpu_model.empty()) {
+    if (!m.local) r.fail("cpu_model", "missing (required unless local = true, where the host's is read)");
+    m.cpu_model = host_cpu_model();
+  }
+  m.kernel = r.string(root, "kernel", "").value_or(m.local ? host_kernel() : "");
+  m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
+  m.cpu = host_cpu_identity();
+  if (const toml::table* cpu = r.table(root, "cpu", "")) {
+    r.only(*cpu, "cpu.", {"vendor", "family", "model", "stepping", "features"});
+    CpuIdentity c;
+    c.vendor = r.string(*cpu, "vendor", "cpu.").value_or("");
+    c.family = static_cast<int>(r.integer(*cpu, "family", "cpu.").value_or(-1));
+    c.model = static_cast<int>(r.integer(*cpu, "model", "cpu.").value_or(-1));
+    c.stepping = static_cast<int>(r.integer(*cpu, "stepping", "cpu.").value_or(-1));
+    if (c.vendor.empty() || c.family < 0 || c.model < 0 || c.stepping < 0)
+      r.fail("cpu", "vendor, family, model and stepping are all required (as /proc/cpuinfo gives them)");
+    for (const auto& f : r.strings(*cpu, "features", "cpu.").value_or(std::vector<std::string>{})) {
+      check_one_of(r, "cpu.features", f, kDispatchFeatures, "dispatch feature");
+      c.features.push_back(f);
     }
-    m.kernel = r.string(root, "kernel", "").value_or(m.local ? host_kernel() : "");
-    m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
-    m.cpu = host_cpu_identity();
-    if (const toml::table* cpu = r.table(root, "cpu", "")) {
-        r.only(*cpu, "cpu.", {"vendor", "family", "model", "stepping", "features"});
-        CpuIdentity c;
-        c.vendor = r.string(*cpu, "vendor", "cpu.").value_or("");
-        c.family = static_cast<int>(r.integer(*cpu, "family", "cpu.").value_or(-1));
-        c.model = static_cast<int>(r.integer(*cpu, "model", "cpu.").value_or(-1));
-        c.stepping = static_cast<int>(r.integer(*cpu, "stepping", "cpu.").value_or(-1));
-        if (c.vendor.empty() || c.family < 0 || c.model < 0 || c.stepping < 0)
-            r.fail("cpu", "vendor, family, model and stepping are all required (as /proc/cpuinfo gives them)");
-        for (const auto& f : r.strings(*cpu, "features", "cpu.").value_or(std::vector<std::string>{})) {
-            check_one_of(r, "cpu.features", f, kDispatchFeatures, "dispatch feature");
-            c.features.push_back(f);
-        }
-        // One order, so that a file listing the same features another way is the same epoch.
-        std::vector<std::string> ordered;
-        for (const auto& f : kDispatchFeatures)
-            if (std::find(c.features.begin(), c.features.end(), f) != c.features.end()) ordered.push_back(f);
-        c.features = ordered;
-        m.cpu = c;
-    }
-    m.epoch = epoch_of(m.cpu_model, m.cpu);
+    // One order, so that a file listing the same features another way is the same epoch.
+    std::vector<std::string> ordered;
+    for (const auto& f : kDispatchFeatures)
+      if (std::find(c.features.begin(), c.features.end(), f) != c.features.end()) ordered.push_back(f);
+    c.features = ordered;
+    m.cpu = c;
+  }
+  m.epoch = epoch_of(m.cpu_model, m.cpu);
 
-    const toml::table* cores = r.table(root, "cores", "");
-    if (!cores) r.fail("cores", "missing [cores] table (server and client cores at least)");
-    r.only(*cores, "cores.", {"housekeeping", "coordinator", "server", "client", "reserved"});
-    m.housekeeping = read_cores(r, *cores, "housekeeping", "cores.").value_or(CoreSet{});
-    m.server = read_cores(r, *cores, "server", "cores.").value_or(CoreSet{});
-    m.client = read_cores(r, *cores, "client", "cores.").value_or(CoreSet{});
-    m.reserved = read_cores(r, *cores, "reserved", "cores.").value_or(CoreSet{});
-    if (auto c = read_cores(r, *cores, "coordinator", "cores.")) {
-        if (c->size() > 1) r.fail("cores.coordinator", "one core only");
-        if (!c->empty()) m.coordinator = c->front();
+  const toml::table* cores = r.table(root, "cores", "");
+  if (!cores) r.fail("cores", "missing [cores] table (server and client cores at least)");
+  r.only(*cores, "cores.", {"housekeeping", "coordinator", "server", "client", "reserved"});
+  m.housekeeping = read_cores(r, *cores, "housekeeping", "cores.").value_or(CoreSet{});
+  m.server = read_cores(r, *cores, "server", "cores.").value_or(CoreSet{});
+  m.client = read_cores(r, *cores, "client", "cores.").value_or(CoreSet{});
+  m.reserved = read_cores(r, *cores, "reserved", "cores.").value_or(CoreSet{});
+  if (auto c = read_cores(r, *cores, "coordinator", "cores.")) {
+    if (c->size() > 1) r.fail("cores.coordinator", "one core only");
+    if (!c->empty()) m.coordinator = c->front();
+  }
+  if (m.server.empty()) r.fail("cores.server", "empty: a sitting needs at least one server core");
+  if (m.client.empty()) r.fail("cores.client", "empty: a sitting needs at least one client core");
+  std::map<int, std::string> role_of;
+  auto claim = [&](const CoreSet& set, const std::string& role) {
+    for (int c : set) {
+      if (c < 0) r.fail("cores." + role, "negative core " + std::to_string(c));
+      auto [it, fresh] = role_of.emplace(c, role);
+      if (!fresh)
+        r.fail("cores." + role, "core " + std::to_string(c) + " is in two roles (" + it->second + " and " + role + ")");
     }
-    if (m.server.empty()) r.fail("cores.server", "empty: a sitting needs at least one server core");
-    if (m.client.empty()) r.fail("cores.client", "empty: a sitting needs at least one client core");
-    std::map<int, std::string> role_of;
-    auto claim = [&](const CoreSet& set, const std::string& role) {
-        for (int c : set) {
-            if (c < 0) r.fail("cores." + role, "negative core " + std::to_string(c));
-            auto [it, fresh] = role_of.emplace(c, role);
-            if (!fresh)
-                r.fail("cores." + role, "core " + std::to_string(c) + " is in two roles (" + it->second +
-                                            " and " + role + ")");
-        }
-    };
-    claim(m.housekeeping, "housekeeping");
-    if (m.coordinator) claim({*m.coordinator}, "coordinator");
-    claim(m.server, "server");
-    claim(m.client, "client");
-    claim(m.reserved, "reserved");
-    if (m.local) {
-        CoreSet online = host_online_cores();
-        for (const auto& [c, role] : role_of)
-            if (std::find(online.begin(), online.end(), c) == online.end())
-                r.fail("cores." + role, role + " core " + std::to_string(c) +
-                                            " does not exist on this host (online cores: " +
-                                            format_core_list(online) + "; the file says local = true)");
-    }
-    if (m.housekeeping.empty())
-        m.notes.push_back("no housekeeping core: the lab, interrupts and every other process share the measured cores");
+  };
+  claim(m.housekeeping, "housekeeping");
+  if (m.coordinator) claim({*m.coordinator}, "coordinator");
+  claim(m.server, "server");
+  claim(m.client, "client");
+  claim(m.reserved, "reserved");
+  if (m.local) {
+    CoreSet online = host_online_cores();
+    for (const auto& [c, role] : role_of)
+      if (std::find(online.begin(), online.end(), c) == online.end())
+        r.fail("cores." + role, role + " core " + std::to_string(c) + " does not exist on this host (online cores: " +
+                                    format_core_list(online) + "; the file says local = true)");
+  }
+  if (m.housekeeping.empty())
+    m.notes.push_back("no housekeeping core: the lab, interrupts and every other process share the measured cores");
 
-    if (const toml::table* net = r.table(root, "network", "")) {
-        r.only(*net, "network.", {"path", "server_addr", "client_addr", "prefix", "nic"});
-        m.network = r.string(*net, "path", "network.").value_or("loopback");
-        check_one_of(r, "network.path", m.network, {"loopback", "netns", "nic"}, "network path");
-        m.netns_server_addr = r.string(*net, "server_addr", "network.").value_or(m.netns_server_addr);
-        m.netns_client_addr = r.string(*net, "client_addr", "network.").value_or(m.netns_client_addr);
-        m.netns_prefix = static_cast<int>(r.integer(*net, "prefix", "network.").value_or(30));
-        if (m.network == "netns") {
-            // Addresses that exist only inside the lab's namespaces: never route anywhere real.
-            for (const auto* a : {&m.netns_server_addr, &m.netns_client_addr})
-                if (!valid_ipv4(*a) || a->rfind("10.77.", 0) != 0)
-                    r.fail("network", "netns addresses must be IPv4 in 10.77.0.0/16, found '" + *a + "'");
-            if (m.netns_prefix < 24 || m.netns_prefix > 30) r.fail("network.prefix", "must be 24..30");
-        }
-        if (const toml::node* nics = net->get("nic")) {
-            if (!nics->is_array_of_tables()) r.fail("network.nic", "must be an array of tables ([[network.nic]])");
-            int i = 0;
-            for (const auto& e : *nics->as_array()) {
-                const auto& t = *e.as_table();
-                std::string p = "network.nic[" + std::to_string(i++) + "].";
-                r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "transports"});
-                NicPair n;
-                n.name = r.string(t, "name", p).value_or("pair" + std::to_string(i));
-                n.server_if = r.string(t, "server_if", p).value_or("");
-                n.client_if = r.string(t, "client_if", p).value_or("");
-                n.server_addr = r.string(t, "server_addr", p).value_or("");
-                n.client_addr = r.string(t, "client_addr", p).value_or("");
-                n.transports = r.strings(t, "transports", p).value_or(std::vector<std::string>{});
-                if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
-                for (const auto* a : {&n.server_addr, &n.client_addr})
-                    if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
-                for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
-                m.nics.push_back(n);
-            }
-        }
-        if (m.network == "nic" && m.nics.empty()) r.fail("network.nic", "path = \"nic\" needs at least one [[network.nic]]");
+  if (const toml::table* net = r.table(root, "network", "")) {
+    r.only(*net, "network.", {"path", "server_addr", "client_addr", "prefix", "nic"});
+    m.network = r.string(*net, "path", "network.").value_or("loopback");
+    check_one_of(r, "network.path", m.network, {"loopback", "netns", "nic"}, "network path");
+    m.netns_server_addr = r.string(*net, "server_addr", "network.").value_or(m.netns_server_addr);
+    m.netns_client_addr = r.string(*net, "client_addr", "network.").value_or(m.netns_client_addr);
+    m.netns_prefix = static_cast<int>(r.integer(*net, "prefix", "network.").value_or(30));
+    if (m.network == "netns") {
+      // Addresses that exist only inside the lab's namespaces: never route anywhere real.
+      for (const auto* a : {&m.netns_server_addr, &m.netns_client_addr})
+        if (!valid_ipv4(*a) || a->rfind("10.77.", 0) != 0)
+          r.fail("network", "netns addresses must be IPv4 in 10.77.0.0/16, found '" + *a + "'");
+      if (m.netns_prefix < 24 || m.netns_prefix > 30) r.fail("network.prefix", "must be 24..30");
     }
+    if (const toml::node* nics = net->get("nic")) {
+      if (!nics->is_array_of_tables()) r.fail("network.nic", "must be an array of tables ([[network.nic]])");
+      int i = 0;
+      for (const auto& e : *nics->as_array()) {
+        const auto& t = *e.as_table();
+        std::string p = "network.nic[" + std::to_string(i++) + "].";
+        r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "transports"});
+        NicPair n;
+        n.name = r.string(t, "name", p).value_or("pair" + std::to_string(i));
+        n.server_if = r.string(t, "server_if", p).value_or("");
+        n.client_if = r.string(t, "client_if", p).value_or("");
+        n.server_addr = r.string(t, "server_addr", p).value_or("");
+        n.client_addr = r.string(t, "client_addr", p).value_or("");
+        n.transports = r.strings(t, "transports", p).value_or(std::vector<std::string>{});
+        if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
+        for (const auto* a : {&n.server_addr, &n.client_addr})
+          if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
+        for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
+        m.nics.push_back(n);
+      }
+    }
+    if (m.network == "nic" && m.nics.empty())
+      r.fail("network.nic", "path = \"nic\" needs at least one [[network.nic]]");
+  }
 
-    const toml::table* tr = r.table(root, "transports", "");
-    m.transports = {"kernel"};
-    if (tr) {
-        r.only(*tr, "transports.", {"available", "kernel", "uring", "onload", "vma", "tcpdirect", "socketxtreme"});
-        if (auto a = r.strings(*tr, "available", "transports.")) {
-            for (const auto& t : *a) check_one_of(r, "transports.available", t, transport_names(), "transport");
-            m.transports = *a;
-        }
-        if (const toml::table* k = r.table(*tr, "kernel", "transports.")) {
-            r.only(*k, "transports.kernel.", {"busy_poll_usecs"});
-            m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
-            if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
-        }
-        if (const toml::table* u = r.table(*tr, "uring", "transports.")) {
-            r.only(*u, "transports.uring.", {"sqpoll"});
-            m.uring_sqpoll = r.boolean(*u, "sqpoll", "transports.uring.").value_or(false);
-        }
-        if (const toml::table* o = r.table(*tr, "onload", "transports.")) {
-            r.only(*o, "transports.onload.", {"env", "profile"});
-            m.onload_env = read_env(r, *o, "env", "transports.onload.");
-            m.onload_profile = r.string(*o, "profile", "transports.onload.").value_or("");
-        }
-        if (const toml::table* v = r.table(*tr, "vma", "transports.")) {
-            r.only(*v, "transports.vma.", {"env"});
-            m.vma_env = read_env(r, *v, "env", "transports.vma.");
-        }
-        for (const char* native : {"tcpdirect", "socketxtreme"})
-            if (const toml::table* v = r.table(*tr, native, "transports.")) r.only(*v, std::string("transports.") + native + ".", {});
+  const toml::table* tr = r.table(root, "transports", "");
+  m.transports = {"kernel"};
+  if (tr) {
+    r.only(*tr, "transports.", {"available", "kernel", "uring", "onload", "vma", "tcpdirect", "socketxtreme"});
+    if (auto a = r.strings(*tr, "available", "transports.")) {
+      for (const auto& t : *a) check_one_of(r, "transports.available", t, transport_names(), "transport");
+      m.transports = *a;
     }
-    return m;
+    if (const toml::table* k = r.table(*tr, "kernel", "transports.")) {
+      r.only(*k, "transports.kernel.", {"busy_poll_usecs"});
+      m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
+      if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
+    }
+    if (const toml::table* u = r.table(*tr, "uring", "transports.")) {
+      r.only(*u, "transports.uring.", {"sqpoll"});
+      m.uring_sqpoll = r.boolean(*u, "sqpoll", "transports.uring.").value_or(false);
+    }
+    if (const toml::table* o = r.table(*tr, "onload", "transports.")) {
+      r.only(*o, "transports.onload.", {"env", "profile"});
+      m.onload_env = read_env(r, *o, "env", "transports.onload.");
+      m.onload_profile = r.string(*o, "profile", "transports.onload.").value_or("");
+    }
+    if (const toml::table* v = r.table(*tr, "vma", "transports.")) {
+      r.only(*v, "transports.vma.", {"env"});
+      m.vma_env = read_env(r, *v, "env", "transports.vma.");
+    }
+    for (const char* native : {"tcpdirect", "socketxtreme"})
+      if (const toml::table* v = r.table(*tr, native, "transports."))
+        r.only(*v, std::string("transports.") + native + ".", {});
+  }
+  return m;
 }
 
 Machine load_machine(const std::string& path) {
-    std::string text;
-    try {
-        text = read_text(path);
-    } catch (const std::exception& e) {
-        throw ConfigError(e.what());
-    }
-    return parse_machine(text, path);
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(e.what());
+  }
+  return parse_machine(text, path);
 }
 
 Machine derive_local_machine() {
-    CoreSet online = host_online_cores();
-    std::ostringstream t;
-    t << "# Derived by bench-run for this host at " << utc_now_iso() << ".\n";
-    t << "name = \"" << host_name() << "\"\n";
-    t << "cpu_model = \"" << host_cpu_model() << "\"\n";
-    t << "kernel = \"" << host_kernel() << "\"\n";
-    t << "local = true\n\n[cores]\n";
-    std::size_t n = online.size();
-    auto pick = [&](std::size_t from, std::size_t count) {
-        CoreSet s;
-        for (std::size_t i = from; i < from + count && i < n; ++i) s.push_back(online[i]);
-        return format_core_list(s);
-    };
-    if (n >= 4) {
-        // Core 0 keeps the lab, interrupts and everything else; a coordinator
-        // core for the pool's front door; the rest split between server and client.
-        std::size_t rest = n - 2, servers = rest / 2;
-        t << "housekeeping = \"" << pick(0, 1) << "\"\ncoordinator = " << online[1] << "\n";
-        t << "server = \"" << pick(2, servers) << "\"\nclient = \"" << pick(2 + servers, rest - servers) << "\"\n";
-    } else if (n >= 2) {
-        t << "# Too few cores for a housekeeping or coordinator core: the pool's\n"
-             "# front door shares the first server core.\n";
-        t << "server = \"" << online[0] << "\"\nclient = \"" << pick(1, n - 1) << "\"\n";
-    } else {
-        throw ConfigError("local: this host has " + std::to_string(n) +
-                          " online core; a sitting needs separate server and client cores");
-    }
-    t << "\n[network]\npath = \"loopback\"\n\n[transports]\navailable = [\"kernel\"";
-    if (host_has_io_uring()) t << ", \"uring\"";
-    // Vendor stacks only where their launchers and libraries exist.
-    if (!find_executable("onload", "").empty()) t << ", \"onload\"";
-    if (!read_text_or_empty("/usr/lib/libvma.so").empty() || !read_text_or_empty("/usr/lib64/libvma.so").empty())
-        t << ", \"vma\"";
-    t << "]\n\n[transports.kernel]\nbusy_poll_usecs = 0\n";
-    return parse_machine(t.str(), "local");
+  CoreSet online = host_online_cores();
+  std::ostringstream t;
+  t << "# Derived by bench-run for this host at " << utc_now_iso() << ".\n";
+  t << "name = \"" << host_name() << "\"\n";
+  t << "cpu_model = \"" << host_cpu_model() << "\"\n";
+  t << "kernel = \"" << host_kernel() << "\"\n";
+  t << "local = true\n\n[cores]\n";
+  std::size_t n = online.size();
+  auto pick = [&](std::size_t from, std::size_t count) {
+    CoreSet s;
+    for (std::size_t i = from; i < from + count && i < n; ++i) s.push_back(online[i]);
+    return format_core_list(s);
+  };
+  if (n >= 4) {
+    // Core 0 keeps the lab, interrupts and everything else; a coordinator
+    // core for the pool's front door; the rest split between server and client.
+    std::size_t rest = n - 2, servers = rest / 2;
+    t << "housekeeping = \"" << pick(0, 1) << "\"\ncoordinator = " << online[1] << "\n";
+    t << "server = \"" << pick(2, servers) << "\"\nclient = \"" << pick(2 + servers, rest - servers) << "\"\n";
+  } else if (n >= 2) {
+    t << "# Too few cores for a housekeeping or coordinator core: the pool's\n"
+         "# front door shares the first server core.\n";
+    t << "server = \"" << online[0] << "\"\nclient = \"" << pick(1, n - 1) << "\"\n";
+  } else {
+    throw ConfigError("local: this host has " + std::to_string(n) +
+                      " online core; a sitting needs separate server and client cores");
+  }
+  t << "\n[network]\npath = \"loopback\"\n\n[transports]\navailable = [\"kernel\"";
+  if (host_has_io_uring()) t << ", \"uring\"";
+  // Vendor stacks only where their launchers and libraries exist.
+  if (!find_executable("onload", "").empty()) t << ", \"onload\"";
+  if (!read_text_or_empty("/usr/lib/libvma.so").empty() || !read_text_or_empty("/usr/lib64/libvma.so").empty())
+    t << ", \"vma\"";
+  t << "]\n\n[transports.kernel]\nbusy_poll_usecs = 0\n";
+  return parse_machine(t.str(), "local");
 }
 
 std::string machine_to_toml(const Machine& m) { return m.source_text; }
 
 Matrix parse_matrix(const std::string& text, const std::string& name) {
-    const TomlReader r(name);
-    toml::table root = r.parse(text);
-    r.only(root, "", {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s",
-                      "sessions", "open", "closed", "server", "thresholds", "audit", "cell", "installed",
-                      "transport_models"});
-    Matrix m;
-    m.source_text = text;
-    m.source_name = name;
-    m.name = r.string(root, "name", "").value_or("");
-    auto need = [&](const char* k) {
-        auto v = r.strings(root, k, "");
-        if (!v || v->empty()) r.fail(k, "missing or empty");
-        return *v;
-    };
-    m.flavours = need("flavours");
-    for (const auto& f : m.flavours)
-        if (f.empty() || !std::all_of(f.begin(), f.end(), [](char c) {
-                return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-            }))
-            r.fail("flavours", "'" + f + "' is not a flavour name (lower case, digits, - and _)");
-    m.transports = need("transports");
-    for (const auto& t : m.transports) check_one_of(r, "transports", t, transport_names(), "transport");
-    m.models = need("models");
-    for (const auto& t : m.models) check_one_of(r, "models", t, kModels, "model");
-    m.loops = need("loops");
-    for (const auto& t : m.loops) check_one_of(r, "loops", t, kLoops, "loop");
-    if (const toml::table* tm = r.table(root, "transport_models", "")) {
-        for (const auto& [k, v] : *tm) {
-            const std::string t(k.str());
-            const std::string key = "transport_models." + t;
-            if (std::find(m.transports.begin(), m.transports.end(), t) == m.transports.end())
-                r.fail(key, "'" + t + "' is not one of the matrix's transports");
-            auto models = r.strings(*tm, t.c_str(), "transport_models.");
-            if (!models || models->empty()) r.fail(key, "missing or empty");
-            for (const auto& model : *models) {
-                check_one_of(r, key, model, kModels, "model");
-                if (std::find(m.models.begin(), m.models.end(), model) == m.models.end())
-                    r.fail(key, "'" + model + "' is not one of the matrix's models");
-            }
-            m.transport_models[t] = *models;
-        }
+  const TomlReader r(name);
+  toml::table root = r.parse(text);
+  r.only(root, "",
+         {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s", "sessions",
+          "open", "closed", "server", "thresholds", "audit", "cell", "installed", "transport_models"});
+  Matrix m;
+  m.source_text = text;
+  m.source_name = name;
+  m.name = r.string(root, "name", "").value_or("");
+  auto need = [&](const char* k) {
+    auto v = r.strings(root, k, "");
+    if (!v || v->empty()) r.fail(k, "missing or empty");
+    return *v;
+  };
+  m.flavours = need("flavours");
+  for (const auto& f : m.flavours)
+    if (f.empty() || !std::all_of(f.begin(), f.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+        }))
+      r.fail("flavours", "'" + f + "' is not a flavour name (lower case, digits, - and _)");
+  m.transports = need("transports");
+  for (const auto& t : m.transports) check_one_of(r, "transports", t, transport_names(), "transport");
+  m.models = need("models");
+  for (const auto& t : m.models) check_one_of(r, "models", t, kModels, "model");
+  m.loops = need("loops");
+  for (const auto& t : m.loops) check_one_of(r, "loops", t, kLoops, "loop");
+  if (const toml::table* tm = r.table(root, "transport_models", "")) {
+    for (const auto& [k, v] : *tm) {
+      const std::string t(k.str());
+      const std::string key = "transport_models." + t;
+      if (std::find(m.transports.begin(), m.transports.end(), t) == m.transports.end())
+        r.fail(key, "'" + t + "' is not one of the matrix's transports");
+      auto models = r.strings(*tm, t.c_str(), "transport_models.");
+      if (!models || models->empty()) r.fail(key, "missing or empty");
+      for (const auto& model : *models) {
+        check_one_of(r, key, model, kModels, "model");
+        if (std::find(m.models.begin(), m.models.end(), model) == m.models.end())
+          r.fail(key, "'" + model + "' is not one of the matrix's models");
+      }
+      m.transport_models[t] = *models;
     }
-    m.idle = r.string(root, "idle", "").value_or("spin");
-    check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
-    m.installed = r.boolean(root, "installed", "").value_or(false);
-    m.runs = static_cast<int>(r.integer(root, "runs", "").value_or(5));
-    if (m.runs < 1 || m.runs > 100) r.fail("runs", "must be 1..100");
-    m.warmup_s = r.number(root, "warmup_s", "").value_or(1.0);
-    m.duration_s = r.number(root, "duration_s", "").value_or(5.0);
-    if (m.warmup_s < 0) r.fail("warmup_s", "must be >= 0");
-    if (m.duration_s <= 0) r.fail("duration_s", "must be > 0");
-    if (const toml::table* s = r.table(root, "sessions", "")) {
-        r.only(*s, "sessions.", {"single", "mono", "pool", "shard"});
-        for (const auto& model : kModels)
-            if (auto v = r.integer(*s, model.c_str(), "sessions.")) {
-                if (*v < 1 || *v > 4096) r.fail("sessions." + model, "must be 1..4096");
-                m.sessions[model] = static_cast<int>(*v);
-            }
-        if (m.sessions["single"] != 1) r.fail("sessions.single", "the single model has exactly one session");
+  }
+  m.idle = r.string(root, "idle", "").value_or("spin");
+  check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
+  m.installed = r.boolean(root, "installed", "").value_or(false);
+  m.runs = static_cast<int>(r.integer(root, "runs", "").value_or(5));
+  if (m.runs < 1 || m.runs > 100) r.fail("runs", "must be 1..100");
+  m.warmup_s = r.number(root, "warmup_s", "").value_or(1.0);
+  m.duration_s = r.number(root, "duration_s", "").value_or(5.0);
+  if (m.warmup_s < 0) r.fail("warmup_s", "must be >= 0");
+  if (m.duration_s <= 0) r.fail("duration_s", "must be > 0");
+  if (const toml::table* s = r.table(root, "sessions", "")) {
+    r.only(*s, "sessions.", {"single", "mono", "pool", "shard"});
+    for (const auto& model : kModels)
+      if (auto v = r.integer(*s, model.c_str(), "sessions.")) {
+        if (*v < 1 || *v > 4096) r.fail("sessions." + model, "must be 1..4096");
+        m.sessions[model] = static_cast<int>(*v);
+      }
+    if (m.sessions["single"] != 1) r.fail("sessions.single", "the single model has exactly one session");
+  }
+  if (const toml::table* o = r.table(root, "open", "")) {
+    r.only(*o, "open.", {"rate", "max_in_flight"});
+    m.rate = static_cast<int>(r.integer(*o, "rate", "open.").value_or(m.rate));
+    m.max_in_flight = static_cast<int>(r.integer(*o, "max_in_flight", "open.").value_or(m.max_in_flight));
+    if (m.rate < 1) r.fail("open.rate", "must be > 0 orders/s");
+    if (m.max_in_flight < 1) r.fail("open.max_in_flight", "must be > 0");
+  }
+  if (const toml::table* c = r.table(root, "closed", "")) {
+    r.only(*c, "closed.", {"think_us"});
+    m.think_us = static_cast<int>(r.integer(*c, "think_us", "closed.").value_or(0));
+    if (m.think_us < 0) r.fail("closed.think_us", "must be >= 0");
+  }
+  if (const toml::table* s = r.table(root, "server", "")) {
+    r.only(*s, "server.", {"workers", "store"});
+    if (const toml::node* w = s->get("workers")) {
+      if (w->is_integer()) {
+        m.workers = static_cast<int>(w->as_integer()->get());
+        if (*m.workers < 1) r.fail(*w, "server.workers", "must be >= 1 or \"auto\"");
+      } else if (!w->is_string() || std::string(*w->as_string()) != "auto") {
+        r.wrong_type(*w, "server.workers", "an integer or \"auto\"");
+      }
     }
-    if (const toml::table* o = r.table(root, "open", "")) {
-        r.only(*o, "open.", {"rate", "max_in_flight"});
-        m.rate = static_cast<int>(r.integer(*o, "rate", "open.").value_or(m.rate));
-        m.max_in_flight = static_cast<int>(r.integer(*o, "max_in_flight", "open.").value_or(m.max_in_flight));
-        if (m.rate < 1) r.fail("open.rate", "must be > 0 orders/s");
-        if (m.max_in_flight < 1) r.fail("open.max_in_flight", "must be > 0");
-    }
-    if (const toml::table* c = r.table(root, "closed", "")) {
-        r.only(*c, "closed.", {"think_us"});
-        m.think_us = static_cast<int>(r.integer(*c, "think_us", "closed.").value_or(0));
-        if (m.think_us < 0) r.fail("closed.think_us", "must be >= 0");
-    }
-    if (const toml::table* s = r.table(root, "server", "")) {
-        r.only(*s, "server.", {"workers", "store"});
-        if (const toml::node* w = s->get("workers")) {
-            if (w->is_integer()) {
-                m.workers = static_cast<int>(w->as_integer()->get());
-                if (*m.workers < 1) r.fail(*w, "server.workers", "must be >= 1 or \"auto\"");
-            } else if (!w->is_string() || std::string(*w->as_string()) != "auto") {
-                r.wrong_type(*w, "server.workers", "an integer or \"auto\"");
-            }
-        }
-        m.store = r.string(*s, "store", "server.").value_or("null");
-        check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
-    }
-    if (const toml::table* t = r.table(root, "thresholds", "")) {
-        r.only(*t, "thresholds.", {"cv_p50", "cv_p99", "rate_fraction", "response_over_service"});
-        m.thresholds.cv_p50 = r.number(*t, "cv_p50", "thresholds.").value_or(m.thresholds.cv_p50);
-        m.thresholds.cv_p99 = r.number(*t, "cv_p99", "thresholds.").value_or(m.thresholds.cv_p99);
-        m.thresholds.rate_fraction = r.number(*t, "rate_fraction", "thresholds.").value_or(m.thresholds.rate_fraction);
-        m.thresholds.response_over_service =
-            r.number(*t, "response_over_service", "thresholds.").value_or(m.thresholds.response_over_service);
-        if (m.thresholds.rate_fraction <= 0 || m.thresholds.rate_fraction > 1)
-            r.fail("thresholds.rate_fraction", "must be in (0, 1]");
-    }
-    if (const toml::table* a = r.table(root, "audit", "")) {
-        r.only(*a, "audit.", {"interval_s", "burn_fraction"});
-        m.audit_interval_s = r.number(*a, "interval_s", "audit.").value_or(m.audit_interval_s);
-        m.audit_burn_fraction = r.number(*a, "burn_fraction", "audit.").value_or(m.audit_burn_fraction);
-        if (m.audit_interval_s < 0.05 || m.audit_interval_s > 5) r.fail("audit.interval_s", "must be 0.05..5 s");
-        if (m.audit_burn_fraction <= 0 || m.audit_burn_fraction > 1) r.fail("audit.burn_fraction", "must be in (0, 1]");
-    }
-    if (const toml::table* c = r.table(root, "cell", "")) {
-        r.only(*c, "cell.", {"ready_timeout_s", "attempts"});
-        m.ready_timeout_s = r.number(*c, "ready_timeout_s", "cell.").value_or(m.ready_timeout_s);
-        m.attempts = static_cast<int>(r.integer(*c, "attempts", "cell.").value_or(m.attempts));
-        if (m.attempts < 1 || m.attempts > 5) r.fail("cell.attempts", "must be 1..5");
-    }
-    return m;
+    m.store = r.string(*s, "store", "server.").value_or("null");
+    check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
+  }
+  if (const toml::table* t = r.table(root, "thresholds", "")) {
+    r.only(*t, "thresholds.", {"cv_p50", "cv_p99", "rate_fraction", "response_over_service"});
+    m.thresholds.cv_p50 = r.number(*t, "cv_p50", "thresholds.").value_or(m.thresholds.cv_p50);
+    m.thresholds.cv_p99 = r.number(*t, "cv_p99", "thresholds.").value_or(m.thresholds.cv_p99);
+    m.thresholds.rate_fraction = r.number(*t, "rate_fraction", "thresholds.").value_or(m.thresholds.rate_fraction);
+    m.thresholds.response_over_service =
+        r.number(*t, "response_over_service", "thresholds.").value_or(m.thresholds.response_over_service);
+    if (m.thresholds.rate_fraction <= 0 || m.thresholds.rate_fraction > 1)
+      r.fail("thresholds.rate_fraction", "must be in (0, 1]");
+  }
+  if (const toml::table* a = r.table(root, "audit", "")) {
+    r.only(*a, "audit.", {"interval_s", "burn_fraction"});
+    m.audit_interval_s = r.number(*a, "interval_s", "audit.").value_or(m.audit_interval_s);
+    m.audit_burn_fraction = r.number(*a, "burn_fraction", "audit.").value_or(m.audit_burn_fraction);
+    if (m.audit_interval_s < 0.05 || m.audit_interval_s > 5) r.fail("audit.interval_s", "must be 0.05..5 s");
+    if (m.audit_burn_fraction <= 0 || m.audit_burn_fraction > 1) r.fail("audit.burn_fraction", "must be in (0, 1]");
+  }
+  if (const toml::table* c = r.table(root, "cell", "")) {
+    r.only(*c, "cell.", {"ready_timeout_s", "attempts"});
+    m.ready_timeout_s = r.number(*c, "ready_timeout_s", "cell.").value_or(m.ready_timeout_s);
+    m.attempts = static_cast<int>(r.integer(*c, "attempts", "cell.").value_or(m.attempts));
+    if (m.attempts < 1 || m.attempts > 5) r.fail("cell.attempts", "must be 1..5");
+  }
+  return m;
 }
 
 Matrix load_matrix(const std::string& path) {
-    std::string text;
-    try {
-        text = read_text(path);
-    } catch (const std::exception& e) {
-        throw ConfigError(e.what());
-    }
-    return parse_matrix(text, path);
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(e.what());
+  }
+  return parse_matrix(text, path);
 }
 
 Flavour parse_flavour(const std::string& text, const std::string& name) {
-    const TomlReader r(name);
-    toml::table root = r.parse(text);
-    r.only(root, "", {"name", "description", "binary", "args", "models", "transports", "env", "build", "requires",
-                      "artifacts", "cannot", "not_claimed", "max_sessions"});
-    Flavour f;
-    f.source_name = name;
-    f.name = r.string(root, "name", "").value_or("");
-    if (f.name.empty()) r.fail("name", "missing");
-    f.description = r.string(root, "description", "").value_or("");
-    f.binary = r.string(root, "binary", "").value_or("");
-    if (f.binary.empty()) r.fail("binary", "missing (a path relative to the build dir, an absolute path or a command)");
-    auto args = r.strings(root, "args", "");
-    if (!args) r.fail("args", "missing (the server's argument template)");
-    f.args = *args;
-    f.models = r.strings(root, "models", "").value_or(kModels);
-    for (const auto& m : f.models) check_one_of(r, "models", m, kModels, "model");
-    f.transports = r.strings(root, "transports", "").value_or(std::vector<std::string>{"kernel"});
-    for (const auto& t : f.transports) check_one_of(r, "transports", t, transport_names(), "transport");
-    f.env = read_env(r, root, "env", "");
-    if (auto n = r.integer(root, "max_sessions", "")) {
-        if (*n < 1) r.fail("max_sessions", "must be at least 1 (leave it out when the server has no limit)");
-        f.max_sessions = static_cast<int>(*n);
-    }
-    // Catch a misspelt placeholder now rather than at the first cell.
-    std::map<std::string, std::string> probe;
-    for (const auto& k : kPlaceholders) probe[k] = "x";
-    for (const auto& a : f.args) expand(a, probe, name + ": args");
+  const TomlReader r(name);
+  toml::table root = r.parse(text);
+  r.only(root, "",
+         {"name", "description", "binary", "args", "models", "transports", "env", "build", "requires", "artifacts",
+          "cannot", "not_claimed", "max_sessions"});
+  Flavour f;
+  f.source_name = name;
+  f.name = r.string(root, "name", "").value_or("");
+  if (f.name.empty()) r.fail("name", "missing");
+  f.description = r.string(root, "description", "").value_or("");
+  f.binary = r.string(root, "binary", "").value_or("");
+  if (f.binary.empty()) r.fail("binary", "missing (a path relative to the build dir, an absolute path or a command)");
+  auto args = r.strings(root, "args", "");
+  if (!args) r.fail("args", "missing (the server's argument template)");
+  f.args = *args;
+  f.models = r.strings(root, "models", "").value_or(kModels);
+  for (const auto& m : f.models) check_one_of(r, "models", m, kModels, "model");
+  f.transports = r.strings(root, "transports", "").value_or(std::vector<std::string>{"kernel"});
+  for (const auto& t : f.transports) check_one_of(r, "transports", t, transport_names(), "transport");
+  f.env = read_env(r, root, "env", "");
+  if (auto n = r.integer(root, "max_sessions", "")) {
+    if (*n < 1) r.fail("max_sessions", "must be at least 1 (leave it out when the server has no limit)");
+    f.max_sessions = static_cast<int>(*n);
+  }
+  // Catch a misspelt placeholder now rather than at the first cell.
+  std::map<std::string, std::string> probe;
+  for (const auto& k : kPlaceholders) probe[k] = "x";
+  for (const auto& a : f.args) expand(a, probe, name + ": args");
 
-    // ---- build, requires, artifacts, cannot, not_claimed (docs/flavours.md "Build and identity").
-    auto nonempty = [&](const char* key, const std::vector<std::string>& v) {
-        for (const auto& e : v)
-            if (trim(e).empty()) r.fail(key, "holds an empty string");
-    };
-    if (auto b = r.strings(root, "build", "")) {
-        if (b->empty()) r.fail("build", "empty (leave it out when the server is built elsewhere)");
-        nonempty("build", *b);
-        for (const auto& a : *b) expand(a, probe, name + ": build");
-        f.build = *b;
+  // ---- build, requires, artifacts, cannot, not_claimed (docs/flavours.md "Build and identity").
+  auto nonempty = [&](const char* key, const std::vector<std::string>& v) {
+    for (const auto& e : v)
+      if (trim(e).empty()) r.fail(key, "holds an empty string");
+  };
+  if (auto b = r.strings(root, "build", "")) {
+    if (b->empty()) r.fail("build", "empty (leave it out when the server is built elsewhere)");
+    nonempty("build", *b);
+    for (const auto& a : *b) expand(a, probe, name + ": build");
+    f.build = *b;
+  }
+  f.required_tools = r.strings(root, "requires", "").value_or(std::vector<std::string>{});
+  nonempty("requires", f.required_tools);
+  for (const auto& t : f.required_tools)
+    if (t.find_first_of(" \t/") != std::string::npos)
+      r.fail("requires", "'" + t + "' is not a command name (a name looked up on PATH, like \"cargo\")");
+  f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
+  nonempty("artifacts", f.artifacts);
+  auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
+    std::map<std::string, std::string> out;
+    if (const toml::table* t = r.table(root, key, ""))
+      for (const auto& [k, v] : *t) {
+        const std::string path = std::string(key) + "." + std::string(k.str());
+        if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
+        out[std::string(k.str())] = std::string(*v.as_string());
+      }
+    for (const auto& [k, why] : out) {
+      check_one_of(r, std::string(key) + "." + k, k, allowed, what);
+      if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
     }
-    f.required_tools = r.strings(root, "requires", "").value_or(std::vector<std::string>{});
-    nonempty("requires", f.required_tools);
-    for (const auto& t : f.required_tools)
-        if (t.find_first_of(" \t/") != std::string::npos)
-            r.fail("requires", "'" + t + "' is not a command name (a name looked up on PATH, like \"cargo\")");
-    f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
-    nonempty("artifacts", f.artifacts);
-    auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
-        std::map<std::string, std::string> out;
-        if (const toml::table* t = r.table(root, key, ""))
-            for (const auto& [k, v] : *t) {
-                const std::string path = std::string(key) + "." + std::string(k.str());
-                if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
-                out[std::string(k.str())] = std::string(*v.as_string());
-            }
-        for (const auto& [k, why] : out) {
-            check_one_of(r, std::string(key) + "." + k, k, allowed, what);
-            if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
-        }
-        return out;
-    };
-    f.cannot = reasons("cannot", kCannotSettings, "transport setting");
-    std::vector<std::string> claimable = kContractParts;
-    claimable.insert(claimable.end(), kContractChecks.begin(), kContractChecks.end());
-    f.not_claimed = reasons("not_claimed", claimable, "contract part or check");
-    return f;
+    return out;
+  };
+  f.cannot = reasons("cannot", kCannotSettings, "transport setting");
+  std::vector<std::string> claimable = kContractParts;
+  claimable.insert(claimable.end(), kContractChecks.begin(), kContractChecks.end());
+  f.not_claimed = reasons("not_claimed", claimable, "contract part or check");
+  return f;
 }
 
 Flavour load_flavour(const std::string& path) {
-    std::string text;
-    try {
-        text = read_text(path);
-    } catch (const std::exception& e) {
-        throw ConfigError(e.what());
-    }
-    return parse_flavour(text, path);
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const std::exception& e) {
+    throw ConfigError(e.what());
+  }
+  return parse_flavour(text, path);
 }
 
 std::map<std::string, Flavour> load_flavours(const std::string& dir, const std::vector<std::string>& names) {
-    std::map<std::string, Flavour> out;
-    for (const auto& n : names) {
-        std::string path = dir + "/" + n + ".toml";
-        if (read_text_or_empty(path).empty())
-            throw ConfigError("flavours: unknown flavour '" + n + "' (no " + path + ")");
-        Flavour f = load_flavour(path);
-        if (f.name != n) throw ConfigError(path + ": name: '" + f.name + "' does not match the file name");
-        out.emplace(n, std::move(f));
-    }
-    return out;
+  std::map<std::string, Flavour> out;
+  for (const auto& n : names) {
+    std::string path = dir + "/" + n + ".toml";
+    if (read_text_or_empty(path).empty()) throw ConfigError("flavours: unknown flavour '" + n + "' (no " + path + ")");
+    Flavour f = load_flavour(path);
+    if (f.name != n) throw ConfigError(path + ": name: '" + f.name + "' does not match the file name");
+    out.emplace(n, std::move(f));
+  }
+  return out;
 }
 
 std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars, const std::string& where) {
-    std::string out;
-    for (std::size_t i = 0; i < tmpl.size(); ++i) {
-        if (tmpl[i] != '{') {
-            out += tmpl[i];
-            continue;
-        }
-        auto close = tmpl.find('}', i);
-        if (close == std::string::npos) throw ConfigError(where + ": unclosed '{' in '" + tmpl + "'");
-        std::string key = tmpl.substr(i + 1, close - i - 1);
-        auto it = vars.find(key);
-        if (it == vars.end()) throw ConfigError(where + ": unknown placeholder {" + key + "} in '" + tmpl + "'");
-        out += it->second;
-        i = close;
+  std::string out;
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != '{') {
+      out += tmpl[i];
+      continue;
     }
-    return out;
+    auto close = tmpl.find('}', i);
+    if (close == std::string::npos) throw ConfigError(where + ": unclosed '{' in '" + tmpl + "'");
+    std::string key = tmpl.substr(i + 1, close - i - 1);
+    auto it = vars.find(key);
+    if (it == vars.end()) throw ConfigError(where + ": unknown placeholder {" + key + "} in '" + tmpl + "'");
+    out += it->second;
+    i = close;
+  }
+  return out;
 }
 
 // ---- Starting a flavour's server (docs/flavours.md "Process").
 
 const std::vector<std::string> kPlaceholders = {
-    "model", "transport", "port", "bind", "cores", "coordinator_core", "sessions", "workers",
-    "busy_poll_usecs", "idle", "ready_file", "store", "store_dir", "flavour", "build_dir", "source_dir",
-    "tls_cert", "tls_key", "tls_ca"};
+    "model",     "transport",       "port",     "bind",       "cores", "coordinator_core", "sessions",
+    "workers",   "busy_poll_usecs", "idle",     "ready_file", "store", "store_dir",        "flavour",
+    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
-    "build",        "version",      "ready",        "logon",        "orders",    "heartbeat",   "test-request",
-    "garbled",      "unknown-type", "logout",       "gap",       "too-low",     "thread-names",
-    "pinning",      "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm",
-    "unsupported"};
+    "build",        "version",       "ready",     "logon",       "orders",  "heartbeat",    "test-request",
+    "garbled",      "unknown-type",  "logout",    "gap",         "too-low", "thread-names", "pinning",
+    "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm", "unsupported"};
 
 std::string comma_list(const CoreSet& cores) {
-    std::string out;
-    for (int c : cores) {
-        if (!out.empty()) out += ',';
-        out += std::to_string(c);
-    }
-    return out;
+  std::string out;
+  for (int c : cores) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+  }
+  return out;
 }
 
 std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
-    return {
-        {"model", s.model},
-        {"transport", s.transport},
-        {"port", std::to_string(s.port)},
-        {"bind", s.bind},
-        {"cores", comma_list(s.cores)},
-        {"coordinator_core", std::to_string(s.coordinator_core)},
-        {"sessions", std::to_string(s.sessions)},
-        {"workers", std::to_string(s.workers)},
-        {"busy_poll_usecs", std::to_string(s.busy_poll_usecs)},
-        {"idle", s.idle},
-        {"ready_file", s.ready_file},
-        {"store", s.store},
-        {"store_dir", s.store_dir},
-        {"flavour", s.flavour},
-        {"build_dir", s.build_dir},
-        {"source_dir", s.source_dir},
-        {"tls_cert", s.tls_cert},
-        {"tls_key", s.tls_key},
-        {"tls_ca", s.tls_ca},
-    };
+  return {
+      {"model", s.model},
+      {"transport", s.transport},
+      {"port", std::to_string(s.port)},
+      {"bind", s.bind},
+      {"cores", comma_list(s.cores)},
+      {"coordinator_core", std::to_string(s.coordinator_core)},
+      {"sessions", std::to_string(s.sessions)},
+      {"workers", std::to_string(s.workers)},
+      {"busy_poll_usecs", std::to_string(s.busy_poll_usecs)},
+      {"idle", s.idle},
+      {"ready_file", s.ready_file},
+      {"store", s.store},
+      {"store_dir", s.store_dir},
+      {"flavour", s.flavour},
+      {"build_dir", s.build_dir},
+      {"source_dir", s.source_dir},
+      {"tls_cert", s.tls_cert},
+      {"tls_key", s.tls_key},
+      {"tls_ca", s.tls_ca},
+  };
 }
 
 std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s) {
-    const std::map<std::string, std::string> vars = placeholder_values(s);
-    std::vector<std::string> argv = {binary};
-    for (const auto& a : f.args) argv.push_back(expand(a, vars, f.source_name + ": args"));
-    return argv;
+  const std::map<std::string, std::string> vars = placeholder_values(s);
+  std::vector<std::string> argv = {binary};
+  for (const auto& a : f.args) argv.push_back(expand(a, vars, f.source_name + ": args"));
+  return argv;
 }
 
 int auto_workers(const Machine& m) { return std::max(1, static_cast<int>(m.server.size())); }
 
 Workers workers_for(const Matrix& mx, const Machine& m) {
-    Workers w;
-    w.server_cores = auto_workers(m);
-    w.from_matrix = mx.workers.has_value();
-    w.count = mx.workers.value_or(w.server_cores);
-    return w;
+  Workers w;
+  w.server_cores = auto_workers(m);
+  w.from_matrix = mx.workers.has_value();
+  w.count = mx.workers.value_or(w.server_cores);
+  return w;
 }
 
 std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w) {
-    const TransportInfo* t = find_transport(c.transport);
-    if (t && c.model == "pool" && !t->pool) return "nopool";
-    if (t && c.model == "shard" && !t->shard) return "noshard";
-    if (!m.has_transport(c.transport)) return "unmeasurable";
-    auto has = [](const std::vector<std::string>& v, const std::string& x) {
-        return std::find(v.begin(), v.end(), x) != v.end();
-    };
-    if (!has(f.transports, c.transport) || !has(f.models, c.model)) return "unsupported";
-    if ((c.model == "pool" || c.model == "shard") && w.oversubscribed()) return "oversubscribed";
-    return "";
+  const TransportInfo* t = find_transport(c.transport);
+  if (t && c.model == "pool" && !t->pool) return "nopool";
+  if (t && c.model == "shard" && !t->shard) return "noshard";
+  if (!m.has_transport(c.transport)) return "unmeasurable";
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (!has(f.transports, c.transport) || !has(f.models, c.model)) return "unsupported";
+  if ((c.model == "pool" || c.model == "shard") && w.oversubscribed()) return "oversubscribed";
+  return "";
 }
 
 std::vector<Cell> plan_cells(const Matrix& mx) {
-    std::vector<Cell> out;
-    for (const auto& t : mx.transports)
-        for (const auto& m : mx.models) {
-            if (auto only = mx.transport_models.find(t);
-                only != mx.transport_models.end() &&
-                std::find(only->second.begin(), only->second.end(), m) == only->second.end())
-                continue;
-            for (const auto& l : mx.loops)
-                for (const auto& f : mx.flavours) out.push_back({f, t, m, l});
-        }
-    return out;
+  std::vector<Cell> out;
+  for (const auto& t : mx.transports)
+    for (const auto& m : mx.models) {
+      if (auto only = mx.transport_models.find(t);
+          only != mx.transport_models.end() &&
+          std::find(only->second.begin(), only->second.end(), m) == only->second.end())
+        continue;
+      for (const auto& l : mx.loops)
+        for (const auto& f : mx.flavours) out.push_back({f, t, m, l});
+    }
+  return out;
 }
 
 }  // namespace kite::lab

@@ -25,12 +25,14 @@ const std::vector<int> kSessionCounts = {1, 8, 32, 128, 512, 1000};
 // Descriptors each process keeps besides one per session (listener, epoll, files, the runtime's own).
 constexpr long kSpareDescriptors = 64;
 
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
 }
 
 // How a step's load was judged, for choosing the next step.
@@ -39,424 +41,442 @@ enum class Judged { unsaturated, saturated, unknown };
 // A refused step publishes no figures, but the client's withheld verdict
 // still says which side of the knee it was on.
 Judged judge_step(const StepResult& s) {
-    if (s.outcome.state == CellState::measured) return s.outcome.verdict == "saturated" ? Judged::saturated : Judged::unsaturated;
-    if (s.outcome.state == CellState::refused && s.result.contains("withheld")) {
-        const std::string v = s.result["withheld"].value("client_verdict", "");
-        if (!v.empty()) return v == "saturated" ? Judged::saturated : Judged::unsaturated;
-    }
-    return Judged::unknown;
+  if (s.outcome.state == CellState::measured)
+    return s.outcome.verdict == "saturated" ? Judged::saturated : Judged::unsaturated;
+  if (s.outcome.state == CellState::refused && s.result.contains("withheld")) {
+    const std::string v = s.result["withheld"].value("client_verdict", "");
+    if (!v.empty()) return v == "saturated" ? Judged::saturated : Judged::unsaturated;
+  }
+  return Judged::unknown;
 }
 
 // One flavour's series as it is planned: which step comes next.
 struct Job {
-    std::string flavour, series;
-    std::vector<int> counts;  // sessions series: the counts to run
-    std::size_t issued = 0;
-    // rate series: the highest unsaturated and the lowest saturated rate so far
-    int lo = -1, hi = -1, halvings = 0, bisected = 0;
+  std::string flavour, series;
+  std::vector<int> counts;  // sessions series: the counts to run
+  std::size_t issued = 0;
+  // rate series: the highest unsaturated and the lowest saturated rate so far
+  int lo = -1, hi = -1, halvings = 0, bisected = 0;
 
-    // The next step's rate or session count after the last one was judged `j`; nullopt: the series is done.
-    std::optional<int> next(const SweepOptions& o, std::optional<std::pair<int, Judged>> last) {
-        if (series == "sessions") {
-            if (last && last->second == Judged::unknown) return std::nullopt;
-            if (issued >= counts.size()) return std::nullopt;
-            return counts[issued];
-        }
-        if (!last) return o.start_rate;
-        const auto [r, j] = *last;
-        if (j == Judged::unknown) return std::nullopt;
-        if (j == Judged::unsaturated) lo = std::max(lo, r);
-        if (j == Judged::saturated) hi = hi < 0 ? r : std::min(hi, r);
-        if (hi < 0) {  // doubling until a step saturates
-            if (static_cast<long>(r) * 2 > o.max_rate) return std::nullopt;
-            return r * 2;
-        }
-        if (lo < 0) {  // saturated from the start: halving, at most three times
-            if (halvings >= 3 || r / 2 < 100) return std::nullopt;
-            ++halvings;
-            return r / 2;
-        }
-        if (bisected >= o.bisections) return std::nullopt;
-        // Bisect on a grid of 100/s (1,000/s above 100,000/s): finer steps are below the noise.
-        const int grid = hi > 100000 ? 1000 : 100;
-        const int mid = (lo + hi) / 2 / grid * grid;
-        if (mid <= lo || mid >= hi) return std::nullopt;
-        ++bisected;
-        return mid;
+  // The next step's rate or session count after the last one was judged `j`; nullopt: the series is done.
+  std::optional<int> next(const SweepOptions& o, std::optional<std::pair<int, Judged>> last) {
+    if (series == "sessions") {
+      if (last && last->second == Judged::unknown) return std::nullopt;
+      if (issued >= counts.size()) return std::nullopt;
+      return counts[issued];
     }
+    if (!last) return o.start_rate;
+    const auto [r, j] = *last;
+    if (j == Judged::unknown) return std::nullopt;
+    if (j == Judged::unsaturated) lo = std::max(lo, r);
+    if (j == Judged::saturated) hi = hi < 0 ? r : std::min(hi, r);
+    if (hi < 0) {  // doubling until a step saturates
+      if (static_cast<long>(r) * 2 > o.max_rate) return std::nullopt;
+      return r * 2;
+    }
+    if (lo < 0) {  // saturated from the start: halving, at most three times
+      if (halvings >= 3 || r / 2 < 100) return std::nullopt;
+      ++halvings;
+      return r / 2;
+    }
+    if (bisected >= o.bisections) return std::nullopt;
+    // Bisect on a grid of 100/s (1,000/s above 100,000/s): finer steps are below the noise.
+    const int grid = hi > 100000 ? 1000 : 100;
+    const int mid = (lo + hi) / 2 / grid * grid;
+    if (mid <= lo || mid >= hi) return std::nullopt;
+    ++bisected;
+    return mid;
+  }
 
-    std::size_t planned(const SweepOptions& o) const {
-        if (series == "sessions") return counts.size();
-        std::size_t doublings = 1;
-        for (long r = o.start_rate; r * 2 <= o.max_rate; r *= 2) ++doublings;
-        return doublings + static_cast<std::size_t>(o.bisections);
-    }
+  std::size_t planned(const SweepOptions& o) const {
+    if (series == "sessions") return counts.size();
+    std::size_t doublings = 1;
+    for (long r = o.start_rate; r * 2 <= o.max_rate; r *= 2) ++doublings;
+    return doublings + static_cast<std::size_t>(o.bisections);
+  }
 };
 
 const json& path_of(const json& j, std::initializer_list<const char*> keys) {
-    static const json null;
-    const json* at = &j;
-    for (const char* k : keys) {
-        if (!at->is_object() || !at->contains(k)) return null;
-        at = &(*at)[k];
-    }
-    return *at;
+  static const json null;
+  const json* at = &j;
+  for (const char* k : keys) {
+    if (!at->is_object() || !at->contains(k)) return null;
+    at = &(*at)[k];
+  }
+  return *at;
 }
 
 double number(const json& j, std::initializer_list<const char*> keys, double fallback = -1) {
-    const json& v = path_of(j, keys);
-    return v.is_number() ? v.get<double>() : fallback;
+  const json& v = path_of(j, keys);
+  return v.is_number() ? v.get<double>() : fallback;
 }
 
 json latency4(const json& l) {
-    if (!l.is_object()) return nullptr;
-    json out = json::object();
-    for (const char* k : {"p50", "p99", "p999", "max"})
-        if (l.contains(k)) out[k] = l[k];
-    return out;
+  if (!l.is_object()) return nullptr;
+  json out = json::object();
+  for (const char* k : {"p50", "p99", "p999", "max"})
+    if (l.contains(k)) out[k] = l[k];
+  return out;
 }
 
 // The least-squares slope of y on x (nullopt with fewer than two distinct x).
 std::optional<double> slope(const std::vector<std::pair<double, double>>& pts) {
-    if (pts.size() < 2) return std::nullopt;
-    double sx = 0, sy = 0;
-    for (const auto& [x, y] : pts) sx += x, sy += y;
-    const double n = static_cast<double>(pts.size()), mx = sx / n, my = sy / n;
-    double sxx = 0, sxy = 0;
-    for (const auto& [x, y] : pts) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
-    if (sxx <= 0) return std::nullopt;
-    return sxy / sxx;
+  if (pts.size() < 2) return std::nullopt;
+  double sx = 0, sy = 0;
+  for (const auto& [x, y] : pts) sx += x, sy += y;
+  const double n = static_cast<double>(pts.size()), mx = sx / n, my = sy / n;
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : pts) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+  if (sxx <= 0) return std::nullopt;
+  return sxy / sxx;
 }
 
 // Latency in the table: three significant figures or whole microseconds.
 std::string lat(const json& l, const char* k) {
-    if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
-    const double v = l[k].get<double>();
-    return v < 10 ? fmt("%.2f", v) : v < 1000 ? fmt("%.1f", v) : fmt("%.0f", v);
+  if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
+  const double v = l[k].get<double>();
+  return v < 10 ? fmt("%.2f", v) : v < 1000 ? fmt("%.1f", v) : fmt("%.0f", v);
 }
 
 int open_file_limit() {
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 20;
-    return static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 1 << 20));
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 1 << 20));
 }
 
 }  // namespace
 
 std::string step_limit(const json& r) {
-    if (r.value("verdict", json()) != "saturated") return "";
-    const double late = number(r, {"summary", "client", "lateness", "p50"});
-    const double response = number(r, {"summary", "response", "p50"});
-    if (late >= 0 && response > 0 && late >= 0.5 * response) return "client";
-    return "server";
+  if (r.value("verdict", json()) != "saturated") return "";
+  const double late = number(r, {"summary", "client", "lateness", "p50"});
+  const double response = number(r, {"summary", "response", "p50"});
+  if (late >= 0 && response > 0 && late >= 0.5 * response) return "client";
+  return "server";
 }
 
 json sweep_document(const std::string& flavour, const std::string& series, const std::vector<StepResult>& steps,
                     const json& settings) {
-    const bool by_rate = series == "rate";
-    json doc = {{"schema", 1}, {"kind", "sweep"}, {"method", kMethodVersion}, {"flavour", flavour}, {"series", series},
-                {"settings", settings}};
-    if (!steps.empty()) {
-        doc["transport"] = steps.front().step.cell.transport;
-        doc["model"] = steps.front().step.cell.model;
+  const bool by_rate = series == "rate";
+  json doc = {{"schema", 1},        {"kind", "sweep"},  {"method", kMethodVersion},
+              {"flavour", flavour}, {"series", series}, {"settings", settings}};
+  if (!steps.empty()) {
+    doc["transport"] = steps.front().step.cell.transport;
+    doc["model"] = steps.front().step.cell.model;
+  }
+  json out = json::array();
+  std::vector<std::pair<double, double>> memory;  // (sessions, resident kB)
+  const json* knee = nullptr;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const StepResult& s = steps[i];
+    const json& r = s.result;
+    json st = {{"step", i + 1},
+               {"file", fs::path(s.file).filename().string()},
+               {"rate", s.step.rate},
+               {"sessions", s.step.sessions},
+               {"state", to_string(s.outcome.state)},
+               {"verdict", s.outcome.verdict.empty() ? json() : json(s.outcome.verdict)},
+               {"verdict_reasons", r.value("verdict_reasons", json::array())}};
+    if (s.outcome.state != CellState::measured) st["reason"] = s.outcome.reason;
+    if (s.outcome.state == CellState::measured) {
+      const json& sum = r["summary"];
+      st["response"] = latency4(sum.value("response", json()));
+      st["service"] = latency4(sum.value("service", json()));
+      st["achieved_rate"] = sum.value("achieved_rate", json());
+      st["max_in_flight"] = sum.value("max_in_flight", json());
+      st["cap_hits"] = sum.value("cap_hits", json());
+      st["client"] = {{"lateness", latency4(path_of(sum, {"client", "lateness"}))},
+                      {"busy_share", path_of(sum, {"client", "busy_share"})},
+                      {"threads", r.value("client_threads", 1)}};
+      const std::string limit = step_limit(r);
+      st["limit"] = limit.empty() ? json() : json(limit);
     }
-    json out = json::array();
-    std::vector<std::pair<double, double>> memory;  // (sessions, resident kB)
-    const json* knee = nullptr;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-        const StepResult& s = steps[i];
-        const json& r = s.result;
-        json st = {{"step", i + 1},
-                   {"file", fs::path(s.file).filename().string()},
-                   {"rate", s.step.rate},
-                   {"sessions", s.step.sessions},
-                   {"state", to_string(s.outcome.state)},
-                   {"verdict", s.outcome.verdict.empty() ? json() : json(s.outcome.verdict)},
-                   {"verdict_reasons", r.value("verdict_reasons", json::array())}};
-        if (s.outcome.state != CellState::measured) st["reason"] = s.outcome.reason;
-        if (s.outcome.state == CellState::measured) {
-            const json& sum = r["summary"];
-            st["response"] = latency4(sum.value("response", json()));
-            st["service"] = latency4(sum.value("service", json()));
-            st["achieved_rate"] = sum.value("achieved_rate", json());
-            st["max_in_flight"] = sum.value("max_in_flight", json());
-            st["cap_hits"] = sum.value("cap_hits", json());
-            st["client"] = {{"lateness", latency4(path_of(sum, {"client", "lateness"}))},
-                            {"busy_share", path_of(sum, {"client", "busy_share"})},
-                            {"threads", r.value("client_threads", 1)}};
-            const std::string limit = step_limit(r);
-            st["limit"] = limit.empty() ? json() : json(limit);
-        }
-        st["server"] = r.value("server", json());
-        const double rss = number(r, {"server", "rss_kb"});
-        if (s.outcome.state == CellState::measured && rss > 0) memory.emplace_back(s.step.sessions, rss);
-        out.push_back(std::move(st));
-    }
-    // The knee: the highest step not saturated; what limited the lowest saturated step above it.
-    const char* x = by_rate ? "rate" : "sessions";
-    for (const auto& st : out)
-        if (st["state"] == "measured" && st["verdict"] != "saturated" && (!knee || st[x] > (*knee)[x])) knee = &st;
-    const json* first_saturated = nullptr;
-    for (const auto& st : out)
-        if (st["state"] == "measured" && st["verdict"] == "saturated" && (!knee || st[x] > (*knee)[x]) &&
-            (!first_saturated || st[x] < (*first_saturated)[x]))
-            first_saturated = &st;
-    doc["knee"] = knee ? json({{x, (*knee)[x]}, {"step", (*knee)["step"]}, {"response", (*knee)["response"]}}) : json();
-    doc["saturated_from"] =
-        first_saturated ? json({{x, (*first_saturated)[x]}, {"step", (*first_saturated)["step"]}, {"limit", (*first_saturated)["limit"]}})
-                        : json();
-    doc["steps"] = std::move(out);
-    if (!by_rate) {
-        auto per = slope(memory);
-        doc["memory_per_session_bytes"] = per ? json(std::round(*per * 1024)) : json();
-    }
-    return doc;
+    st["server"] = r.value("server", json());
+    const double rss = number(r, {"server", "rss_kb"});
+    if (s.outcome.state == CellState::measured && rss > 0) memory.emplace_back(s.step.sessions, rss);
+    out.push_back(std::move(st));
+  }
+  // The knee: the highest step not saturated; what limited the lowest saturated step above it.
+  const char* x = by_rate ? "rate" : "sessions";
+  for (const auto& st : out)
+    if (st["state"] == "measured" && st["verdict"] != "saturated" && (!knee || st[x] > (*knee)[x])) knee = &st;
+  const json* first_saturated = nullptr;
+  for (const auto& st : out)
+    if (st["state"] == "measured" && st["verdict"] == "saturated" && (!knee || st[x] > (*knee)[x]) &&
+        (!first_saturated || st[x] < (*first_saturated)[x]))
+      first_saturated = &st;
+  doc["knee"] = knee ? json({{x, (*knee)[x]}, {"step", (*knee)["step"]}, {"response", (*knee)["response"]}}) : json();
+  doc["saturated_from"] = first_saturated ? json({{x, (*first_saturated)[x]},
+                                                  {"step", (*first_saturated)["step"]},
+                                                  {"limit", (*first_saturated)["limit"]}})
+                                          : json();
+  doc["steps"] = std::move(out);
+  if (!by_rate) {
+    auto per = slope(memory);
+    doc["memory_per_session_bytes"] = per ? json(std::round(*per * 1024)) : json();
+  }
+  return doc;
 }
 
 void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
-    Matrix& mx = o.sitting.matrix;
-    const Machine& m = o.sitting.machine;
-    if (o.flavours.empty()) throw ConfigError("--flavours: name at least one flavour (lab/flavours/<name>.toml)");
-    if (o.series.empty()) throw ConfigError("--series: name rate, sessions or both");
-    for (const auto& s : o.series)
-        if (!contains(kSweepSeries, s)) throw ConfigError("--series: '" + s + "' is no series (rate, sessions)");
-    if (!find_transport(o.transport)) throw ConfigError("--transport: '" + o.transport + "' is no transport the lab knows");
-    if (!contains(kModels, o.model)) throw ConfigError("--model: '" + o.model + "' is no model (single, mono, pool, shard)");
-    if (o.start_rate <= 0) o.start_rate = 5000;
-    if (o.max_rate <= 0) o.max_rate = 1000000;
-    if (o.start_rate > o.max_rate)
-        throw ConfigError("--start-rate " + std::to_string(o.start_rate) + " is above --max-rate " + std::to_string(o.max_rate));
-    if (o.bisections < 0) o.bisections = o.quick ? 2 : 3;
-    if (o.bisections > 10) throw ConfigError("--bisections: at most 10");
-    const int model_sessions = mx.sessions.count(o.model) ? mx.sessions.at(o.model) : 1;
-    if (o.rate_sessions <= 0) o.rate_sessions = o.model == "single" ? 1 : model_sessions;
-    if (o.model == "single" && o.rate_sessions != 1) throw ConfigError("--rate-sessions: the single model has one session");
-    if (o.client_threads <= 0) o.client_threads = std::max<int>(1, static_cast<int>(m.client.size()));
-    if (o.warmup_s < 0) o.warmup_s = o.quick ? 0.2 : 0.3;
-    if (o.duration_s <= 0) o.duration_s = o.quick ? 0.3 : 0.4;
-    if (o.runs <= 0) o.runs = o.quick ? 2 : 3;
-    if (o.sessions_rate < 0) throw ConfigError("--sessions-rate: must be positive");
+  Matrix& mx = o.sitting.matrix;
+  const Machine& m = o.sitting.machine;
+  if (o.flavours.empty()) throw ConfigError("--flavours: name at least one flavour (lab/flavours/<name>.toml)");
+  if (o.series.empty()) throw ConfigError("--series: name rate, sessions or both");
+  for (const auto& s : o.series)
+    if (!contains(kSweepSeries, s)) throw ConfigError("--series: '" + s + "' is no series (rate, sessions)");
+  if (!find_transport(o.transport))
+    throw ConfigError("--transport: '" + o.transport + "' is no transport the lab knows");
+  if (!contains(kModels, o.model))
+    throw ConfigError("--model: '" + o.model + "' is no model (single, mono, pool, shard)");
+  if (o.start_rate <= 0) o.start_rate = 5000;
+  if (o.max_rate <= 0) o.max_rate = 1000000;
+  if (o.start_rate > o.max_rate)
+    throw ConfigError("--start-rate " + std::to_string(o.start_rate) + " is above --max-rate " +
+                      std::to_string(o.max_rate));
+  if (o.bisections < 0) o.bisections = o.quick ? 2 : 3;
+  if (o.bisections > 10) throw ConfigError("--bisections: at most 10");
+  const int model_sessions = mx.sessions.count(o.model) ? mx.sessions.at(o.model) : 1;
+  if (o.rate_sessions <= 0) o.rate_sessions = o.model == "single" ? 1 : model_sessions;
+  if (o.model == "single" && o.rate_sessions != 1)
+    throw ConfigError("--rate-sessions: the single model has one session");
+  if (o.client_threads <= 0) o.client_threads = std::max<int>(1, static_cast<int>(m.client.size()));
+  if (o.warmup_s < 0) o.warmup_s = o.quick ? 0.2 : 0.3;
+  if (o.duration_s <= 0) o.duration_s = o.quick ? 0.3 : 0.4;
+  if (o.runs <= 0) o.runs = o.quick ? 2 : 3;
+  if (o.sessions_rate < 0) throw ConfigError("--sessions-rate: must be positive");
 
-    const bool sessions = contains(o.series, "sessions");
-    if (sessions && o.model == "single") {
-        notes.push_back("no sessions series: the single model has one session (use mono, pool or shard)");
-        o.series.erase(std::find(o.series.begin(), o.series.end(), "sessions"));
-        if (o.series.empty()) throw ConfigError("--series sessions: the single model has one session");
+  const bool sessions = contains(o.series, "sessions");
+  if (sessions && o.model == "single") {
+    notes.push_back("no sessions series: the single model has one session (use mono, pool or shard)");
+    o.series.erase(std::find(o.series.begin(), o.series.end(), "sessions"));
+    if (o.series.empty()) throw ConfigError("--series sessions: the single model has one session");
+  }
+  if (contains(o.series, "sessions")) {
+    if (o.session_counts.empty()) o.session_counts = kSessionCounts;
+    for (int n : o.session_counts)
+      if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
+    std::sort(o.session_counts.begin(), o.session_counts.end());
+    o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
+    const int fds = open_file_limit();
+    std::vector<int> kept;
+    for (int n : o.session_counts) {
+      if (n + kSpareDescriptors > fds)
+        notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
+                        " (ulimit -n)");
+      else
+        kept.push_back(n);
     }
-    if (contains(o.series, "sessions")) {
-        if (o.session_counts.empty()) o.session_counts = kSessionCounts;
-        for (int n : o.session_counts)
-            if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
-        std::sort(o.session_counts.begin(), o.session_counts.end());
-        o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
-        const int fds = open_file_limit();
-        std::vector<int> kept;
-        for (int n : o.session_counts) {
-            if (n + kSpareDescriptors > fds)
-                notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
-                                " (ulimit -n)");
-            else
-                kept.push_back(n);
-        }
-        o.session_counts = kept;
-        if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
-    }
-    // The matrix the stepped sitting checks and records: these cells, these runs.
-    mx.name = "sweep";
-    mx.flavours = o.flavours;
-    mx.transports = {o.transport};
-    mx.models = {o.model};
-    mx.loops = {"open"};
-    mx.runs = o.runs;
-    mx.warmup_s = o.warmup_s;
-    mx.duration_s = o.duration_s;
-    mx.sessions[o.model] = o.rate_sessions;
+    o.session_counts = kept;
+    if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
+  }
+  // The matrix the stepped sitting checks and records: these cells, these runs.
+  mx.name = "sweep";
+  mx.flavours = o.flavours;
+  mx.transports = {o.transport};
+  mx.models = {o.model};
+  mx.loops = {"open"};
+  mx.runs = o.runs;
+  mx.warmup_s = o.warmup_s;
+  mx.duration_s = o.duration_s;
+  mx.sessions[o.model] = o.rate_sessions;
 }
 
 SweepResult run_sweep(SweepOptions o) {
-    SweepResult res;
-    sweep_plan(o, res.notes);
-    const std::map<std::string, Flavour> flavours =
-        load_flavours(o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir,
-                      o.flavours);
-    const int fixed_sessions_rate = o.sessions_rate;
-    int sessions_rate = o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate;
+  SweepResult res;
+  sweep_plan(o, res.notes);
+  const std::map<std::string, Flavour> flavours = load_flavours(
+      o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir, o.flavours);
+  const int fixed_sessions_rate = o.sessions_rate;
+  int sessions_rate = o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate;
 
-    std::vector<Job> jobs;
-    for (const auto& series : kSweepSeries) {
-        if (!contains(o.series, series)) continue;
+  std::vector<Job> jobs;
+  for (const auto& series : kSweepSeries) {
+    if (!contains(o.series, series)) continue;
+    for (const auto& f : o.flavours) {
+      Job j{f, series, {}};
+      if (series == "sessions") {
+        const int most = flavours.at(f).max_sessions;
+        for (int n : o.session_counts) {
+          if (most > 0 && n > most)
+            res.notes.push_back(f + ": " + std::to_string(n) +
+                                " sessions left out: its flavour file says max_sessions = " + std::to_string(most));
+          else
+            j.counts.push_back(n);
+        }
+      }
+      jobs.push_back(std::move(j));
+    }
+  }
+  std::size_t planned = 0;
+  for (const auto& j : jobs) planned += j.planned(o);
+
+  std::size_t job = 0;
+  bool sessions_rate_set = false;
+  StepPlanner next = [&](const std::vector<StepResult>& done) -> std::optional<Step> {
+    while (job < jobs.size()) {
+      Job& j = jobs[job];
+      if (j.series == "sessions" && !sessions_rate_set) {
+        sessions_rate_set = true;
+        // One rate for every flavour, below every knee the rate series found.
+        int lowest = -1;
         for (const auto& f : o.flavours) {
-            Job j{f, series, {}};
-            if (series == "sessions") {
-                const int most = flavours.at(f).max_sessions;
-                for (int n : o.session_counts) {
-                    if (most > 0 && n > most)
-                        res.notes.push_back(f + ": " + std::to_string(n) + " sessions left out: its flavour file says max_sessions = " +
-                                            std::to_string(most));
-                    else
-                        j.counts.push_back(n);
-                }
-            }
-            jobs.push_back(std::move(j));
+          int knee = -1;
+          for (const auto& s : done)
+            if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
+                s.outcome.state == CellState::measured)
+              knee = std::max(knee, s.step.rate);
+          if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
         }
+        if (fixed_sessions_rate <= 0 && lowest > 0)
+          sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
+      }
+      std::optional<std::pair<int, Judged>> last;
+      if (j.issued > 0) {
+        const StepResult& s = done.back();
+        last = {{j.series == "rate" ? s.step.rate : s.step.sessions, judge_step(s)}};
+      }
+      const std::optional<int> x = j.next(o, last);
+      if (!x) {
+        ++job;
+        continue;
+      }
+      ++j.issued;
+      Step st;
+      st.cell = {j.flavour, o.transport, o.model, "open"};
+      st.sessions = j.series == "rate" ? o.rate_sessions : *x;
+      st.rate = j.series == "rate" ? *x : sessions_rate;
+      st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
+      st.dir = "sweep/" + j.flavour + "/" + j.series;
+      char name[32];
+      std::snprintf(name, sizeof name, "step-%02zu", j.issued);
+      st.name = name;
+      st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
+                 "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
+      st.planned = planned;
+      return st;
     }
-    std::size_t planned = 0;
-    for (const auto& j : jobs) planned += j.planned(o);
+    return std::nullopt;
+  };
 
-    std::size_t job = 0;
-    bool sessions_rate_set = false;
-    StepPlanner next = [&](const std::vector<StepResult>& done) -> std::optional<Step> {
-        while (job < jobs.size()) {
-            Job& j = jobs[job];
-            if (j.series == "sessions" && !sessions_rate_set) {
-                sessions_rate_set = true;
-                // One rate for every flavour, below every knee the rate series found.
-                int lowest = -1;
-                for (const auto& f : o.flavours) {
-                    int knee = -1;
-                    for (const auto& s : done)
-                        if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
-                            s.outcome.state == CellState::measured)
-                            knee = std::max(knee, s.step.rate);
-                    if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
-                }
-                if (fixed_sessions_rate <= 0 && lowest > 0)
-                    sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
-            }
-            std::optional<std::pair<int, Judged>> last;
-            if (j.issued > 0) {
-                const StepResult& s = done.back();
-                last = {{j.series == "rate" ? s.step.rate : s.step.sessions, judge_step(s)}};
-            }
-            const std::optional<int> x = j.next(o, last);
-            if (!x) {
-                ++job;
-                continue;
-            }
-            ++j.issued;
-            Step st;
-            st.cell = {j.flavour, o.transport, o.model, "open"};
-            st.sessions = j.series == "rate" ? o.rate_sessions : *x;
-            st.rate = j.series == "rate" ? *x : sessions_rate;
-            st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
-            st.dir = "sweep/" + j.flavour + "/" + j.series;
-            char name[32];
-            std::snprintf(name, sizeof name, "step-%02zu", j.issued);
-            st.name = name;
-            st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
-                       "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
-            st.planned = planned;
-            return st;
-        }
-        return std::nullopt;
-    };
+  std::vector<StepResult> steps;
+  res.sitting = run_stepped_sitting(o.sitting, next, steps);
 
-    std::vector<StepResult> steps;
-    res.sitting = run_stepped_sitting(o.sitting, next, steps);
-
-    const json common = {{"transport", o.transport},
-                         {"model", o.model},
-                         {"warmup_s", o.warmup_s},
-                         {"duration_s", o.duration_s},
-                         {"runs", o.runs},
-                         {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
-                         {"max_in_flight", o.sitting.matrix.max_in_flight},
-                         {"client_threads", o.client_threads},
-                         {"thresholds",
-                          {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
-                           {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
-    json record = json::object();
-    for (const auto& series : kSweepSeries) {
-        if (!contains(o.series, series)) continue;
-        for (const auto& f : o.flavours) {
-            std::vector<StepResult> mine;
-            for (const auto& s : steps)
-                if (s.step.dir == "sweep/" + f + "/" + series) mine.push_back(s);
-            if (mine.empty()) continue;
-            json settings = common;
-            if (series == "rate") {
-                settings["sessions"] = o.rate_sessions;
-                settings["start_rate"] = o.start_rate;
-                settings["max_rate"] = o.max_rate;
-                settings["bisections"] = o.bisections;
-            } else {
-                settings["rate"] = sessions_rate;
-                settings["session_counts"] = o.session_counts;
-            }
-            SweepSeries s{f, series, "sweep/" + f + "/" + series + "/sweep.json", sweep_document(f, series, mine, settings)};
-            write_text_atomic(res.sitting.dir + "/" + s.file, s.doc.dump(1));
-            record[f + "/" + series] = s.file;
-            res.series.push_back(std::move(s));
-        }
+  const json common = {{"transport", o.transport},
+                       {"model", o.model},
+                       {"warmup_s", o.warmup_s},
+                       {"duration_s", o.duration_s},
+                       {"runs", o.runs},
+                       {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
+                       {"max_in_flight", o.sitting.matrix.max_in_flight},
+                       {"client_threads", o.client_threads},
+                       {"thresholds",
+                        {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
+                         {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
+  json record = json::object();
+  for (const auto& series : kSweepSeries) {
+    if (!contains(o.series, series)) continue;
+    for (const auto& f : o.flavours) {
+      std::vector<StepResult> mine;
+      for (const auto& s : steps)
+        if (s.step.dir == "sweep/" + f + "/" + series) mine.push_back(s);
+      if (mine.empty()) continue;
+      json settings = common;
+      if (series == "rate") {
+        settings["sessions"] = o.rate_sessions;
+        settings["start_rate"] = o.start_rate;
+        settings["max_rate"] = o.max_rate;
+        settings["bisections"] = o.bisections;
+      } else {
+        settings["rate"] = sessions_rate;
+        settings["session_counts"] = o.session_counts;
+      }
+      SweepSeries s{f, series, "sweep/" + f + "/" + series + "/sweep.json", sweep_document(f, series, mine, settings)};
+      write_text_atomic(res.sitting.dir + "/" + s.file, s.doc.dump(1));
+      record[f + "/" + series] = s.file;
+      res.series.push_back(std::move(s));
     }
-    // sitting.json says what the sweep was and where its series are.
-    try {
-        json stamp = json::parse(read_text(res.sitting.dir + "/sitting.json"));
-        stamp["sweep"] = {{"flavours", o.flavours}, {"series", o.series}, {"settings", common}, {"files", record},
-                          {"notes", res.notes}, {"sessions_rate", sessions_rate}, {"rate_sessions", o.rate_sessions}};
-        write_text_atomic(res.sitting.dir + "/sitting.json", stamp.dump(1));
-    } catch (const std::exception& e) {
-        res.notes.push_back(std::string("sitting.json not updated with the sweep: ") + e.what());
-    }
-    return res;
+  }
+  // sitting.json says what the sweep was and where its series are.
+  try {
+    json stamp = json::parse(read_text(res.sitting.dir + "/sitting.json"));
+    stamp["sweep"] = {{"flavours", o.flavours},
+                      {"series", o.series},
+                      {"settings", common},
+                      {"files", record},
+                      {"notes", res.notes},
+                      {"sessions_rate", sessions_rate},
+                      {"rate_sessions", o.rate_sessions}};
+    write_text_atomic(res.sitting.dir + "/sitting.json", stamp.dump(1));
+  } catch (const std::exception& e) {
+    res.notes.push_back(std::string("sitting.json not updated with the sweep: ") + e.what());
+  }
+  return res;
 }
 
 std::string sweep_table(const SweepSeries& s) {
-    const json& d = s.doc;
-    const json& set = d.value("settings", json::object());
-    const bool by_rate = s.series == "rate";
-    std::ostringstream out;
-    out << s.flavour << " " << d.value("transport", "") << "/" << d.value("model", "") << ", " << s.series << " series: ";
-    if (by_rate) out << set.value("sessions", 0) << " sessions";
-    else out << set.value("rate", 0) << " orders/s";
-    out << "; " << set.value("runs", 0) << " runs of " << set.value("duration_s", 0.0) << " s after "
-        << set.value("warmup_s", 0.0) << " s; idle " << set.value("idle", "") << "; " << set.value("client_threads", 1)
-        << " client thread(s); latency in us\n";
-    char line[512];
-    std::snprintf(line, sizeof line, "%4s %8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n", "step", "rate/s",
-                  "sessions", "achieved", "resp p50", "p99", "p99.9", "max", "serv p50", "p99", "p99.9", "max", "flight",
-                  "late p50", "cpu/ord", "rss MB", "verdict");
+  const json& d = s.doc;
+  const json& set = d.value("settings", json::object());
+  const bool by_rate = s.series == "rate";
+  std::ostringstream out;
+  out << s.flavour << " " << d.value("transport", "") << "/" << d.value("model", "") << ", " << s.series << " series: ";
+  if (by_rate)
+    out << set.value("sessions", 0) << " sessions";
+  else
+    out << set.value("rate", 0) << " orders/s";
+  out << "; " << set.value("runs", 0) << " runs of " << set.value("duration_s", 0.0) << " s after "
+      << set.value("warmup_s", 0.0) << " s; idle " << set.value("idle", "") << "; " << set.value("client_threads", 1)
+      << " client thread(s); latency in us\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s %8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
+                "step", "rate/s", "sessions", "achieved", "resp p50", "p99", "p99.9", "max", "serv p50", "p99", "p99.9",
+                "max", "flight", "late p50", "cpu/ord", "rss MB", "verdict");
+  out << line;
+  // Rows by rate or sessions; the step number keeps the order they ran in.
+  std::vector<json> steps = d.value("steps", std::vector<json>{});
+  const char* xkey = by_rate ? "rate" : "sessions";
+  std::stable_sort(steps.begin(), steps.end(),
+                   [xkey](const json& a, const json& b) { return a.value(xkey, 0) < b.value(xkey, 0); });
+  for (const auto& st : steps) {
+    const json resp = st.value("response", json()), serv = st.value("service", json());
+    const json late = path_of(st, {"client", "lateness"});
+    const double ach = number(st, {"achieved_rate"});
+    const double cpu = number(st, {"server", "cpu_us_per_order"});
+    const double rss = number(st, {"server", "rss_kb"});
+    const double flight = number(st, {"max_in_flight"});
+    std::string verdict =
+        st["state"] == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
+    if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
+    std::snprintf(
+        line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
+        st.value("step", 0), st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
+        lat(resp, "p50").c_str(), lat(resp, "p99").c_str(), lat(resp, "p999").c_str(), lat(resp, "max").c_str(),
+        lat(serv, "p50").c_str(), lat(serv, "p99").c_str(), lat(serv, "p999").c_str(), lat(serv, "max").c_str(),
+        flight < 0 ? "-" : fmt("%.0f", flight).c_str(), lat(late, "p50").c_str(),
+        cpu < 0 ? "-" : fmt("%.2f", cpu).c_str(), rss < 0 ? "-" : fmt("%.1f", rss / 1024).c_str(), verdict.c_str());
     out << line;
-    // Rows by rate or sessions; the step number keeps the order they ran in.
-    std::vector<json> steps = d.value("steps", std::vector<json>{});
-    const char* xkey = by_rate ? "rate" : "sessions";
-    std::stable_sort(steps.begin(), steps.end(), [xkey](const json& a, const json& b) { return a.value(xkey, 0) < b.value(xkey, 0); });
-    for (const auto& st : steps) {
-        const json resp = st.value("response", json()), serv = st.value("service", json());
-        const json late = path_of(st, {"client", "lateness"});
-        const double ach = number(st, {"achieved_rate"});
-        const double cpu = number(st, {"server", "cpu_us_per_order"});
-        const double rss = number(st, {"server", "rss_kb"});
-        const double flight = number(st, {"max_in_flight"});
-        std::string verdict = st["state"] == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
-        if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
-        std::snprintf(line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
-                      st.value("step", 0), st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
-                      lat(resp, "p50").c_str(), lat(resp, "p99").c_str(), lat(resp, "p999").c_str(), lat(resp, "max").c_str(),
-                      lat(serv, "p50").c_str(), lat(serv, "p99").c_str(), lat(serv, "p999").c_str(), lat(serv, "max").c_str(),
-                      flight < 0 ? "-" : fmt("%.0f", flight).c_str(), lat(late, "p50").c_str(),
-                      cpu < 0 ? "-" : fmt("%.2f", cpu).c_str(), rss < 0 ? "-" : fmt("%.1f", rss / 1024).c_str(),
-                      verdict.c_str());
-        out << line;
-    }
-    const char* x = by_rate ? "rate" : "sessions";
-    const json& knee = d.value("knee", json());
-    const json& sat = d.value("saturated_from", json());
-    out << "knee: ";
-    if (knee.is_object()) out << knee[x].dump() << (by_rate ? "/s" : " sessions") << " (the highest step not saturated)";
-    else out << "none (every measured step saturated, or none was measured)";
-    if (sat.is_object()) {
-        out << "; saturated from " << sat[x].dump() << (by_rate ? "/s" : " sessions");
-        if (sat["limit"] == "client") out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
-        else if (sat["limit"] == "server") out << ": the server was the limit";
-    } else if (knee.is_object()) {
-        out << "; no step saturated";
-    }
-    out << "\n";
-    if (!by_rate && d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
-        out << "server memory per session: " << fmt("%.0f", d["memory_per_session_bytes"].get<double>())
-            << " bytes (the slope of its resident memory over the session counts)\n";
-    return out.str();
+  }
+  const char* x = by_rate ? "rate" : "sessions";
+  const json& knee = d.value("knee", json());
+  const json& sat = d.value("saturated_from", json());
+  out << "knee: ";
+  if (knee.is_object())
+    out << knee[x].dump() << (by_rate ? "/s" : " sessions") << " (the highest step not saturated)";
+  else
+    out << "none (every measured step saturated, or none was measured)";
+  if (sat.is_object()) {
+    out << "; saturated from " << sat[x].dump() << (by_rate ? "/s" : " sessions");
+    if (sat["limit"] == "client")
+      out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
+    else if (sat["limit"] == "server")
+      out << ": the server was the limit";
+  } else if (knee.is_object()) {
+    out << "; no step saturated";
+  }
+  out << "\n";
+  if (!by_rate && d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
+    out << "server memory per session: " << fmt("%.0f", d["memory_per_session_bytes"].get<double>())
+        << " bytes (the slope of its resident memory over the session counts)\n";
+  return out.str();
 }
 
 }  // namespace kite::lab

@@ -141,9 +141,12 @@ void read_log(AcceptorConfig& c, const toml::table& t, const TableReader& r) {
     const std::string_view key = k.str();
     if (key == "format") {
       const std::string f = r.string(v, key);
-      if (f == "text") c.log_format = LogFormat::text;
-      else if (f == "json") c.log_format = LogFormat::json;
-      else r.fail(v, key, "expected \"text\" or \"json\", got \"" + f + "\"");
+      if (f == "text")
+        c.log_format = LogFormat::text;
+      else if (f == "json")
+        c.log_format = LogFormat::json;
+      else
+        r.fail(v, key, "expected \"text\" or \"json\", got \"" + f + "\"");
     } else {
       r.fail(v, key, "unknown setting");
     }
@@ -192,11 +195,16 @@ AcceptorConfig finish(session::Config sessions) {
     if (t == nullptr) reader.fail(v, table, "must be a table");
     bool port_given = false;
     const TableReader r(reader, std::string(key));
-    if (key == "engine") read_engine(c, *t, r, port_given);
-    else if (key == "app") read_app(c, *t, r);
-    else if (key == "admin") read_admin(c, *t, r);
-    else if (key == "message_log") read_message_log(c, *t, r);
-    else read_log(c, *t, r);
+    if (key == "engine")
+      read_engine(c, *t, r, port_given);
+    else if (key == "app")
+      read_app(c, *t, r);
+    else if (key == "admin")
+      read_admin(c, *t, r);
+    else if (key == "message_log")
+      read_message_log(c, *t, r);
+    else
+      read_log(c, *t, r);
   }
   check_tls_table(c.sessions.document, reader, c.engine.transport == transport::Kind::tls,
                   transport::to_string(c.engine.transport));
@@ -217,12 +225,13 @@ AcceptorConfig finish(session::Config sessions) {
   for (const session::SessionSettings& s : c.sessions.sessions) {
     ++i;
     const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
-    if (s.role != session::Role::acceptor) reader.fail(where + "ConnectionType", "kite-acceptor runs acceptor sessions only");
+    if (s.role != session::Role::acceptor)
+      reader.fail(where + "ConnectionType", "kite-acceptor runs acceptor sessions only");
     if (port_node == nullptr && s.socket_accept_port != 0) {
       if (from_sessions && s.socket_accept_port != c.engine.port)
-        reader.fail(where + "SocketAcceptPort",
-                    std::to_string(s.socket_accept_port) + " differs from another session's " + std::to_string(c.engine.port) +
-                 " (one listening port per daemon)");
+        reader.fail(where + "SocketAcceptPort", std::to_string(s.socket_accept_port) +
+                                                    " differs from another session's " + std::to_string(c.engine.port) +
+                                                    " (one listening port per daemon)");
       c.engine.port = s.socket_accept_port;
       from_sessions = true;
     }
@@ -232,8 +241,9 @@ AcceptorConfig finish(session::Config sessions) {
     throw ConfigError(name + ": [engine]: setting port: missing (set it, or SocketAcceptPort in the sessions)");
   if (c.mode == Mode::match && c.engine.workers > 1 &&
       (c.engine.model == engine::Model::pool || c.engine.model == engine::Model::shard))
-    throw ConfigError(name + ": [app]: setting mode: match needs every session on one thread (model single or mono, "
-                             "or workers = 1)");
+    throw ConfigError(name +
+                      ": [app]: setting mode: match needs every session on one thread (model single or mono, "
+                      "or workers = 1)");
   if (!engine::supports(c.engine.transport, c.engine.model))
     throw ConfigError(name + ": [engine]: setting model: " + engine::to_string(c.engine.model) + " cannot run on " +
                       transport::to_string(c.engine.transport));
@@ -312,8 +322,9 @@ bool apply_command(session::Session& s, const SessionCommand& cmd, engine::Outbo
     case Kind::set_seq:
     case Kind::reset:
       if (s.logged_on() && !cmd.force) {
-        say(result, cap, "logged on: log it out first, or add --force (the counterparty then sees the new numbers "
-                         "on the next message)");
+        say(result, cap,
+            "logged on: log it out first, or add --force (the counterparty then sees the new numbers "
+            "on the next message)");
         return false;
       }
       if (cmd.kind == Kind::reset) {
@@ -477,9 +488,8 @@ Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* h
         log_ptrs_.push_back(nullptr);
         continue;
       }
-      logs_.push_back(std::make_unique<link::MessageLog>(
-          config_.message_log.dir + "/" + link::message_log_name(s.id()), config_.message_log.max_bytes,
-          config_.message_log.keep));
+      logs_.push_back(std::make_unique<link::MessageLog>(config_.message_log.dir + "/" + link::message_log_name(s.id()),
+                                                         config_.message_log.max_bytes, config_.message_log.keep));
       log_ptrs_.push_back(logs_.back().get());
       for (const std::string& id : config_.message_log.sessions)
         if (id == "*" || id == s.id()) {
@@ -552,15 +562,14 @@ CommandResult Acceptor::run(std::size_t i, const SessionCommand& cmd, int timeou
 
 CommandResult Acceptor::set_message_log(std::size_t i, bool on) {
   if (i >= registry_->size()) return {false, "no such session"};
-  if (!metrics_ || logs_.empty())
-    return {false, "no message log folder: set [message_log] dir in the configuration"};
+  if (!metrics_ || logs_.empty()) return {false, "no message log folder: set [message_log] dir in the configuration"};
   link::MessageLog& l = *logs_[i];
   if (on) l.prepare();
   const bool was = metrics_->session(i).message_log.exchange(on, std::memory_order_acq_rel);
   log_.logf(session::LogLevel::info, registry_->at(i).id(), "operator: message log %s (%s)", on ? "on" : "off",
             l.path().c_str());
-  return {true, registry_->at(i).id() + ": message log " + (on ? (was ? "was already on" : "on") : (was ? "off" : "was already off")) +
-                    ": " + l.path()};
+  return {true, registry_->at(i).id() + ": message log " +
+                    (on ? (was ? "was already on" : "on") : (was ? "off" : "was already off")) + ": " + l.path()};
 }
 
 std::uint16_t Acceptor::port() const noexcept { return engine_ ? engine_->port() : 0; }

@@ -73,8 +73,7 @@ std::string utc_text(std::int64_t ns) {
   gmtime_r(&t, &parts);
   char b[80];
   std::snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1,
-                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
-                static_cast<int>((ns / 1'000'000) % 1000));
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<int>((ns / 1'000'000) % 1000));
   return b;
 }
 
@@ -150,7 +149,8 @@ AdminAnswer sessions_answer(const Acceptor& a, bool json) {
   auto& reg = const_cast<Acceptor&>(a).registry();
   const Metrics* mx = a.metrics();
   std::string out;
-  if (json) out = "[";
+  if (json)
+    out = "[";
   else {
     char b[256];
     std::snprintf(b, sizeof b, "%-28s %-12s %9s %9s %10s %10s %7s %7s  %s\n", "session", "state", "next_in", "next_out",
@@ -166,26 +166,28 @@ AdminAnswer sessions_answer(const Acceptor& a, bool json) {
     if (json) {
       if (i != 0) out += ",";
       out += "\n {\"session\": " + json_string(s.id()) + ", \"state\": " + json_string(state) +
-             ", \"next_in\": " + std::to_string(m.next_in.load()) + ", \"next_out\": " +
-             std::to_string(m.next_out.load()) + ", \"messages_in\": " + std::to_string(m.messages_in.get()) +
-             ", \"messages_out\": " + std::to_string(m.messages_out.get()) + ", \"bytes_in\": " +
-             std::to_string(m.bytes_in.get()) + ", \"bytes_out\": " + std::to_string(m.bytes_out.get()) +
-             ", \"rejects\": " + std::to_string(rejects(m)) + ", \"resend_requests\": " + std::to_string(resends) +
-             ", \"logons\": " + std::to_string(m.logons.get()) + ", \"refused_logons\": " +
-             std::to_string(m.refused_logons.get()) + ", \"last_refusal\": " +
-             (refusal != nullptr ? json_string(refusal) : std::string("null")) + ", \"message_log\": " +
-             (m.message_log.load() ? "true" : "false") + ", \"last_activity\": " +
+             ", \"next_in\": " + std::to_string(m.next_in.load()) +
+             ", \"next_out\": " + std::to_string(m.next_out.load()) +
+             ", \"messages_in\": " + std::to_string(m.messages_in.get()) +
+             ", \"messages_out\": " + std::to_string(m.messages_out.get()) +
+             ", \"bytes_in\": " + std::to_string(m.bytes_in.get()) +
+             ", \"bytes_out\": " + std::to_string(m.bytes_out.get()) + ", \"rejects\": " + std::to_string(rejects(m)) +
+             ", \"resend_requests\": " + std::to_string(resends) + ", \"logons\": " + std::to_string(m.logons.get()) +
+             ", \"refused_logons\": " + std::to_string(m.refused_logons.get()) +
+             ", \"last_refusal\": " + (refusal != nullptr ? json_string(refusal) : std::string("null")) +
+             ", \"message_log\": " + (m.message_log.load() ? "true" : "false") + ", \"last_activity\": " +
              (m.last_activity_mono_ns.load() != 0 ? json_string(utc_text(mono_to_utc(m.last_activity_mono_ns.load())))
                                                   : std::string("null")) +
              "}";
     } else {
       if (refusal != nullptr && state == "disconnected") state = "refused";
       char b[512];
-      std::snprintf(b, sizeof b, "%-28s %-12s %9" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7" PRIu64
-                                 " %7" PRIu64 "  %s%s%s\n",
-                    s.id().c_str(), state.c_str(), m.next_in.load(), m.next_out.load(), m.messages_in.get(),
-                    m.messages_out.get(), rejects(m), resends, utc_text(mono_to_utc(m.last_activity_mono_ns.load())).c_str(),
-                    refusal != nullptr ? "  last refusal: " : "", refusal != nullptr ? refusal : "");
+      std::snprintf(
+          b, sizeof b,
+          "%-28s %-12s %9" PRIu64 " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %7" PRIu64 " %7" PRIu64 "  %s%s%s\n",
+          s.id().c_str(), state.c_str(), m.next_in.load(), m.next_out.load(), m.messages_in.get(), m.messages_out.get(),
+          rejects(m), resends, utc_text(mono_to_utc(m.last_activity_mono_ns.load())).c_str(),
+          refusal != nullptr ? "  last refusal: " : "", refusal != nullptr ? refusal : "");
       out += b;
     }
   }
@@ -209,15 +211,14 @@ AdminAnswer status_answer(const Acceptor& a, bool json) {
           ", \"transport\": " + json_string(transport::to_string(c.engine.transport)) +
           ", \"mode\": " + json_string(to_string(c.mode)) + ", \"port\": " + std::to_string(a.port()) +
           ", \"uptime_s\": " + std::to_string(uptime) + ", \"sessions\": " + std::to_string(reg.size()) +
-          ", \"logged_on\": " + std::to_string(logged_on) + ", \"open_connections\": " +
-          std::to_string(a.open_connections()) + ", \"logons_paused\": " + (paused ? "true" : "false") +
-          ", \"threads\": [";
+          ", \"logged_on\": " + std::to_string(logged_on) +
+          ", \"open_connections\": " + std::to_string(a.open_connections()) +
+          ", \"logons_paused\": " + (paused ? "true" : "false") + ", \"threads\": [";
     for (std::size_t i = 0; i < threads.size(); ++i) {
       const auto& t = threads[i];
       if (i != 0) out += ", ";
-      out += "{\"name\": " + json_string(t.name) + ", \"tid\": " +
-             std::to_string(t.tid) + ", \"cpu\": " + std::to_string(t.cpu) + ", \"affinity\": " +
-             json_string(cores_text(t.affinity)) + "}";
+      out += "{\"name\": " + json_string(t.name) + ", \"tid\": " + std::to_string(t.tid) +
+             ", \"cpu\": " + std::to_string(t.cpu) + ", \"affinity\": " + json_string(cores_text(t.affinity)) + "}";
     }
     out += "], \"accepted\": " + std::to_string(stats.accepted) + ", \"refused\": " + std::to_string(stats.refused) +
            "}\n";
@@ -271,7 +272,8 @@ std::string metrics_text(const Acceptor& a) {
       {"kite_messages_sent_total", "FIX messages sent (resent ones included).", &SessionMetrics::messages_out},
       {"kite_bytes_received_total", "Bytes of FIX messages received.", &SessionMetrics::bytes_in},
       {"kite_bytes_sent_total", "Bytes committed to the send buffer.", &SessionMetrics::bytes_out},
-      {"kite_business_rejects_sent_total", "BusinessMessageRejects (35=j) sent.", &SessionMetrics::business_rejects_out},
+      {"kite_business_rejects_sent_total", "BusinessMessageRejects (35=j) sent.",
+       &SessionMetrics::business_rejects_out},
       {"kite_resend_requests_received_total", "ResendRequests received.", &SessionMetrics::resend_requests_in},
       {"kite_resend_requests_sent_total", "ResendRequests sent.", &SessionMetrics::resend_requests_out},
       {"kite_sequence_resets_received_total", "SequenceResets received (gap fills included).",
@@ -292,7 +294,8 @@ std::string metrics_text(const Acceptor& a) {
   for (std::size_t i = 0; i < reg.size(); ++i)
     for (std::size_t r = 0; r < link::kRejectReasonSlots; ++r) {
       const std::uint64_t v = mx->session(i).rejects_out[r].get();
-      if (v != 0) sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"", v);
+      if (v != 0)
+        sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"", v);
     }
   family("kite_disconnects_total", "counter", "Connections of the session that ended, by cause.");
   for (std::size_t i = 0; i < reg.size(); ++i) {
@@ -345,8 +348,10 @@ std::string metrics_text(const Acceptor& a) {
     for (int b = 0; b <= link::ThreadLatency::kBuckets; ++b) {
       cum += h.buckets[b].get();
       char le[32];
-      if (b == link::ThreadLatency::kBuckets) std::snprintf(le, sizeof le, "+Inf");
-      else std::snprintf(le, sizeof le, "%.9g", static_cast<double>(link::ThreadLatency::bucket_bound_ns(b)) / 1e9);
+      if (b == link::ThreadLatency::kBuckets)
+        std::snprintf(le, sizeof le, "+Inf");
+      else
+        std::snprintf(le, sizeof le, "%.9g", static_cast<double>(link::ThreadLatency::bucket_bound_ns(b)) / 1e9);
       out += "kite_reply_latency_seconds_bucket{" + th + ",le=\"" + le + "\"} " + std::to_string(cum) + "\n";
     }
     char sum[48];
@@ -394,8 +399,9 @@ AdminAnswer admin_command(Acceptor& a, const std::vector<std::string>& w) {
     const bool pause = cmd == "pause-logons";
     const bool was = a.registry().logons_paused();
     a.registry().pause_logons(pause);
-    return {true, std::string(pause ? (was ? "logons were already paused" : "logons paused: new Logons are refused; "
-                                                                          "logged-on sessions carry on")
+    return {true, std::string(pause ? (was ? "logons were already paused"
+                                           : "logons paused: new Logons are refused; "
+                                             "logged-on sessions carry on")
                                     : (was ? "logons resumed" : "logons were not paused")) +
                       "\n"};
   }
@@ -453,7 +459,8 @@ bool read_request(int fd, std::string& req, bool http) {
     if (http ? req.find("\r\n\r\n") != std::string::npos || req.find("\n\n") != std::string::npos
              : req.find("\n\n") != std::string::npos || req == "\n")
       return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -616,8 +623,7 @@ void AdminServer::serve_admin(int fd) noexcept {
     if (words.empty() || words[0] == "sessions" || words[0] == "status" || words[0] == "metrics" || words[0] == "help")
       outcome = "answered";
     log_.logf(ans.ok ? session::LogLevel::info : session::LogLevel::warn, "admin", "uid %s: %s: %s: %s",
-              known ? std::to_string(cred.uid).c_str() : "?", said.c_str(), ans.ok ? "ok" : "error",
-              outcome.c_str());
+              known ? std::to_string(cred.uid).c_str() : "?", said.c_str(), ans.ok ? "ok" : "error", outcome.c_str());
     write_all(fd, ans.ok ? "ok\n" : "error\n");
     write_all(fd, ans.text);
   } catch (...) {
@@ -642,10 +648,10 @@ void AdminServer::serve_http(int fd) noexcept {
     } else {
       body = metrics_text(acceptor_);
     }
-    write_all(fd, "HTTP/1.0 " + status + "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: " +
+    write_all(fd, "HTTP/1.0 " + status +
+                      "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: " +
                       std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 }  // namespace kite::app

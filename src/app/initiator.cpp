@@ -169,7 +169,7 @@ void InitiatorHost::run_connector() noexcept {
     if (!connecting_.load(std::memory_order_acquire)) continue;
     for (std::size_t i = 0; i < size(); ++i) {
       if (busy_[i].load(std::memory_order_acquire)) continue;
-      session::Session& s = session(i);  // not bound: this thread may read and report on it
+      session::Session& s = session(i);                // not bound: this thread may read and report on it
       const std::int64_t due = s.next_connect_time();  // before now: a fresh session's is the clock's now
       if (clock_.now_ns() < due) continue;
       std::string why;

@@ -1,9 +1,9 @@
 #include "kite/app/initiator_daemon.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -50,9 +50,12 @@ void read_engine(InitiatorDaemonConfig& c, const toml::table& t, const TableRead
 }
 
 bool parse_side(std::string_view s, char& out) {
-  if (s == "1" || s == "buy") out = '1';
-  else if (s == "2" || s == "sell") out = '2';
-  else return false;
+  if (s == "1" || s == "buy")
+    out = '1';
+  else if (s == "2" || s == "sell")
+    out = '2';
+  else
+    return false;
   return true;
 }
 
@@ -64,10 +67,14 @@ void read_orders(InitiatorDaemonConfig& c, const toml::table& t, const TableRead
     if (key == "source") {
       source = &v;
       const std::string s = r.string(v, key);
-      if (s == "none") o.kind = OrderSourceConfig::Kind::none;
-      else if (s == "rate") o.kind = OrderSourceConfig::Kind::rate;
-      else if (s == "file") o.kind = OrderSourceConfig::Kind::file;
-      else r.fail(v, key, "expected \"none\", \"rate\" or \"file\", got \"" + s + "\"");
+      if (s == "none")
+        o.kind = OrderSourceConfig::Kind::none;
+      else if (s == "rate")
+        o.kind = OrderSourceConfig::Kind::rate;
+      else if (s == "file")
+        o.kind = OrderSourceConfig::Kind::file;
+      else
+        r.fail(v, key, "expected \"none\", \"rate\" or \"file\", got \"" + s + "\"");
     } else if (key == "rate") {
       const auto d = v.value<double>();
       if (!d || !(*d >= 0) || *d > 1e7) r.fail(v, key, "expected orders per second per session, 0 to 10000000");
@@ -130,16 +137,21 @@ InitiatorDaemonConfig finish(session::Config sessions) {
       read_orders(c, *t, r, dir);
     } else if (key == "app") {
       for (const auto& [ak, av] : *t) {
-        if (ak.str() == "shutdown_wait_ms") c.shutdown_wait_ms = static_cast<int>(r.integer(av, ak.str(), 0, 60000));
-        else r.fail(av, ak.str(), "unknown setting");
+        if (ak.str() == "shutdown_wait_ms")
+          c.shutdown_wait_ms = static_cast<int>(r.integer(av, ak.str(), 0, 60000));
+        else
+          r.fail(av, ak.str(), "unknown setting");
       }
     } else {
       for (const auto& [lk, lv] : *t) {
         if (lk.str() != "format") r.fail(lv, lk.str(), "unknown setting");
         const std::string f = r.string(lv, "format");
-        if (f == "text") c.log_format = LogFormat::text;
-        else if (f == "json") c.log_format = LogFormat::json;
-        else r.fail(lv, "format", "expected \"text\" or \"json\", got \"" + f + "\"");
+        if (f == "text")
+          c.log_format = LogFormat::text;
+        else if (f == "json")
+          c.log_format = LogFormat::json;
+        else
+          r.fail(lv, "format", "expected \"text\" or \"json\", got \"" + f + "\"");
       }
     }
   }
@@ -157,7 +169,8 @@ InitiatorDaemonConfig finish(session::Config sessions) {
     ++i;
     const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
     if (s.role != session::Role::initiator)
-      reader.fail(where + "ConnectionType", "kite-initiator runs initiator sessions only (ConnectionType = \"initiator\")");
+      reader.fail(where + "ConnectionType",
+                  "kite-initiator runs initiator sessions only (ConnectionType = \"initiator\")");
     if (s.socket_connect_port == 0) reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
   }
   return c;
@@ -177,7 +190,8 @@ std::vector<OrderLine> parse_order_lines(std::string_view text, const std::strin
     while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
     if (line.empty() || line.front() == '#') continue;
     const auto bad = [&](const std::string& why) {
-      throw ConfigError(name + ":" + std::to_string(line_no) + ": " + why + " (expected \"side,symbol,quantity,price\", "
+      throw ConfigError(name + ":" + std::to_string(line_no) + ": " + why +
+                        " (expected \"side,symbol,quantity,price\", "
                         "such as \"buy,KITE,100,10.25\")");
     };
     std::string_view f[4];
@@ -221,10 +235,10 @@ struct OrderFlow::PerSession final : session::Application {
   std::atomic<std::uint64_t> sent{0};
   std::atomic<std::uint64_t> reports{0};
   std::unique_ptr<std::int64_t[]> planned{new std::int64_t[kPlanned]()};  // by the order's MsgSeqNum
-  std::unique_ptr<std::atomic<std::uint64_t>[]> latency{new std::atomic<std::uint64_t>[kBuckets]()};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> latency { new std::atomic<std::uint64_t>[ kBuckets ]() };
   std::uint64_t sent_before = 0;  // sent when this Logon came: the rate counts from it
   std::int64_t logon_ns = 0;
-  std::size_t next_line = 0;      // file: the next order to send
+  std::size_t next_line = 0;  // file: the next order to send
   char cl_ord_id[64] = {};
   std::size_t prefix = 0;
 
@@ -314,7 +328,8 @@ int OrderFlow::on_timer(std::size_t i, session::Session& s) noexcept {
 std::size_t OrderFlow::bucket_of(std::int64_t us) noexcept {
   if (us < 2048) return static_cast<std::size_t>(us);
   const int e = 63 - __builtin_clzll(static_cast<unsigned long long>(us));  // 11 and up
-  const std::size_t b = 2048 + static_cast<std::size_t>(e - 11) * 64 + ((static_cast<std::uint64_t>(us) >> (e - 6)) & 63);
+  const std::size_t b =
+      2048 + static_cast<std::size_t>(e - 11) * 64 + ((static_cast<std::uint64_t>(us) >> (e - 6)) & 63);
   return b < kBuckets ? b : kBuckets - 1;
 }
 
@@ -350,10 +365,11 @@ std::string OrderFlow::interval_report() {
     return 0;
   };
   char line[256];
-  std::snprintf(line, sizeof line, "sent %llu, reports %llu, latency us p50 %lld p99 %lld p99.9 %lld max %lld (%llu answered)",
-                static_cast<unsigned long long>(sent - last_sent_), static_cast<unsigned long long>(reports - last_reports_),
-                static_cast<long long>(at(0.5)), static_cast<long long>(at(0.99)), static_cast<long long>(at(0.999)),
-                static_cast<long long>(at(1.0)), static_cast<unsigned long long>(n));
+  std::snprintf(
+      line, sizeof line, "sent %llu, reports %llu, latency us p50 %lld p99 %lld p99.9 %lld max %lld (%llu answered)",
+      static_cast<unsigned long long>(sent - last_sent_), static_cast<unsigned long long>(reports - last_reports_),
+      static_cast<long long>(at(0.5)), static_cast<long long>(at(0.99)), static_cast<long long>(at(0.999)),
+      static_cast<long long>(at(1.0)), static_cast<unsigned long long>(n));
   last_sent_ = sent;
   last_reports_ = reports;
   return line;

@@ -15,8 +15,9 @@
 int main(int argc, char** argv) {
   // Before anything starts OpenSSL: its per-record allocations recycled (transport tls).
   kite::transport::use_recycling_tls_allocator();
-  CLI::App cli{"kite-acceptor: a FIX acceptor (FIX.4.0 to FIX.4.4, FIXT.1.1) answering orders in ack, match or echo "
-               "mode; the configuration file is described in docs/acceptor.md"};
+  CLI::App cli{
+      "kite-acceptor: a FIX acceptor (FIX.4.0 to FIX.4.4, FIXT.1.1) answering orders in ack, match or echo "
+      "mode; the configuration file is described in docs/acceptor.md"};
   std::string config_path;
   bool check = false;
   std::string ready_file;

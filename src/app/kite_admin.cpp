@@ -20,11 +20,12 @@
 #include <CLI/CLI.hpp>
 
 int main(int argc, char** argv) {
-  CLI::App cli{"kite-admin: operate a running kite-acceptor through its admin socket.\n"
-               "commands: sessions [--json] | status [--json] | metrics | logout SESSION [--text TEXT] |\n"
-               "  disconnect SESSION | set-seq SESSION [--in N] [--out M] [--force] | reset SESSION [--force] |\n"
-               "  pause-logons | resume-logons | message-log SESSION on|off | help\n"
-               "SESSION: a session ID (FIX.4.4:KITE->PEER) or the counterparty's CompID when it names one session"};
+  CLI::App cli{
+      "kite-admin: operate a running kite-acceptor through its admin socket.\n"
+      "commands: sessions [--json] | status [--json] | metrics | logout SESSION [--text TEXT] |\n"
+      "  disconnect SESSION | set-seq SESSION [--in N] [--out M] [--force] | reset SESSION [--force] |\n"
+      "  pause-logons | resume-logons | message-log SESSION on|off | help\n"
+      "SESSION: a session ID (FIX.4.4:KITE->PEER) or the counterparty's CompID when it names one session"};
   std::string socket_path;
   int timeout_s = 10;
   cli.add_option("--socket,-s", socket_path, "the acceptor's admin socket ([admin] socket)")->required();

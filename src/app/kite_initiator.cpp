@@ -19,8 +19,9 @@
 
 int main(int argc, char** argv) {
   kite::transport::use_recycling_tls_allocator();  // before OpenSSL starts: no allocation per TLS record
-  CLI::App cli{"kite-initiator: FIX initiator sessions (FIX.4.0 to FIX.4.4, FIXT.1.1) kept connected, sending orders "
-               "from a file or at a rate; the configuration file is described in docs/initiator.md"};
+  CLI::App cli{
+      "kite-initiator: FIX initiator sessions (FIX.4.0 to FIX.4.4, FIXT.1.1) kept connected, sending orders "
+      "from a file or at a rate; the configuration file is described in docs/initiator.md"};
   std::string config_path;
   bool check = false;
   std::string ready_file;
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
   kite::session::Logger& log = *chosen;
   const char* source = config.orders.kind == kite::app::OrderSourceConfig::Kind::rate   ? "rate"
                        : config.orders.kind == kite::app::OrderSourceConfig::Kind::file ? "file"
-                                                                                         : "none";
+                                                                                        : "none";
   if (check) {
     std::printf("%s: ok: %zu session(s), orders %s, %s on %d thread(s)\n", config_path.c_str(),
                 config.sessions.sessions.size(), source, kite::transport::to_string(config.engine.transport),

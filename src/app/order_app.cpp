@@ -24,10 +24,14 @@ const char* to_string(Mode m) noexcept {
 }
 
 bool parse_mode(std::string_view s, Mode& out) noexcept {
-  if (s == "ack") out = Mode::ack;
-  else if (s == "match") out = Mode::match;
-  else if (s == "echo") out = Mode::echo;
-  else return false;
+  if (s == "ack")
+    out = Mode::ack;
+  else if (s == "match")
+    out = Mode::match;
+  else if (s == "echo")
+    out = Mode::echo;
+  else
+    return false;
   return true;
 }
 
@@ -196,8 +200,10 @@ void OrderApplication::on_logon(Session&) noexcept {}
 void OrderApplication::on_logout(Session&, const char*) noexcept { seen_cl_ord_ids_.clear(); }
 
 void OrderApplication::count(SendResult r) noexcept {
-  if (r == SendResult::stored) ++stats_.stored_for_resend;
-  else if (r != SendResult::ok) ++stats_.send_failures;
+  if (r == SendResult::stored)
+    ++stats_.stored_for_resend;
+  else if (r != SendResult::ok)
+    ++stats_.send_failures;
 }
 
 void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
@@ -246,9 +252,12 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
   count(send_report(s, r));
 }
 
-void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix, bool replace) noexcept {
-  if (replace) ++stats_.replaces;
-  else ++stats_.cancels;
+void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix,
+                                 bool replace) noexcept {
+  if (replace)
+    ++stats_.replaces;
+  else
+    ++stats_.cancels;
   std::string_view cl, orig;
   if (reject_field(s, h, ix.get(tag::ClOrdID, cl), tag::ClOrdID) ||
       reject_field(s, h, ix.get(tag::OrigClOrdID, orig), tag::OrigClOrdID)) {
@@ -321,9 +330,12 @@ void OrderApplication::match_new(Session& s, const codec::Header& h, const codec
     count(send_report(s, rej));
   };
   BookOrder b;
-  if (o.side == '1') b.side = Side::buy;
-  else if (o.side == '2') b.side = Side::sell;
-  else return reject("Unsupported Side");
+  if (o.side == '1')
+    b.side = Side::buy;
+  else if (o.side == '2')
+    b.side = Side::sell;
+  else
+    return reject("Unsupported Side");
   if (!o.qty.scaled_to(0, b.qty) || b.qty <= 0) return reject("OrderQty must be a positive whole number");
   if (o.ord_type == '1') {
     b.market = true;

@@ -45,8 +45,10 @@ BookOrder OrderBook::match(BookOrder o, std::vector<Fill>& fills) {
 
 void OrderBook::rest(const BookOrder& o) {
   orders_[o.order_id] = o;
-  if (o.side == Side::buy) bids_[o.price].push_back(o.order_id);
-  else asks_[o.price].push_back(o.order_id);
+  if (o.side == Side::buy)
+    bids_[o.price].push_back(o.order_id);
+  else
+    asks_[o.price].push_back(o.order_id);
 }
 
 void OrderBook::unlink(const BookOrder& o) {
@@ -57,8 +59,10 @@ void OrderBook::unlink(const BookOrder& o) {
     q.erase(std::remove(q.begin(), q.end(), o.order_id), q.end());
     if (q.empty()) levels.erase(lvl);
   };
-  if (o.side == Side::buy) drop(bids_);
-  else drop(asks_);
+  if (o.side == Side::buy)
+    drop(bids_);
+  else
+    drop(asks_);
 }
 
 BookOrder OrderBook::add(const BookOrder& incoming, std::vector<Fill>& fills) {
@@ -81,8 +85,8 @@ bool OrderBook::cancel(std::uint64_t order_id, BookOrder* removed) {
   return true;
 }
 
-bool OrderBook::replace(std::uint64_t order_id, std::int64_t new_qty, std::int64_t new_price,
-                        std::vector<Fill>& fills, BookOrder* after) {
+bool OrderBook::replace(std::uint64_t order_id, std::int64_t new_qty, std::int64_t new_price, std::vector<Fill>& fills,
+                        BookOrder* after) {
   auto it = orders_.find(order_id);
   if (it == orders_.end() || new_qty <= it->second.cum) return false;
   BookOrder& r = it->second;

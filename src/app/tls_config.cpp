@@ -20,7 +20,8 @@ void read_tls_table(const toml::table& t, const util::TomlReader& r, TlsRole rol
       c.ca_dir = r.expect_string(v, path(key));
     } else if (key == "min_version") {
       const std::string s = r.expect_string(v, path(key));
-      if (!transport::parse_tls_version(s, c.min_version)) r.fail(v, path(key), "expected \"1.2\" or \"1.3\", got \"" + s + "\"");
+      if (!transport::parse_tls_version(s, c.min_version))
+        r.fail(v, path(key), "expected \"1.2\" or \"1.3\", got \"" + s + "\"");
     } else if (key == "handshake_timeout_ms") {
       c.handshake_timeout_ms = static_cast<int>(r.expect_integer(v, path(key), 1, 600000));
     } else if (server && key == "client_certificate") {
@@ -34,8 +35,9 @@ void read_tls_table(const toml::table& t, const util::TomlReader& r, TlsRole rol
     } else if (!server && key == "server_name") {
       c.server_name = r.expect_string(v, path(key));
     } else if (key == "client_certificate" || key == "verify_peer" || key == "verify_host" || key == "server_name") {
-      r.fail(v, path(key), server ? "an initiator's setting (an acceptor has client_certificate)"
-                                  : "an acceptor's setting (an initiator shows its own with certificate and private_key)");
+      r.fail(v, path(key),
+             server ? "an initiator's setting (an acceptor has client_certificate)"
+                    : "an acceptor's setting (an initiator shows its own with certificate and private_key)");
     } else {
       r.fail(v, path(key),
              server ? "unknown setting (certificate, private_key, ca_file, ca_dir, client_certificate, min_version, "
@@ -52,8 +54,9 @@ void check_tls_table(const toml::table& doc, const util::TomlReader& r, bool tra
                      const std::string& transport_name) {
   const toml::node* t = doc.get("tls");
   if (transport_is_tls && t == nullptr)
-    r.fail("[engine]: setting transport", "tls needs a [tls] table (certificate and private_key on an acceptor, "
-                                          "ca_file or ca_dir on an initiator)");
+    r.fail("[engine]: setting transport",
+           "tls needs a [tls] table (certificate and private_key on an acceptor, "
+           "ca_file or ca_dir on an initiator)");
   if (!transport_is_tls && t != nullptr)
     r.fail(*t, "[tls]", "given, but [engine] transport is \"" + transport_name + "\": set transport = \"tls\"");
 }

@@ -44,8 +44,7 @@ Clock::Clock(bool prefer_tsc) {
   std::uint64_t t1 = 0, t2 = 0;
   pair(n1, t1);
   const std::int64_t until = n1 + 20'000'000;
-  while (monotonic_ns() < until) {
-  }
+  while (monotonic_ns() < until) {}
   pair(n2, t2);
   if (t2 <= t1 || n2 <= n1) return;
   ns_per_tick_ = static_cast<double>(n2 - n1) / static_cast<double>(t2 - t1);

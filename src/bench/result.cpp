@@ -12,18 +12,17 @@ json latency_json(const Latency& l) {
 }
 
 json cell_latency_json(const CellLatency& l) {
-  return {{"p50", l.p50},   {"p90", l.p90}, {"p99", l.p99},
-          {"p999", l.p999}, {"max", l.max}, {"mean_max", l.mean_max}};
+  return {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"p999", l.p999}, {"max", l.max}, {"mean_max", l.mean_max}};
 }
 
 json client_json(const RunFigures& r) {
   json j = {{"polls", r.client.polls},
-          {"empty_polls", r.client.empty_polls},
-          {"empty_share", r.client.empty_share()},
-          {"busy_s", r.client.busy_s},
-          {"idle_s", r.client.idle_s},
-          {"busy_share", r.client.busy_share()},
-          {"busy_us_per_order", r.busy_us_per_order()}};
+            {"empty_polls", r.client.empty_polls},
+            {"empty_share", r.client.empty_share()},
+            {"busy_s", r.client.busy_s},
+            {"idle_s", r.client.idle_s},
+            {"busy_share", r.client.busy_share()},
+            {"busy_us_per_order", r.busy_us_per_order()}};
   if (r.lateness) j["lateness"] = latency_json(*r.lateness);
   return j;
 }
@@ -97,18 +96,16 @@ void print_summary(std::FILE* out, const CellResult& r) {
   if (r.tsc_ghz > 0) std::fprintf(out, " (%.3f GHz)", r.tsc_ghz);
   std::fprintf(out, "\n");
   const auto row = [out](const char* label, const Latency& l) {
-    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999,
-                 l.max, l.mean);
+    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999, l.max,
+                 l.mean);
   };
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const RunFigures& run = r.runs[i];
     std::fprintf(out, "run %zu/%zu: count=%llu errors=%llu rate=%.0f/s max_in_flight=%llu cap_hits=%llu%s\n", i + 1,
-                 r.runs.size(), static_cast<unsigned long long>(run.count),
-                 static_cast<unsigned long long>(run.errors), run.achieved_rate,
-                 static_cast<unsigned long long>(run.max_in_flight), static_cast<unsigned long long>(run.cap_hits),
-                 run.complete ? "" : " INCOMPLETE");
-    std::fprintf(out, "  %-9s %10s %10s %10s %10s %10s %10s   (us)\n", "", "p50", "p90", "p99", "p99.9", "max",
-                 "mean");
+                 r.runs.size(), static_cast<unsigned long long>(run.count), static_cast<unsigned long long>(run.errors),
+                 run.achieved_rate, static_cast<unsigned long long>(run.max_in_flight),
+                 static_cast<unsigned long long>(run.cap_hits), run.complete ? "" : " INCOMPLETE");
+    std::fprintf(out, "  %-9s %10s %10s %10s %10s %10s %10s   (us)\n", "", "p50", "p90", "p99", "p99.9", "max", "mean");
     row("service", run.service);
     if (run.response) row("response", *run.response);
     std::fprintf(out, "  client: polls=%llu empty=%.1f%% busy=%.1f%% busy/order=%.2f us\n",
@@ -120,8 +117,8 @@ void print_summary(std::FILE* out, const CellResult& r) {
   std::fprintf(out, "  %-9s %10s %10s %10s %10s %10s %10s   (us)\n", "", "p50", "p90", "p99", "p99.9", "max",
                "mean_max");
   const auto cell_row = [out](const char* label, const CellLatency& l) {
-    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999,
-                 l.max, l.mean_max);
+    std::fprintf(out, "  %-9s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", label, l.p50, l.p90, l.p99, l.p999, l.max,
+                 l.mean_max);
   };
   cell_row("service", s.service);
   if (s.response) cell_row("response", *s.response);

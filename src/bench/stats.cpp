@@ -8,8 +8,12 @@ namespace kite::bench {
 
 Latency latency_of(const Histogram& h) {
   constexpr double us = 1e-3;
-  return {h.percentile(50) * us, h.percentile(90) * us,         h.percentile(99) * us,
-          h.percentile(99.9) * us, static_cast<double>(h.max()) * us, h.mean() * us};
+  return {h.percentile(50) * us,
+          h.percentile(90) * us,
+          h.percentile(99) * us,
+          h.percentile(99.9) * us,
+          static_cast<double>(h.max()) * us,
+          h.mean() * us};
 }
 
 double median(std::vector<double> v) {
@@ -67,13 +71,11 @@ std::string format(const char* fmt, A... a) {
 CellSummary summarize(const std::vector<RunFigures>& runs) {
   CellSummary s;
   s.service = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return r.service; });
-  const bool open = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunFigures& r) {
-    return r.response.has_value();
-  });
+  const bool open = !runs.empty() &&
+                    std::all_of(runs.begin(), runs.end(), [](const RunFigures& r) { return r.response.has_value(); });
   if (open) s.response = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return *r.response; });
-  const bool late = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunFigures& r) {
-    return r.lateness.has_value();
-  });
+  const bool late = !runs.empty() &&
+                    std::all_of(runs.begin(), runs.end(), [](const RunFigures& r) { return r.lateness.has_value(); });
   if (late) s.lateness = cell_latency(runs, [](const RunFigures& r) -> const Latency& { return *r.lateness; });
   std::vector<double> p50, p99, rate, empty, busy, busy_per_order;
   for (const auto& r : runs) {
@@ -125,8 +127,7 @@ VerdictResult judge(const std::vector<RunFigures>& runs, const CellSummary& s, d
     }
   }
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (!runs[i].complete || runs[i].count == 0)
-      v.reasons.push_back(format("run %zu incomplete", i + 1));
+    if (!runs[i].complete || runs[i].count == 0) v.reasons.push_back(format("run %zu incomplete", i + 1));
   if (runs.empty()) v.reasons.push_back("no runs");
   if (s.cv_p50 > t.cv_p50) v.reasons.push_back(format("CV of p50 %.3f over %.3f", s.cv_p50, t.cv_p50));
   if (s.cv_p99 > t.cv_p99) v.reasons.push_back(format("CV of p99 %.3f over %.3f", s.cv_p99, t.cv_p99));

@@ -278,7 +278,7 @@ struct kite_acceptor final : app::AcceptorHooks {
   std::vector<std::string> load_names;
 
   session::Application* application(std::size_t i, const session::SessionSettings&,
-                                     app::OrderApplication& builtin) override {
+                                    app::OrderApplication& builtin) override {
     apps[i]->set_builtin(&builtin);
     return apps[i].get();
   }
@@ -461,9 +461,7 @@ kite_status start_from_file(const char* path, const kite_callbacks* cb, Handle**
 
 extern "C" {
 
-const char* kite_version(void) {
-  return "0.1.0 git=" KITE_GIT_STR " compiler=\"" KITE_COMPILER_STR "\"";
-}
+const char* kite_version(void) { return "0.1.0 git=" KITE_GIT_STR " compiler=\"" KITE_COMPILER_STR "\""; }
 
 int kite_version_number(void) { return KITE_VERSION_NUMBER; }
 
@@ -607,7 +605,8 @@ kite_status kite_session_send(kite_session* s, const char* msg_type, const char*
     }
     return KITE_OK;
   }
-  if (!s->logged_on.load(std::memory_order_acquire)) return fail(KITE_NOT_LOGGED_ON, "kite_session_send: " + s->session->id() + " is not logged on");
+  if (!s->logged_on.load(std::memory_order_acquire))
+    return fail(KITE_NOT_LOGGED_ON, "kite_session_send: " + s->session->id() + " is not logged on");
   const kite_status st = s->outbox.push(type, b);
   if (st == KITE_BACK_PRESSURED) return fail(st, "kite_session_send: the session's queue is full");
   if (st == KITE_TOO_LARGE) return fail(st, "kite_session_send: larger than the session's queue");
@@ -636,6 +635,8 @@ void kite_session_set_user(kite_session* s, void* user) {
   if (s != nullptr) s->user.store(user, std::memory_order_release);
 }
 
-void* kite_session_user(const kite_session* s) { return s != nullptr ? s->user.load(std::memory_order_acquire) : nullptr; }
+void* kite_session_user(const kite_session* s) {
+  return s != nullptr ? s->user.load(std::memory_order_acquire) : nullptr;
+}
 
 }  // extern "C"

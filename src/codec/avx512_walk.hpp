@@ -45,7 +45,9 @@ struct Avx512Scan : Sse2Scan {
     __m512i acc = zero;
     auto n = static_cast<std::size_t>(end - p);
     for (; n >= 64; p += 64, n -= 64) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512(p), zero));
-    if (n != 0) acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, static_cast<unsigned>(n)), p), zero));
+    if (n != 0)
+      acc = _mm512_add_epi64(
+          acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, static_cast<unsigned>(n)), p), zero));
     return static_cast<std::uint32_t>(_mm512_reduce_add_epi64(acc)) & 0xFFu;
   }
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
@@ -54,9 +56,8 @@ struct Avx512Scan : Sse2Scan {
     eq = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('='));
     soh = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\x01'));
   }
-  static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                 std::size_t& p, std::uint64_t* sum) noexcept
-    requires kVbmi;
+  static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
+                                 std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept requires kVbmi;
 };
 
 // The AVX-512 VBMI walk: the frame's structure and its tags from a few vector
@@ -88,11 +89,10 @@ struct Avx512Scan : Sse2Scan {
 // With sum not null it also adds up the bytes of [0, end) for the checksum:
 // the blocks it loads, and [0, begin) in one more load (begin <= 64 only).
 template <bool kVbmi>
-[[gnu::always_inline]] inline std::uint32_t Avx512Scan<kVbmi>::bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin,
-                                                                       std::size_t end, std::uint32_t first, std::size_t& p,
-                                                                       std::uint64_t* sum) noexcept
-  requires kVbmi
-{
+[[gnu::always_inline]] inline std::uint32_t Avx512Scan<kVbmi>::bulk_walk(const BulkArrays& a, const char* frame,
+                                                                         std::size_t begin, std::size_t end,
+                                                                         std::uint32_t first, std::size_t& p,
+                                                                         std::uint64_t* sum) noexcept requires kVbmi {
   constexpr std::uint32_t kDirectTags = FieldIndex::kDirectTags;
   FieldRef* const fields = a.fields;
   std::uint32_t* const slots = a.slots;
@@ -123,7 +123,7 @@ template <bool kVbmi>
   }();
   const __m512i offsets = _mm512_load_si512(kT.offsets);
   const __m512i before = _mm512_load_si512(kT.before);
-  const __m512i tens = _mm512_set1_epi16(0x010A);        // bytes 10, 1
+  const __m512i tens = _mm512_set1_epi16(0x010A);          // bytes 10, 1
   const __m512i hundreds = _mm512_set1_epi32(0x00010064);  // words 100, 1
   // Up to 64 byte offsets, widened to positions and stored 16 at a time (the
   // arrays have room for a partial vector past the count).
@@ -168,14 +168,16 @@ template <bool kVbmi>
     const auto n_s = static_cast<unsigned>(_mm_popcnt_u64(soh));
     // Ends and SOHs lie on the bytes walked: at most base + 64 - begin each
     // so far, so the counts are checked only when the arrays could fill.
-    if (base + 64 - begin > capacity && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) [[unlikely]] return false;
+    if (base + 64 - begin > capacity && (n_ends + n_e > capacity || n_sohs + n_s > capacity)) [[unlikely]]
+      return false;
     const auto at = static_cast<std::uint32_t>(base);
     const __m512i digits = _mm512_maskz_mov_epi8(tag_bits, value);  // tag digits, zero elsewhere
     const __m512i end_offsets = _mm512_maskz_compress_epi8(ends, offsets);
     store_positions(ends_at + n_ends, end_offsets, n_e, at);
     store_positions(sohs_at + n_sohs, _mm512_maskz_compress_epi8(soh, offsets), n_s, at);
     const auto tags16 = [&](unsigned g) __attribute__((always_inline)) {  // the tags of ends g..g+15
-      const __m512i index = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
+      const __m512i index =
+          _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_load_si512(kT.spread[g / 16]), end_offsets), before);
       const __m512i four = _mm512_permutex2var_epi8(previous_digits, index, digits);
       _mm512_storeu_si512(tags_at + n_ends + g, _mm512_madd_epi16(_mm512_maddubs_epi16(four, tens), hundreds));
     };
@@ -205,7 +207,9 @@ template <bool kVbmi>
   // may be one (the scalar code looks those up).
   alignas(64) static constexpr std::uint32_t kReverse[16] = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
   // The first n of 16 lanes (BZHI reads only 8 bits of its count: clamp first).
-  const auto lanes_below = [](std::uint32_t n) noexcept { return static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n < 16 ? n : 16)); };
+  const auto lanes_below = [](std::uint32_t n) noexcept {
+    return static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n < 16 ? n : 16));
+  };
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i four = _mm512_set1_epi32(4);
   // kLengthTags' first 64-bit words read as 32-bit ones (bit t % 32
@@ -225,11 +229,13 @@ template <bool kVbmi>
     const __m512i pe = _mm512_alignr_epi32(e, previous_end, 15);
     const __m512i word = _mm512_permutex2var_epi32(words_lo, _mm512_srli_epi32(t, 5), words_hi);
     const __mmask16 special =
-        in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) | _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
+        in & (_mm512_cmpgt_epu32_mask(_mm512_sub_epi32(e, f), four) |
+              _mm512_cmplt_epu32_mask(_mm512_sub_epi32(e, pe), four) |
               (_mm512_cmplt_epu32_mask(t, _mm512_set1_epi32(kVectorLengthTagLimit)) &
                _mm512_test_epi32_mask(_mm512_srlv_epi32(word, _mm512_and_si512(t, _mm512_set1_epi32(31))), one)) |
               _mm512_cmpge_epu32_mask(t, _mm512_set1_epi32(kFirstHighLengthTag)));
-    if (special == 0) [[likely]] return true;
+    if (special == 0) [[likely]]
+      return true;
     patched = true;
     std::uint32_t fs[16];
     _mm512_storeu_si512(fs, f);
@@ -283,17 +289,19 @@ template <bool kVbmi>
     // from the store).
     for (unsigned r = 0; r < 3; ++r) {
       const __m512i to = _mm512_permutex2var_epi32(t, _mm512_load_si512(kI.two[r]), offset);
-      _mm512_storeu_si512(out + 16 * r, _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
+      _mm512_storeu_si512(out + 16 * r,
+                          _mm512_mask_permutexvar_epi32(to, kI.is_length[r], _mm512_load_si512(kI.third[r]), length));
     }
     const __m512i rt = _mm512_permutexvar_epi32(reverse, t);
-    const __m512i position = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), reverse);
+    const __m512i position =
+        _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(generation_bits | (first + i))), reverse);
     const __mmask16 direct = _mm512_cmplt_epu32_mask(reverse, _mm512_set1_epi32(static_cast<int>(taken - i))) &
                              _mm512_cmplt_epu32_mask(rt, _mm512_set1_epi32(kDirectTags));
     _mm512_mask_i32scatter_epi32(slots, direct, rt, position, 4);
   };
 
   const __m512i first_soh = _mm512_set1_epi32(static_cast<int>(begin) - 1);  // the first field starts at begin
-  const __m512i no_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));    // before the first: far away
+  const __m512i no_end = _mm512_set1_epi32(static_cast<int>(0xFFFFFFF0u));   // before the first: far away
   bool patched = false;
   if (n_ends <= 16) {  // one vector: checked and written from the same registers
     const __mmask16 in = lanes_below(n_ends);

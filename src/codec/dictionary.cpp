@@ -114,10 +114,9 @@ void FieldSet::seal() {
 Dictionary::~Dictionary() = default;
 
 const FieldDef* Dictionary::field_sparse(std::uint32_t tag) const noexcept {
-  const auto it = std::lower_bound(sparse_.begin(), sparse_.end(), tag,
-                                   [](const std::pair<std::uint32_t, std::uint32_t>& e, std::uint32_t t) {
-                                     return e.first < t;
-                                   });
+  const auto it =
+      std::lower_bound(sparse_.begin(), sparse_.end(), tag,
+                       [](const std::pair<std::uint32_t, std::uint32_t>& e, std::uint32_t t) { return e.first < t; });
   return it != sparse_.end() && it->first == tag ? &fields_[it->second] : nullptr;
 }
 
@@ -168,7 +167,7 @@ class DictionaryBuilder {
     std::unordered_map<std::string, std::uint32_t> tag_by_name;  // this document's fields
     std::unordered_map<std::string, pugi::xml_node> components;
     std::unordered_map<const void*, const GroupDef*> groups;  // <group> node -> resolved
-    bool char_is_string = false;  // FIX.4.0 and 4.1 typed their strings "char"
+    bool char_is_string = false;                              // FIX.4.0 and 4.1 typed their strings "char"
   };
 
   bool fail(const Doc& doc, const std::string& what) {
@@ -217,7 +216,8 @@ bool DictionaryBuilder::load_fields(Doc& doc, pugi::xml_node fields) {
       if (pe.count == 0 && f.child("value")) {
         pe.first = static_cast<std::uint32_t>(d_->enums_.size());
         for (pugi::xml_node v : f.children("value"))
-          d_->enums_.push_back({intern(v.attribute("enum").as_string()), intern(v.attribute("description").as_string())});
+          d_->enums_.push_back(
+              {intern(v.attribute("enum").as_string()), intern(v.attribute("description").as_string())});
         pe.count = static_cast<std::uint32_t>(d_->enums_.size()) - pe.first;
         std::sort(d_->enums_.begin() + pe.first, d_->enums_.end(),
                   [](const EnumValue& a, const EnumValue& b) { return a.value < b.value; });
@@ -268,8 +268,8 @@ bool DictionaryBuilder::resolve_group(Doc& doc, pugi::xml_node node, const Group
   return true;
 }
 
-bool DictionaryBuilder::resolve(Doc& doc, pugi::xml_node parent, FieldSet& out, bool required,
-                                const std::string& where, int depth) {
+bool DictionaryBuilder::resolve(Doc& doc, pugi::xml_node parent, FieldSet& out, bool required, const std::string& where,
+                                int depth) {
   if (depth > 32) return fail(doc, where + ": components nest more than 32 deep (a cycle?)");
   for (pugi::xml_node n : parent.children()) {
     if (n.type() != pugi::node_element) continue;
@@ -380,8 +380,8 @@ DictionaryLoad DictionaryBuilder::finish() {
     f.enums = std::span<const EnumValue>(d.enums_.data() + pe.first, pe.count);
     if (set_of[f.id] >= 0) f.char_set = d.char_sets_.data() + set_of[f.id];
     const bool free_type = f.type == FieldType::string || f.type == FieldType::exchange ||
-                           f.type == FieldType::language || f.type == FieldType::xid ||
-                           f.type == FieldType::xidref || f.type == FieldType::data || f.type == FieldType::xmldata;
+                           f.type == FieldType::language || f.type == FieldType::xid || f.type == FieldType::xidref ||
+                           f.type == FieldType::data || f.type == FieldType::xmldata;
     f.free_text = free_type && f.enums.empty();
   }
 

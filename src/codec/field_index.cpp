@@ -10,7 +10,12 @@ namespace kite::codec {
 namespace detail {
 std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexcept {
   const std::string_view s(p, n);
-  for (std::size_t at = s.find("\x01" "10=", from); at != std::string_view::npos; at = s.find("\x01" "10=", at + 1)) {
+  for (std::size_t at = s.find("\x01"
+                               "10=",
+                               from);
+       at != std::string_view::npos; at = s.find("\x01"
+                                                 "10=",
+                                                 at + 1)) {
     std::size_t i = at + 4;
     while (i < n && i < at + 7 && s[i] >= '0' && s[i] <= '9') ++i;
     if (i < n && s[i] == kSoh) return static_cast<std::uint32_t>(i + 1);
@@ -21,8 +26,7 @@ std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexce
 bool valid_begin_string(const char* s, std::size_t n) noexcept {
   const std::string_view v(s, n);
   if (v == "FIXT.1.1") return true;
-  return n == 7 && v.substr(0, 4) == "FIX." && s[4] >= '4' && s[4] <= '5' && s[5] == '.' && s[6] >= '0' &&
-         s[6] <= '9';
+  return n == 7 && v.substr(0, 4) == "FIX." && s[4] >= '4' && s[4] <= '5' && s[5] == '.' && s[6] >= '0' && s[6] <= '9';
 }
 
 std::uint32_t resync(const char* p, std::size_t limit) noexcept {
@@ -44,7 +48,8 @@ const char* to_string(FrameError e) noexcept {
     case FrameError::bad_begin_string: return "BeginString (8) is not FIX.x.y or FIXT.1.1";
     case FrameError::body_length_missing: return "BodyLength (9) missing: the second field must be 9";
     case FrameError::body_length_not_number: return "BodyLength (9) is not a number";
-    case FrameError::body_length_mismatch: return "BodyLength (9) does not match: no field boundary where the body should end";
+    case FrameError::body_length_mismatch:
+      return "BodyLength (9) does not match: no field boundary where the body should end";
     case FrameError::checksum_missing: return "CheckSum (10) missing where BodyLength says the body ends";
     case FrameError::checksum_not_three_digits: return "CheckSum (10) is not three digits";
     case FrameError::checksum_mismatch: return "CheckSum (10) does not match the message's bytes";

@@ -138,7 +138,8 @@ LevelChoice choose_level(const char* requested, bool (*supported)(Level)) {
   }
   Level wanted;
   if (!parse_level(requested, wanted)) {
-    c.error = std::string("KITE_CODEC_LEVEL=") + requested + " is not a level: use scalar, avx2, avx512bw or avx512vbmi";
+    c.error =
+        std::string("KITE_CODEC_LEVEL=") + requested + " is not a level: use scalar, avx2, avx512bw or avx512vbmi";
   } else if (!supported(wanted)) {
     c.error = std::string("KITE_CODEC_LEVEL=") + requested + ": this CPU (or build) lacks " + requested +
               "'s instructions; it has " + have;

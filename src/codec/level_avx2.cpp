@@ -69,10 +69,13 @@ struct Avx2Scan : Sse2Scan {
     digit = digits32(lo) | static_cast<std::uint64_t>(digits32(hi)) << 32;
   }
   using Sum = __m256i;
-  static void sum_add(Sum& acc, const char* p) noexcept { acc = _mm256_add_epi8(acc, _mm256_add_epi8(at(p), at(p + 32))); }
+  static void sum_add(Sum& acc, const char* p) noexcept {
+    acc = _mm256_add_epi8(acc, _mm256_add_epi8(at(p), at(p + 32)));
+  }
   static void sum_masked(Sum& acc, const char* p, const unsigned char* mask) noexcept {
     const auto m = reinterpret_cast<const char*>(mask);
-    acc = _mm256_add_epi8(acc, _mm256_add_epi8(_mm256_and_si256(at(p), at(m)), _mm256_and_si256(at(p + 32), at(m + 32))));
+    acc =
+        _mm256_add_epi8(acc, _mm256_add_epi8(_mm256_and_si256(at(p), at(m)), _mm256_and_si256(at(p + 32), at(m + 32))));
   }
   static std::uint64_t sum_fold(Sum acc) noexcept {
     const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
@@ -80,8 +83,9 @@ struct Avx2Scan : Sse2Scan {
     return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_add_epi64(folded, _mm_unpackhi_epi64(folded, folded))));
   }
   // Inlined into the walk: a call would pass the arrays through memory.
-  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                       std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
+  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin,
+                                                        std::size_t end, std::uint32_t first, std::size_t& p,
+                                                        std::uint64_t* sum) noexcept {
     return mask_walk<Avx2Scan>(a, frame, begin, end, first, p, sum);
   }
 };

@@ -30,8 +30,9 @@ struct Avx512BwScan : Avx512Scan<false> {
     return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(_mm512_sad_epu8(acc, _mm512_setzero_si512())));
   }
   // Inlined into the walk: a call would pass the arrays through memory.
-  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                       std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
+  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin,
+                                                        std::size_t end, std::uint32_t first, std::size_t& p,
+                                                        std::uint64_t* sum) noexcept {
     return mask_walk<Avx512BwScan>(a, frame, begin, end, first, p, sum);
   }
 };

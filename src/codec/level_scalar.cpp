@@ -30,8 +30,9 @@ struct ScalarLevelScan : Sse2Scan {
   }
   // (No Sum: the separate SSE2 checksum is as fast here.)
   // Inlined into the walk: a call would pass the arrays through memory.
-  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                       std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
+  [[gnu::always_inline]] static std::uint32_t bulk_walk(const BulkArrays& a, const char* frame, std::size_t begin,
+                                                        std::size_t end, std::uint32_t first, std::size_t& p,
+                                                        std::uint64_t* sum) noexcept {
     return mask_walk<ScalarLevelScan>(a, frame, begin, end, first, p, sum);
   }
 };

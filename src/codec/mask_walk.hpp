@@ -49,8 +49,9 @@ auto mask_walk_sum() noexcept {
 // With sum not null, when it walks to end, it sets *sum to the sum of the
 // bytes of [0, end) (begin <= 64 and Masks::Sum only; else it leaves it).
 template <class Masks>
-[[gnu::always_inline]] inline std::uint32_t mask_walk(const BulkArrays& a, const char* frame, std::size_t begin, std::size_t end,
-                                                      std::uint32_t first, std::size_t& p, std::uint64_t* sum) noexcept {
+[[gnu::always_inline]] inline std::uint32_t mask_walk(const BulkArrays& a, const char* frame, std::size_t begin,
+                                                      std::size_t end, std::uint32_t first, std::size_t& p,
+                                                      std::uint64_t* sum) noexcept {
   constexpr std::uint32_t kDirectTags = FieldIndex::kDirectTags;
   // Few live values, so that the field loop keeps them all in registers:
   // the next field's entry and its slot value stand for the count.
@@ -99,13 +100,15 @@ template <class Masks>
     return true;
   };
   // The block's fields, one per SOH bit; false when the walk stops.
-  const auto fields_of = [&](std::size_t base, std::uint64_t& ends, std::uint64_t sohs, auto tail) __attribute__((always_inline)) {
+  const auto fields_of = [&](std::size_t base, std::uint64_t & ends, std::uint64_t sohs, auto tail)
+      __attribute__((always_inline)) {
     while (sohs != 0) {
       const std::size_t s = base + static_cast<unsigned>(__builtin_ctzll(sohs));
       const std::size_t e = base + static_cast<unsigned>(__builtin_ctzll(ends));
       sohs &= sohs - 1;
       ends &= ends - 1;
-      if (!take(e, s, tail)) [[unlikely]] return false;
+      if (!take(e, s, tail)) [[unlikely]]
+        return false;
     }
     return true;
   };
@@ -157,17 +160,19 @@ template <class Masks>
     std::uint64_t sohs = soh & valid;
     // A field takes at least 3 bytes, so the room is checked per block.
     const auto n_sohs = static_cast<std::uint32_t>(__builtin_popcountll(sohs));
-    if (((starts & ~digit) | (ends & ~eq)) != 0 || n_sohs > room) [[unlikely]] break;
+    if (((starts & ~digit) | (ends & ~eq)) != 0 || n_sohs > room) [[unlikely]]
+      break;
     room -= n_sohs;
     if (carried && sohs != 0) {
       const std::size_t s = base + static_cast<unsigned>(__builtin_ctzll(sohs));
       sohs &= sohs - 1;
       carried = false;
-      if (!take(carried_end, s, std::true_type{})) [[unlikely]] break;
+      if (!take(carried_end, s, std::true_type{})) [[unlikely]]
+        break;
     }
     // Tags that start in a block ending 8 bytes or more before end can be read whole.
-    if (base + 72 <= end ? !fields_of(base, ends, sohs, std::false_type{}) : !fields_of(base, ends, sohs, std::true_type{}))
-      [[unlikely]] {
+    if (base + 72 <= end ? !fields_of(base, ends, sohs, std::false_type{})
+                         : !fields_of(base, ends, sohs, std::true_type{})) [[unlikely]] {
       break;
     }
     if (ends != 0) {

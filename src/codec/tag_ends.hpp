@@ -11,9 +11,10 @@ namespace kite::codec::detail {
 // carries through each run of digits that begins at a start, so the bits of
 // sum_bits off the digits mark every tag's end; run_carry takes a run across
 // blocks. Returns the starts within valid.
-[[gnu::always_inline]] inline std::uint64_t block_tag_starts(std::uint64_t soh, std::uint64_t digit, std::uint64_t valid,
-                                                              std::uint64_t& soh_carry, std::uint64_t& run_carry,
-                                                              std::uint64_t& sum_bits) noexcept {
+[[gnu::always_inline]] inline std::uint64_t block_tag_starts(std::uint64_t soh, std::uint64_t digit,
+                                                             std::uint64_t valid, std::uint64_t& soh_carry,
+                                                             std::uint64_t& run_carry,
+                                                             std::uint64_t& sum_bits) noexcept {
   const std::uint64_t starts = ((soh << 1) | soh_carry) & valid;
   soh_carry = soh >> 63;
   std::uint64_t partial;

@@ -135,8 +135,7 @@ bool value_has_format(FieldType type, std::string_view v) noexcept {
     case FieldType::monthyear: return month_year_format(v);
     case FieldType::utctimestamp: {
       std::size_t at = 9;
-      return v.size() > 9 && date_format(v.substr(0, 8)) && v[8] == '-' && time_format(v, at, true) &&
-             at == v.size();
+      return v.size() > 9 && date_format(v.substr(0, 8)) && v[8] == '-' && time_format(v, at, true) && at == v.size();
     }
     case FieldType::utctimeonly:
     case FieldType::localmkttime: {

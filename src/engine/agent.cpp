@@ -48,10 +48,14 @@ const char* to_string(IdleKind k) noexcept {
 }
 
 bool parse_idle(const std::string& s, IdleKind& out) noexcept {
-  if (s == "busy-spin" || s == "busy_spin" || s == "spin") out = IdleKind::busy_spin;
-  else if (s == "spin-yield" || s == "spin_yield" || s == "yield") out = IdleKind::spin_yield;
-  else if (s == "block") out = IdleKind::block;
-  else return false;
+  if (s == "busy-spin" || s == "busy_spin" || s == "spin")
+    out = IdleKind::busy_spin;
+  else if (s == "spin-yield" || s == "spin_yield" || s == "yield")
+    out = IdleKind::spin_yield;
+  else if (s == "block")
+    out = IdleKind::block;
+  else
+    return false;
   return true;
 }
 
@@ -84,7 +88,8 @@ std::string check_cores(const std::vector<int>& cores) {
   const long online = ::sysconf(_SC_NPROCESSORS_CONF);
   for (const int c : cores) {
     if (c < 0 || c >= online) {
-      return "core " + std::to_string(c) + " does not exist (this machine has cores 0-" + std::to_string(online - 1) + ")";
+      return "core " + std::to_string(c) + " does not exist (this machine has cores 0-" + std::to_string(online - 1) +
+             ")";
     }
     bool allowed = false;
     for (const int a : ok) allowed = allowed || a == c;

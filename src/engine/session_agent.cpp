@@ -15,8 +15,7 @@ using transport::Io;
 namespace {
 void atomic_max(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
   std::uint64_t cur = a.load(std::memory_order_relaxed);
-  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {}
 }
 
 // The remote address of `fd` as text, or "" when it is not a TCP socket the
@@ -30,8 +29,10 @@ void peer_address(int fd, char (&out)[INET6_ADDRSTRLEN]) noexcept {
     ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, out, sizeof out);
   } else if (a.ss_family == AF_INET6) {
     const in6_addr& v6 = reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&v6)) ::inet_ntop(AF_INET, v6.s6_addr + 12, out, sizeof out);
-    else ::inet_ntop(AF_INET6, &v6, out, sizeof out);
+    if (IN6_IS_ADDR_V4MAPPED(&v6))
+      ::inet_ntop(AF_INET, v6.s6_addr + 12, out, sizeof out);
+    else
+      ::inet_ntop(AF_INET6, &v6, out, sizeof out);
   }
 }
 }  // namespace
@@ -155,7 +156,9 @@ void SessionAgent::adopt(int fd) noexcept {
     driver_->discard(fd);
     shared_.refused.fetch_add(1, std::memory_order_relaxed);
     if (setup_.load) setup_.load->fetch_sub(1, std::memory_order_release);
-    if (shared_.log) std::fprintf(stderr, "%s: refused a connection: all %d connection slots in use\n", setup_.name.c_str(), setup_.max_connections);
+    if (shared_.log)
+      std::fprintf(stderr, "%s: refused a connection: all %d connection slots in use\n", setup_.name.c_str(),
+                   setup_.max_connections);
     std::lock_guard<std::mutex> g(shared_.factory_mu);
     shared_.factory.refused(id, peer, "every connection slot of its thread in use");
     return;

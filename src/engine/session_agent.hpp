@@ -39,9 +39,9 @@ struct AgentSetup {
   int max_connections = 32;
   std::size_t recv_buffer = 64 * 1024;
   std::size_t send_buffer = 256 * 1024;
-  SpscQueue<int>* inbox = nullptr;     // pool workers / initiators: fds handed over
-  std::atomic<int>* load = nullptr;    // pool workers: connections assigned, decremented on close
-  int own_listener = -1;               // single: accept only while there is room
+  SpscQueue<int>* inbox = nullptr;          // pool workers / initiators: fds handed over
+  std::atomic<int>* load = nullptr;         // pool workers: connections assigned, decremented on close
+  int own_listener = -1;                    // single: accept only while there is room
   std::int64_t timer_interval_ns = 100000;  // Protocol::on_timer at most this often (0: every cycle)
 };
 
@@ -75,9 +75,9 @@ class SessionAgent final : public Agent, public transport::Sink {
     bool closing = false;
     bool close_flush = true;
     const char* close_reason = nullptr;
-    std::int64_t full_since = 0;       // first failed claim since the last drained byte
-    std::uint64_t sent_mark = 0;       // conn.bytes_sent when full_since was set
-    std::uint64_t retry_mark = 0;      // conn.bytes_sent when rx was last left unconsumed
+    std::int64_t full_since = 0;   // first failed claim since the last drained byte
+    std::uint64_t sent_mark = 0;   // conn.bytes_sent when full_since was set
+    std::uint64_t retry_mark = 0;  // conn.bytes_sent when rx was last left unconsumed
 
     char* claim(std::size_t min) noexcept override;
     void commit(std::size_t n) noexcept override { conn.tx.commit(n); }

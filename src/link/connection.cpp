@@ -32,8 +32,10 @@ void SessionConnection::set_connection_id(int id, std::string_view peer) noexcep
   const std::size_t n = std::min(peer.size(), sizeof peer_ - 1);
   if (n != 0) std::memcpy(peer_, peer.data(), n);  // an empty view may hold no pointer
   peer_[n] = 0;
-  if (n != 0) std::snprintf(who_, sizeof who_, "conn %d from %s", id, peer_);
-  else std::snprintf(who_, sizeof who_, "conn %d", id);
+  if (n != 0)
+    std::snprintf(who_, sizeof who_, "conn %d from %s", id, peer_);
+  else
+    std::snprintf(who_, sizeof who_, "conn %d", id);
 }
 
 void SessionConnection::on_connected(engine::Outbound& out, std::int64_t) noexcept {
@@ -68,8 +70,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
   std::size_t used = 0;
   while (used < n && !closed_) {
     if (session_ != nullptr && session_->state() == SessionState::closing) break;
-    const std::uint32_t max =
-        session_ != nullptr ? session_->settings().max_message_size : limits_.max_message_size;
+    const std::uint32_t max = session_ != nullptr ? session_->settings().max_message_size : limits_.max_message_size;
     // Framed and indexed in one walk (the index is empty unless complete).
     const codec::FramedIndex framed = index_.frame_and_build(data + used, n - used, max);
     const codec::FrameResult& fr = framed.frame;
@@ -201,8 +202,10 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_v
     m_->messages_in.add();
     m_->bytes_in.add(frame.size());
     if (header_.msg_type.size() == 1) {
-      if (header_.msg_type[0] == '2') m_->resend_requests_in.add();
-      else if (header_.msg_type[0] == '4') m_->sequence_resets_in.add();
+      if (header_.msg_type[0] == '2')
+        m_->resend_requests_in.add();
+      else if (header_.msg_type[0] == '4')
+        m_->sequence_resets_in.add();
     }
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }
@@ -263,14 +266,20 @@ long field_number(const char* p, const char* end, const char* key, std::size_t k
 void SessionConnection::sent_message(const char* head, std::size_t head_len, const char* body,
                                      std::size_t body_len) noexcept {
   m_->messages_out.add();
-  const char* t = static_cast<const char*>(memmem(head, head_len, "\x01" "35=", 4));
+  const char* t = static_cast<const char*>(memmem(head, head_len,
+                                                  "\x01"
+                                                  "35=",
+                                                  4));
   if (t == nullptr) return;
   const char type = t + 4 < head + head_len ? t[4] : 0;
   const bool one = t + 5 < head + head_len && t[5] == '\x01';
   if (!one) return;
   switch (type) {
     case '3': {
-      const long r = field_number(body, body + body_len, "\x01" "373=", 5);
+      const long r = field_number(body, body + body_len,
+                                  "\x01"
+                                  "373=",
+                                  5);
       m_->rejects_out[reject_slot(r >= 0, r >= 0 ? static_cast<std::uint64_t>(r) : 0)].add();
       break;
     }
@@ -306,8 +315,14 @@ void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
     const std::size_t have = out_head_len_ + take;
     const char* h = out_head_;
     const char* soh1 = static_cast<const char*>(std::memchr(h, '\x01', have));
-    const char* soh2 = soh1 != nullptr ? static_cast<const char*>(std::memchr(soh1 + 1, '\x01', have - static_cast<std::size_t>(soh1 + 1 - h))) : nullptr;
-    const char* soh3 = soh2 != nullptr ? static_cast<const char*>(std::memchr(soh2 + 1, '\x01', have - static_cast<std::size_t>(soh2 + 1 - h))) : nullptr;
+    const char* soh2 =
+        soh1 != nullptr
+            ? static_cast<const char*>(std::memchr(soh1 + 1, '\x01', have - static_cast<std::size_t>(soh1 + 1 - h)))
+            : nullptr;
+    const char* soh3 =
+        soh2 != nullptr
+            ? static_cast<const char*>(std::memchr(soh2 + 1, '\x01', have - static_cast<std::size_t>(soh2 + 1 - h)))
+            : nullptr;
     if (soh3 == nullptr) {
       if (have < sizeof out_head_) {  // split by this commit: the rest comes with the next one
         out_head_len_ = have;
@@ -317,9 +332,10 @@ void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
       return;
     }
     std::size_t body_len = 0;
-    for (const char* q = soh1 + 3; q < soh2 && *q >= '0' && *q <= '9'; ++q) body_len = body_len * 10 + static_cast<std::size_t>(*q - '0');
+    for (const char* q = soh1 + 3; q < soh2 && *q >= '0' && *q <= '9'; ++q)
+      body_len = body_len * 10 + static_cast<std::size_t>(*q - '0');
     const std::size_t header_len = static_cast<std::size_t>(soh2 + 1 - h);
-    const std::size_t total = header_len + body_len + 7;  // "10=NNN|"
+    const std::size_t total = header_len + body_len + 7;     // "10=NNN|"
     const std::size_t consumed_here = have - out_head_len_;  // bytes of this commit copied into out_head_
     const std::size_t msg_start_offset = out_head_len_;      // bytes of the message from earlier commits
     out_head_len_ = 0;
@@ -404,8 +420,10 @@ AcceptorFactory::AcceptorFactory(SessionRegistry& registry, const AcceptorLimits
 engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view peer) noexcept {
   Logger& log = registry_.logger();
   char who[80];
-  if (peer.empty()) std::snprintf(who, sizeof who, "conn %d", connection_id);
-  else std::snprintf(who, sizeof who, "conn %d from %.*s", connection_id, static_cast<int>(peer.size()), peer.data());
+  if (peer.empty())
+    std::snprintf(who, sizeof who, "conn %d", connection_id);
+  else
+    std::snprintf(who, sizeof who, "conn %d from %.*s", connection_id, static_cast<int>(peer.size()), peer.data());
   // Over the unauthenticated budget, or with the table full: the oldest
   // unauthenticated connection past its grace (of this address first) makes
   // room. A counterparty sends its Logon at once; the longest waiting is the
@@ -431,7 +449,8 @@ engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view
   const char* why = nullptr;
   std::size_t limit = 0;
   if (here >= limits_.max_unauthenticated_per_address && oldest_here != nullptr) {
-    victim = oldest_here, why = "unauthenticated connections per address", limit = limits_.max_unauthenticated_per_address;
+    victim = oldest_here, why = "unauthenticated connections per address",
+    limit = limits_.max_unauthenticated_per_address;
   } else if (all >= limits_.max_unauthenticated && oldest != nullptr) {
     victim = oldest, why = "unauthenticated connections in total", limit = limits_.max_unauthenticated;
   } else if (held >= limits_.max_connections && oldest != nullptr) {
@@ -440,13 +459,17 @@ engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view
   // Evicted connections close on their own thread's next turn: until then
   // they hold an entry of the table's spare room, not of max_connections.
   if (free_.empty() || held - (victim != nullptr ? 1 : 0) >= limits_.max_connections) {
-    log.logf(LogLevel::error, "acceptor", "%s refused: MaxConnections (%zu) reached, and no unauthenticated "
-             "connection older than %d ms to close", who, limits_.max_connections, limits_.logon_grace_ms);
+    log.logf(LogLevel::error, "acceptor",
+             "%s refused: MaxConnections (%zu) reached, and no unauthenticated "
+             "connection older than %d ms to close",
+             who, limits_.max_connections, limits_.logon_grace_ms);
     return nullptr;
   }
   if (victim != nullptr && victim->evict()) {
-    log.logf(LogLevel::warn, "acceptor", "%s closed: not logged on, and %zu %s are the most allowed: %s takes its "
-             "place", victim->label(), limit, why, who);
+    log.logf(LogLevel::warn, "acceptor",
+             "%s closed: not logged on, and %zu %s are the most allowed: %s takes its "
+             "place",
+             victim->label(), limit, why, who);
   }
   SessionConnection* c = free_.back();
   free_.pop_back();

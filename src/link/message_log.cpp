@@ -118,9 +118,12 @@ void MessageLog::close() noexcept {
 std::string message_log_name(std::string_view session_id) {
   std::string name;
   for (const char c : session_id) {
-    if (c == ':') name += '_';
-    else if (c == '>' || c == '/') continue;
-    else name += c;
+    if (c == ':')
+      name += '_';
+    else if (c == '>' || c == '/')
+      continue;
+    else
+      name += c;
   }
   return name + ".messages";
 }

@@ -36,7 +36,8 @@ void ThreadLatency::record(std::int64_t ns) noexcept {
 }
 
 Metrics::Metrics(std::size_t sessions)
-    : n_(sessions), sessions_(new SessionMetrics[sessions == 0 ? 1 : sessions]),
+    : n_(sessions),
+      sessions_(new SessionMetrics[sessions == 0 ? 1 : sessions]),
       threads_(new ThreadLatency[kMaxThreads]) {}
 
 ThreadLatency* Metrics::this_thread() noexcept {
@@ -63,8 +64,8 @@ std::size_t reject_slot(bool present, std::uint64_t reason) noexcept {
 }
 
 std::string_view reject_slot_label(std::size_t slot) noexcept {
-  static constexpr const char* kLabels[kRejectReasonSlots] = {"0",  "1",  "2",  "3",  "4",  "5",     "6",   "7",
-                                                              "8",  "9",  "10", "11", "12", "13",    "14",  "15",
+  static constexpr const char* kLabels[kRejectReasonSlots] = {"0",  "1",  "2",  "3",  "4",     "5",   "6",  "7",
+                                                              "8",  "9",  "10", "11", "12",    "13",  "14", "15",
                                                               "16", "17", "18", "19", "other", "none"};
   return slot < kRejectReasonSlots ? kLabels[slot] : "other";
 }

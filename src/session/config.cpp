@@ -58,13 +58,18 @@ struct Key {
 
 const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
-      {"ConnectionType", [](SessionSettings& s, const At& a) {
+      {"ConnectionType",
+       [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v == "acceptor") s.role = Role::acceptor;
-         else if (v == "initiator") s.role = Role::initiator;
-         else a.fail("\"" + v + "\" is not acceptor or initiator");
+         if (v == "acceptor")
+           s.role = Role::acceptor;
+         else if (v == "initiator")
+           s.role = Role::initiator;
+         else
+           a.fail("\"" + v + "\" is not acceptor or initiator");
        }},
-      {"BeginString", [](SessionSettings& s, const At& a) {
+      {"BeginString",
+       [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
          if (!known_begin_string(v)) a.fail("\"" + v + "\" is not " + kBeginStringList);
          s.begin_string = v;
@@ -75,83 +80,111 @@ const std::vector<Key>& keys() {
       {"TargetSubID", [](SessionSettings& s, const At& a) { s.target_sub_id = a.string(); }},
       {"SenderLocationID", [](SessionSettings& s, const At& a) { s.sender_location_id = a.string(); }},
       {"TargetLocationID", [](SessionSettings& s, const At& a) { s.target_location_id = a.string(); }},
-      {"DefaultApplVerID", [](SessionSettings& s, const At& a) {
+      {"DefaultApplVerID",
+       [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v == "FIX.5.0SP2" || v == "9") s.default_appl_ver_id = "9";
-         else if (v == "FIX.5.0SP1" || v == "8") s.default_appl_ver_id = "8";
-         else if (v == "FIX.5.0" || v == "7") s.default_appl_ver_id = "7";
-         else if (v == "FIX.4.4" || v == "6") s.default_appl_ver_id = "6";
-         else if (v == "FIX.4.2" || v == "4") s.default_appl_ver_id = "4";
-         else a.fail("\"" + v + "\" is not an ApplVerID (FIX.5.0SP2, FIX.5.0SP1, FIX.5.0, FIX.4.4, FIX.4.2)");
+         if (v == "FIX.5.0SP2" || v == "9")
+           s.default_appl_ver_id = "9";
+         else if (v == "FIX.5.0SP1" || v == "8")
+           s.default_appl_ver_id = "8";
+         else if (v == "FIX.5.0" || v == "7")
+           s.default_appl_ver_id = "7";
+         else if (v == "FIX.4.4" || v == "6")
+           s.default_appl_ver_id = "6";
+         else if (v == "FIX.4.2" || v == "4")
+           s.default_appl_ver_id = "4";
+         else
+           a.fail("\"" + v + "\" is not an ApplVerID (FIX.5.0SP2, FIX.5.0SP1, FIX.5.0, FIX.4.4, FIX.4.2)");
        }},
-      {"HeartBtInt", [](SessionSettings& s, const At& a) { s.heart_bt_int = static_cast<std::int32_t>(a.integer(0, 3600)); }},
-      {"TestRequestDelayMultiplier", [](SessionSettings& s, const At& a) {
+      {"HeartBtInt",
+       [](SessionSettings& s, const At& a) { s.heart_bt_int = static_cast<std::int32_t>(a.integer(0, 3600)); }},
+      {"TestRequestDelayMultiplier",
+       [](SessionSettings& s, const At& a) {
          const double d = a.number();
          if (!(d >= 0 && d <= 10)) a.fail("must be between 0 and 10");
          s.test_request_delay = d;
        }},
-      {"SocketAcceptPort", [](SessionSettings& s, const At& a) {
-         s.socket_accept_port = static_cast<std::uint16_t>(a.integer(1, 65535));
-       }},
+      {"SocketAcceptPort",
+       [](SessionSettings& s, const At& a) { s.socket_accept_port = static_cast<std::uint16_t>(a.integer(1, 65535)); }},
       {"SocketConnectHost", [](SessionSettings& s, const At& a) { s.socket_connect_host = a.string(); }},
-      {"SocketConnectPort", [](SessionSettings& s, const At& a) {
+      {"SocketConnectPort",
+       [](SessionSettings& s, const At& a) {
          s.socket_connect_port = static_cast<std::uint16_t>(a.integer(1, 65535));
        }},
-      {"ReconnectInterval", [](SessionSettings& s, const At& a) {
+      {"ReconnectInterval",
+       [](SessionSettings& s, const At& a) {
          s.reconnect_interval_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ReconnectIntervalMax", [](SessionSettings& s, const At& a) {
+      {"ReconnectIntervalMax",
+       [](SessionSettings& s, const At& a) {
          s.reconnect_max_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
       {"ResetOnLogon", [](SessionSettings& s, const At& a) { s.reset_on_logon = a.flag(); }},
       {"ResetOnLogout", [](SessionSettings& s, const At& a) { s.reset_on_logout = a.flag(); }},
       {"ResetOnDisconnect", [](SessionSettings& s, const At& a) { s.reset_on_disconnect = a.flag(); }},
       {"SendResetSeqNumFlag", [](SessionSettings& s, const At& a) { s.send_reset_seq_num_flag = a.flag(); }},
-      {"StartTime", [](SessionSettings& s, const At& a) {
+      {"StartTime",
+       [](SessionSettings& s, const At& a) {
          s.schedule.start_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
          s.schedule.always = false;
        }},
-      {"EndTime", [](SessionSettings& s, const At& a) {
+      {"EndTime",
+       [](SessionSettings& s, const At& a) {
          s.schedule.end_sec = a.parsed([](const std::string& v) { return parse_time_of_day(v); });
          s.schedule.always = false;
        }},
-      {"TimeZone", [](SessionSettings& s, const At& a) {
+      {"TimeZone",
+       [](SessionSettings& s, const At& a) {
          s.schedule.zone = a.parsed([](const std::string& v) { return TimeZone::load(v); });
        }},
-      {"Days", [](SessionSettings& s, const At& a) {
+      {"Days",
+       [](SessionSettings& s, const At& a) {
          const auto* days = a.node.as_array();
          if (days == nullptr) a.reader.wrong_type(a.node, a.path, "an array of day names");
          std::uint8_t mask = 0;
          for (const auto& d : *days) {
            const At day{a.reader, d, a.path};
-           mask = static_cast<std::uint8_t>(mask | (1u << day.parsed([](const std::string& v) { return parse_weekday(v); })));
+           mask = static_cast<std::uint8_t>(mask |
+                                            (1u << day.parsed([](const std::string& v) { return parse_weekday(v); })));
          }
          if (mask == 0) a.fail("no day given");
          s.schedule.days = mask;
        }},
-      {"StoreKind", [](SessionSettings& s, const At& a) {
+      {"StoreKind",
+       [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v == "file") s.store.kind = StoreKind::file;
-         else if (v == "memory") s.store.kind = StoreKind::memory;
-         else if (v == "null") s.store.kind = StoreKind::null;
-         else a.fail("\"" + v + "\" is not file, memory or null");
+         if (v == "file")
+           s.store.kind = StoreKind::file;
+         else if (v == "memory")
+           s.store.kind = StoreKind::memory;
+         else if (v == "null")
+           s.store.kind = StoreKind::null;
+         else
+           a.fail("\"" + v + "\" is not file, memory or null");
        }},
       {"FileStorePath", [](SessionSettings& s, const At& a) { s.store.path = a.string(); }},
-      {"FlushPolicy", [](SessionSettings& s, const At& a) {
+      {"FlushPolicy",
+       [](SessionSettings& s, const At& a) {
          const std::string v = a.string();
-         if (v == "none") s.store.flush = FlushPolicy::none;
-         else if (v == "message") s.store.flush = FlushPolicy::every_message;
-         else if (v == "count") s.store.flush = FlushPolicy::every_n;
-         else if (v == "time") s.store.flush = FlushPolicy::every_ms;
-         else a.fail("\"" + v + "\" is not none, message, count or time");
+         if (v == "none")
+           s.store.flush = FlushPolicy::none;
+         else if (v == "message")
+           s.store.flush = FlushPolicy::every_message;
+         else if (v == "count")
+           s.store.flush = FlushPolicy::every_n;
+         else if (v == "time")
+           s.store.flush = FlushPolicy::every_ms;
+         else
+           a.fail("\"" + v + "\" is not none, message, count or time");
        }},
-      {"FlushEveryN", [](SessionSettings& s, const At& a) {
-         s.store.flush_every_n = static_cast<std::uint32_t>(a.integer(1, 1'000'000));
-       }},
-      {"FlushEveryMs", [](SessionSettings& s, const At& a) {
+      {"FlushEveryN", [](SessionSettings& s,
+                         const At& a) { s.store.flush_every_n = static_cast<std::uint32_t>(a.integer(1, 1'000'000)); }},
+      {"FlushEveryMs",
+       [](SessionSettings& s, const At& a) {
          s.store.flush_every_ms = static_cast<std::uint32_t>(a.integer(1, 3'600'000));
        }},
-      {"StoreCapacity", [](SessionSettings& s, const At& a) {
+      {"StoreCapacity",
+       [](SessionSettings& s, const At& a) {
          s.store.capacity_bytes = static_cast<std::size_t>(a.integer(1 << 16, std::int64_t{1} << 40));
        }},
       {"UseDataDictionary", [](SessionSettings& s, const At& a) { s.validate = a.flag(); }},
@@ -161,38 +194,39 @@ const std::vector<Key>& keys() {
       {"AllowUnknownMsgFields", [](SessionSettings& s, const At& a) { s.allow_unknown_msg_fields = a.flag(); }},
       {"CheckCompID", [](SessionSettings& s, const At& a) { s.check_comp_id = a.flag(); }},
       {"DataDictionary", [](SessionSettings& s, const At& a) { s.data_dictionary = a.string(); }},
-      {"MaxMessageSize", [](SessionSettings& s, const At& a) {
-         s.max_message_size = static_cast<std::uint32_t>(a.integer(64, 64 << 20));
-       }},
-      {"LogonTimeout", [](SessionSettings& s, const At& a) {
-         s.logon_timeout_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
-       }},
-      {"LogoutTimeout", [](SessionSettings& s, const At& a) {
+      {"MaxMessageSize", [](SessionSettings& s,
+                            const At& a) { s.max_message_size = static_cast<std::uint32_t>(a.integer(64, 64 << 20)); }},
+      {"LogonTimeout", [](SessionSettings& s,
+                          const At& a) { s.logon_timeout_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000); }},
+      {"LogoutTimeout",
+       [](SessionSettings& s, const At& a) {
          s.logout_timeout_ms = static_cast<std::int32_t>(a.integer(1, 3600) * 1000);
        }},
-      {"ResendRequestTimeout", [](SessionSettings& s, const At& a) {
+      {"ResendRequestTimeout",
+       [](SessionSettings& s, const At& a) {
          s.resend_timeout_ms = static_cast<std::int32_t>(a.integer(0, 3600) * 1000);
        }},
-      {"ResendRequestRetries", [](SessionSettings& s, const At& a) {
-         s.resend_retries = static_cast<std::uint32_t>(a.integer(0, 1000));
-       }},
-      {"MaxQueuedWhileGap", [](SessionSettings& s, const At& a) {
-         s.max_queued = static_cast<std::uint32_t>(a.integer(0, 10'000'000));
-       }},
-      {"MaxQueuedBytes", [](SessionSettings& s, const At& a) {
+      {"ResendRequestRetries",
+       [](SessionSettings& s, const At& a) { s.resend_retries = static_cast<std::uint32_t>(a.integer(0, 1000)); }},
+      {"MaxQueuedWhileGap",
+       [](SessionSettings& s, const At& a) { s.max_queued = static_cast<std::uint32_t>(a.integer(0, 10'000'000)); }},
+      {"MaxQueuedBytes",
+       [](SessionSettings& s, const At& a) {
          s.queue_bytes = static_cast<std::size_t>(a.integer(0, std::int64_t{1} << 34));
        }},
-      {"SendClaimBytes", [](SessionSettings& s, const At& a) {
-         s.send_claim_bytes = static_cast<std::size_t>(a.integer(256, 64 << 20));
-       }},
-      {"OverflowBytes", [](SessionSettings& s, const At& a) {
+      {"SendClaimBytes", [](SessionSettings& s,
+                            const At& a) { s.send_claim_bytes = static_cast<std::size_t>(a.integer(256, 64 << 20)); }},
+      {"OverflowBytes",
+       [](SessionSettings& s, const At& a) {
          s.overflow_bytes = static_cast<std::size_t>(a.integer(256, std::int64_t{1} << 32));
        }},
       {"Username", [](SessionSettings& s, const At& a) { s.username = a.string(); }},
       {"Password", [](SessionSettings& s, const At& a) { s.password = a.string(); }},
       {"CheckLatency", [](SessionSettings& s, const At& a) { s.check_latency = a.flag(); }},
-      {"MaxLatency", [](SessionSettings& s, const At& a) { s.max_latency_s = static_cast<std::int32_t>(a.integer(1, 86400)); }},
-      {"TimestampPrecision", [](SessionSettings& s, const At& a) {
+      {"MaxLatency",
+       [](SessionSettings& s, const At& a) { s.max_latency_s = static_cast<std::int32_t>(a.integer(1, 86400)); }},
+      {"TimestampPrecision",
+       [](SessionSettings& s, const At& a) {
          const std::int64_t p = a.integer(0, 9);
          if (p != 0 && p != 3 && p != 6 && p != 9) a.fail("must be 0, 3, 6 or 9");
          s.timestamp_precision = static_cast<codec::TimePrecision>(p);
@@ -248,8 +282,10 @@ Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& 
       return t.contains(key) || (defaults_table != nullptr && defaults_table->contains(key));
     };
     if (given("StartTime") != given("EndTime"))
-      r.fail(setting(where, given("StartTime") ? "EndTime" : "StartTime"), "missing (StartTime and EndTime go together)");
-    if (s.validate && s.data_dictionary.empty()) s.data_dictionary = util::dictionary_dir();
+      r.fail(setting(where, given("StartTime") ? "EndTime" : "StartTime"),
+             "missing (StartTime and EndTime go together)");
+    if (s.validate && s.data_dictionary.empty())
+      s.data_dictionary = util::dictionary_dir();
     else if (!s.data_dictionary.empty() && !folder.empty() && std::filesystem::path(s.data_dictionary).is_relative())
       s.data_dictionary = (folder / s.data_dictionary).lexically_normal().string();
     try {

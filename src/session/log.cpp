@@ -1,9 +1,9 @@
 #include "kite/session/log.hpp"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <unistd.h>
 
 #include "kite/session/clock.hpp"
 
@@ -25,7 +25,8 @@ void Logger::logf(LogLevel level, std::string_view who, const char* fmt, ...) no
   const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  log(level, who, std::string_view(buf, static_cast<std::size_t>(n) < sizeof buf ? static_cast<std::size_t>(n) : sizeof buf - 1));
+  log(level, who,
+      std::string_view(buf, static_cast<std::size_t>(n) < sizeof buf ? static_cast<std::size_t>(n) : sizeof buf - 1));
 }
 
 std::int64_t SystemClock::now_ns() const noexcept {
@@ -40,10 +41,10 @@ void StderrLogger::log(LogLevel level, std::string_view who, std::string_view te
   tm t;
   gmtime_r(&ts.tv_sec, &t);
   char line[768];
-  const int n = std::snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %.*s %.*s\n",
-                              t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
-                              ts.tv_nsec / 1'000'000, to_string(level), static_cast<int>(who.size()), who.data(),
-                              static_cast<int>(text.size()), text.data());
+  const int n =
+      std::snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %.*s %.*s\n", t.tm_year + 1900,
+                    t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1'000'000, to_string(level),
+                    static_cast<int>(who.size()), who.data(), static_cast<int>(text.size()), text.data());
   if (n > 0) {
     // One write per line so that lines from several threads do not interleave.
     const std::size_t len = static_cast<std::size_t>(n) < sizeof line ? static_cast<std::size_t>(n) : sizeof line - 1;
@@ -57,10 +58,22 @@ bool json_escape(char*& p, char* end, std::string_view s) noexcept {
   for (const char c : s) {
     if (end - p < 7) return false;
     switch (c) {
-      case '"': *p++ = '\\'; *p++ = '"'; break;
-      case '\\': *p++ = '\\'; *p++ = '\\'; break;
-      case '\n': *p++ = '\\'; *p++ = 'n'; break;
-      case '\t': *p++ = '\\'; *p++ = 't'; break;
+      case '"':
+        *p++ = '\\';
+        *p++ = '"';
+        break;
+      case '\\':
+        *p++ = '\\';
+        *p++ = '\\';
+        break;
+      case '\n':
+        *p++ = '\\';
+        *p++ = 'n';
+        break;
+      case '\t':
+        *p++ = '\\';
+        *p++ = 't';
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           p += std::snprintf(p, static_cast<std::size_t>(end - p), "\\u%04x", static_cast<unsigned>(c));
@@ -106,8 +119,7 @@ void MemoryLogger::log(LogLevel level, std::string_view who, std::string_view te
     line += text;
     std::lock_guard lock(mu_);
     lines_.push_back(std::move(line));
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 std::vector<std::string> MemoryLogger::lines() const {

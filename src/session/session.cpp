@@ -27,25 +27,33 @@ const char* to_string(SessionState s) noexcept {
 namespace {
 
 bool is_admin(std::string_view t) noexcept {
-  return t.size() == 1 && (t[0] == '0' || t[0] == '1' || t[0] == '2' || t[0] == '3' || t[0] == '4' ||
-                           t[0] == '5' || t[0] == 'A');
+  return t.size() == 1 &&
+         (t[0] == '0' || t[0] == '1' || t[0] == '2' || t[0] == '3' || t[0] == '4' || t[0] == '5' || t[0] == 'A');
 }
 
 codec::HeaderFields header_fields(const SessionSettings& s) {
-  return {s.begin_string, s.sender_comp_id, s.target_comp_id, s.sender_sub_id, s.target_sub_id,
-          s.sender_location_id, s.target_location_id};
+  return {s.begin_string,  s.sender_comp_id,     s.target_comp_id,    s.sender_sub_id,
+          s.target_sub_id, s.sender_location_id, s.target_location_id};
 }
 
 // Tags the resend rewrites (header) or drops (trailer) when copying a stored message.
 bool rewritten_on_resend(std::uint32_t t) noexcept {
   switch (t) {
-    case tag::BeginString: case tag::BodyLength: case tag::MsgType: case tag::SenderCompID:
-    case tag::TargetCompID: case tag::SenderSubID: case tag::TargetSubID: case tag::SenderLocationID:
-    case tag::TargetLocationID: case tag::MsgSeqNum: case tag::SendingTime: case tag::PossDupFlag:
-    case tag::OrigSendingTime: case tag::CheckSum:
-      return true;
-    default:
-      return false;
+    case tag::BeginString:
+    case tag::BodyLength:
+    case tag::MsgType:
+    case tag::SenderCompID:
+    case tag::TargetCompID:
+    case tag::SenderSubID:
+    case tag::TargetSubID:
+    case tag::SenderLocationID:
+    case tag::TargetLocationID:
+    case tag::MsgSeqNum:
+    case tag::SendingTime:
+    case tag::PossDupFlag:
+    case tag::OrigSendingTime:
+    case tag::CheckSum: return true;
+    default: return false;
   }
 }
 
@@ -143,8 +151,10 @@ bool Session::finish_admin(bool store_it) noexcept {
     return false;
   }
   if (store_it) keep(msg_seq_, {msg_buf_, n});
-  if (msg_in_overflow_) overflow_len_ += n;
-  else out_->commit(n);
+  if (msg_in_overflow_)
+    overflow_len_ += n;
+  else
+    out_->commit(n);
   last_sent_ns_ = now();
   return true;
 }
@@ -205,10 +215,11 @@ SendResult Session::finish_stored() noexcept {
   // Logged the 1st, 2nd, 4th, 8th... time: a slow peer does not flood the log.
   ++stored_unsent_;
   if ((stored_unsent_ & (stored_unsent_ - 1)) == 0)
-    log_.logf(LogLevel::warn, id_, "MsgSeqNum %llu not sent now (%s): stored for the peer's ResendRequest (%llu so far)",
-              static_cast<unsigned long long>(msg_seq_),
-              out_ == nullptr || state_ != SessionState::active ? "not logged on" : "send buffer full or resend running",
-              static_cast<unsigned long long>(stored_unsent_));
+    log_.logf(
+        LogLevel::warn, id_, "MsgSeqNum %llu not sent now (%s): stored for the peer's ResendRequest (%llu so far)",
+        static_cast<unsigned long long>(msg_seq_),
+        out_ == nullptr || state_ != SessionState::active ? "not logged on" : "send buffer full or resend running",
+        static_cast<unsigned long long>(stored_unsent_));
   return last_send_ = SendResult::stored;
 }
 
@@ -573,8 +584,7 @@ int Session::on_timer() noexcept {
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return work;
 }
@@ -629,8 +639,7 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
       break;
     case Verdict::ignore:
     case Verdict::queue:
-    case Verdict::stop:
-      break;
+    case Verdict::stop: break;
   }
   if (queue_count_ != queue_head_ && !draining_) drain_queue();
 }
@@ -660,16 +669,18 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     return Verdict::ignore;
   }
   // CheckCompID=N: after the Logon, any CompIDs are taken.
-  const bool comp_ok = (!s.check_comp_id && !logon) ||
-                       (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
-                        (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
-                        (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
-                        (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
-                        (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id));
+  const bool comp_ok =
+      (!s.check_comp_id && !logon) || (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+                                       (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
+                                       (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
+                                       (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
+                                       (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id));
   if (!comp_ok) {
     std::uint32_t ref = 0;
-    if (h.sender_comp_id != s.target_comp_id) ref = tag::SenderCompID;
-    else if (h.target_comp_id != s.sender_comp_id) ref = tag::TargetCompID;
+    if (h.sender_comp_id != s.target_comp_id)
+      ref = tag::SenderCompID;
+    else if (h.target_comp_id != s.sender_comp_id)
+      ref = tag::TargetCompID;
     if (state_ == SessionState::active || state_ == SessionState::logout_sent) {
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::compid_problem, ref, "CompID problem");
       consume(h);
@@ -703,8 +714,10 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       send_reject(h.msg_seq_num, h.msg_type, RejectReason::sending_time_accuracy_problem, tag::SendingTime,
                   "SendingTime accuracy problem");
       consume(h);
-      if (state_ == SessionState::active) logout("SendingTime accuracy problem");
-      else logout_and_close("SendingTime accuracy problem");
+      if (state_ == SessionState::active)
+        logout("SendingTime accuracy problem");
+      else
+        logout_and_close("SendingTime accuracy problem");
       return Verdict::stop;
     }
   }
@@ -725,7 +738,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
       return Verdict::stop;
     }
   }
-  if (h.msg_type == "A") return Verdict::process;  // on_logon checks the number (after any reset)
+  if (h.msg_type == "A") return Verdict::process;            // on_logon checks the number (after any reset)
   if (sequence_reset && !gap_fill) return Verdict::process;  // reset mode ignores MsgSeqNum, 0 included
   if (h.msg_seq_num == expected) return Verdict::process;
   if (h.msg_seq_num > expected) {
@@ -781,14 +794,16 @@ void Session::drain_queue() noexcept {
     ++queue_head_;
     if (q.seq < expected) continue;  // filled by a gap fill or a resend meanwhile
     Header h;
-    if (!replay_index_.build(queue_bytes_.get() + q.offset, q.length) || !codec::read_header(replay_index_, h)) continue;
+    if (!replay_index_.build(queue_bytes_.get() + q.offset, q.length) || !codec::read_header(replay_index_, h))
+      continue;
     on_message(h, replay_index_);
   }
   if (queue_head_ == queue_count_) {
     queue_head_ = queue_count_ = queue_used_ = 0;
     if (gap_open_ && store_.next_target_seq() > gap_until_) {
       gap_open_ = false;
-      log_.logf(LogLevel::info, id_, "gap closed; expecting %llu", static_cast<unsigned long long>(store_.next_target_seq()));
+      log_.logf(LogLevel::info, id_, "gap closed; expecting %llu",
+                static_cast<unsigned long long>(store_.next_target_seq()));
     }
   }
   draining_ = false;
@@ -801,7 +816,10 @@ void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
       case '5': on_logout_msg(h, ix); return;
       case '0': on_heartbeat(h, ix); break;
       case '1': on_test_request(h, ix); break;
-      case '2': on_resend_request(h, ix); consume(h); break;
+      case '2':
+        on_resend_request(h, ix);
+        consume(h);
+        break;
       case '4': on_sequence_reset(h, ix); break;
       case '3':
         consume(h);

@@ -16,8 +16,7 @@ void SessionSettings::check() const {
   const auto bad = [](const char* setting, const std::string& why) {
     throw std::invalid_argument(std::string(setting) + ": " + why);
   };
-  if (!known_begin_string(begin_string))
-    bad("BeginString", "\"" + begin_string + "\" is not " + kBeginStringList);
+  if (!known_begin_string(begin_string)) bad("BeginString", "\"" + begin_string + "\" is not " + kBeginStringList);
   if (sender_comp_id.empty()) bad("SenderCompID", "missing");
   if (target_comp_id.empty()) bad("TargetCompID", "missing");
   if (heart_bt_int < 0 || heart_bt_int > 3600) bad("HeartBtInt", "must be 0..3600 seconds");

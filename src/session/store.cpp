@@ -1,15 +1,15 @@
 #include "kite/session/store.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <fcntl.h>
 #include <stdexcept>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "kite/session/clock.hpp"
 
@@ -59,8 +59,8 @@ void MemoryStore::reset(std::int64_t creation_ns) noexcept {
 namespace {
 
 constexpr std::uint64_t kFileMagic = 0x4c4e524a4554494bull;  // "KITEJRNL"
-constexpr std::uint32_t kVersion = 2;  // 2: records carry the inbound commit
-constexpr std::uint32_t kRecordMagic = 0x4b524543u;           // "KREC"
+constexpr std::uint32_t kVersion = 2;                        // 2: records carry the inbound commit
+constexpr std::uint32_t kRecordMagic = 0x4b524543u;          // "KREC"
 constexpr std::size_t kPageSize = 4096;
 
 struct RecordHeader {
@@ -214,12 +214,12 @@ std::size_t scan_records(const char* base, std::size_t size, std::uint32_t gener
 // inbound batch; a committed record newer than the page's commit_tail
 // carries a newer inbound number than the page.
 struct Committed {
-  std::size_t valid_end = kPageSize;      // end of every valid record
-  std::size_t end = kPageSize;            // end of the last committed record
+  std::size_t valid_end = kPageSize;  // end of every valid record
+  std::size_t end = kPageSize;        // end of the last committed record
   std::uint64_t next_target = 0;
-  std::uint64_t last_seq = 0;             // of the last committed record
-  std::uint64_t first_open_seq = 0;       // first record of the unfinished batch, 0 if none
-  std::size_t records = 0;                // committed records
+  std::uint64_t last_seq = 0;        // of the last committed record
+  std::uint64_t first_open_seq = 0;  // first record of the unfinished batch, 0 if none
+  std::size_t records = 0;           // committed records
   std::size_t open_records = 0;
 };
 
@@ -413,8 +413,10 @@ std::string_view FileStore::get(std::uint64_t seq) const noexcept {
   std::size_t lo = 0, hi = index_.size();
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
-    if (index_[mid].seq < seq) lo = mid + 1;
-    else hi = mid;
+    if (index_[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == index_.size() || index_[lo].seq != seq) return {};
   return {base_ + index_[lo].offset, index_[lo].length};
@@ -438,8 +440,7 @@ void FileStore::reset(std::int64_t creation_ns) noexcept {
   if (settings_.flush != FlushPolicy::none) ::msync(base_, 2 * kPageSize, MS_SYNC);
 }
 
-JournalSummary read_journal(const std::string& path,
-                            const std::function<void(std::uint64_t, std::string_view)>& each) {
+JournalSummary read_journal(const std::string& path, const std::function<void(std::uint64_t, std::string_view)>& each) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
@@ -461,7 +462,11 @@ JournalSummary read_journal(const std::string& path,
   }
   const Committed c = find_committed(base, size, pg);
   JournalSummary sum{c.first_open_seq != 0 ? c.first_open_seq : std::max(pg.next_sender, c.last_seq + 1),
-                     c.next_target, pg.creation_ns, pg.generation, 0, c.open_records};
+                     c.next_target,
+                     pg.creation_ns,
+                     pg.generation,
+                     0,
+                     c.open_records};
   scan_records(base, size, pg.generation, c.end,
                [&](std::uint64_t seq, std::size_t body, std::uint32_t len, std::uint64_t) {
                  ++sum.messages;
@@ -473,8 +478,7 @@ JournalSummary read_journal(const std::string& path,
 
 std::unique_ptr<MessageStore> make_store(const StoreSettings& s, std::string_view session_id, std::int64_t now_ns) {
   switch (s.kind) {
-    case StoreKind::file:
-      return std::make_unique<FileStore>(s.path, FileStore::file_name_for(session_id), s, now_ns);
+    case StoreKind::file: return std::make_unique<FileStore>(s.path, FileStore::file_name_for(session_id), s, now_ns);
     case StoreKind::memory: {
       auto m = std::make_unique<MemoryStore>();
       m->reset(now_ns);

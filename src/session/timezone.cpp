@@ -179,8 +179,7 @@ std::shared_ptr<const TimeZone> TimeZone::fixed(std::int32_t offset_sec, std::st
 std::shared_ptr<const TimeZone> TimeZone::load(std::string_view name) {
   try {
     return fixed(parse_utc_offset(name), std::string(name));
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   auto tz = std::make_shared<TimeZone>();
   tz->name_ = std::string(name);
   // The transitions are copied once: schedules are read at every timer turn,
@@ -196,9 +195,9 @@ std::shared_ptr<const TimeZone> TimeZone::load(std::string_view name) {
       tz->offsets_.push_back(static_cast<std::int32_t>(info.offset.count()));
     }
   } catch (const std::runtime_error& e) {
-    throw std::invalid_argument("time zone \"" + tz->name_ +
-                                "\" is not UTC, a fixed offset or a zone of the system's tz database (tzdata): " +
-                                e.what());
+    throw std::invalid_argument(
+        "time zone \"" + tz->name_ +
+        "\" is not UTC, a fixed offset or a zone of the system's tz database (tzdata): " + e.what());
   }
   tz->has_footer_ = read_footer(tz->name_, tz->footer_);
   return tz;

@@ -60,8 +60,8 @@ std::unique_ptr<DictionaryValidator> DictionaryValidator::for_settings(const Ses
 }
 
 Validation DictionaryValidator::validate(const codec::Header& h, const codec::FieldIndex& ix) const noexcept {
-  const bool session_message = h.msg_type.size() == 1 && ((h.msg_type[0] >= '0' && h.msg_type[0] <= '5') ||
-                                                          h.msg_type[0] == 'A');
+  const bool session_message =
+      h.msg_type.size() == 1 && ((h.msg_type[0] >= '0' && h.msg_type[0] <= '5') || h.msg_type[0] == 'A');
   codec::Validator& v = session_message && transport_validator_ ? *transport_validator_ : validator_;
   const codec::ValidationResult r = v.validate(ix, h);
   if (r.ok) return {};

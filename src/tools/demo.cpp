@@ -40,10 +40,10 @@ struct Sample {
 };
 
 std::vector<Sample> samples() {
-  const std::string nos = fix(
-      "35=D|34=7|49=CLIENT01|52=20240315-09:30:00.123|56=KITEEXCH|1=ACC-7731|11=ORD-1|21=1|38=1500|40=2|"
-      "44=101.2500|54=1|55=MSFT|59=0|60=20240315-09:30:00.123456|453=2|448=TRADER7|447=D|452=11|448=FIRM1|447=D|"
-      "452=13|");
+  const std::string nos =
+      fix("35=D|34=7|49=CLIENT01|52=20240315-09:30:00.123|56=KITEEXCH|1=ACC-7731|11=ORD-1|21=1|38=1500|40=2|"
+          "44=101.2500|54=1|55=MSFT|59=0|60=20240315-09:30:00.123456|453=2|448=TRADER7|447=D|452=11|448=FIRM1|447=D|"
+          "452=13|");
   std::string bad_sum = nos;
   bad_sum[bad_sum.size() - 2] = bad_sum[bad_sum.size() - 2] == '0' ? '1' : '0';
   return {
@@ -136,8 +136,9 @@ int run(const std::string& dictionary_dir, int iterations) {
         if (has_qty)
           std::printf(", OrderQty %.*s (mantissa %lld, exponent %d)", qn, qbuf, static_cast<long long>(qty.mantissa),
                       qty.exponent);
-        if (has_px) std::printf(", Price %.*s (mantissa %lld, exponent %d)", pn, pbuf, static_cast<long long>(px.mantissa),
-                                px.exponent);
+        if (has_px)
+          std::printf(", Price %.*s (mantissa %lld, exponent %d)", pn, pbuf, static_cast<long long>(px.mantissa),
+                      px.exponent);
         std::printf(", TransactTime %lld ns since the epoch\n", static_cast<long long>(t));
         const bool cancel = h.msg_type == "F";
         writer.begin(out, sizeof out, "8", out_seq++, utc_now_ns());

@@ -181,8 +181,7 @@ class Printer {
     const std::string indent(static_cast<std::size_t>(2 + 2 * depth), ' ');
     char tagbuf[16];
     std::snprintf(tagbuf, sizeof tagbuf, "%5u", f.tag);
-    std::cout << indent << style_.tag() << tagbuf << style_.reset() << "  " << style_.name() << name
-              << style_.reset();
+    std::cout << indent << style_.tag() << tagbuf << style_.reset() << "  " << style_.name() << name << style_.reset();
     const std::size_t width = 26;
     const std::size_t used = name.size() + 2 * static_cast<std::size_t>(depth);
     std::cout << std::string(used < width ? width - used : 1, ' ') << printable(v);
@@ -248,7 +247,7 @@ class Printer {
     const FrameResult fr = frame(bytes, 1u << 20);
     if (fr.status != FrameStatus::complete) {
       const char* why = fr.status != FrameStatus::incomplete ? to_string(fr.error)
-                        : m.complete ? "BodyLength (9) points past the CheckSum field"
+                        : m.complete                         ? "BodyLength (9) points past the CheckSum field"
                                      : "incomplete message: no CheckSum (10) before the end of the line";
       std::cout << style_.reset() << "  " << style_.bad() << "INVALID: " << why << style_.reset() << "  (" << source
                 << ", separator " << m.separator << ")\n";
@@ -284,8 +283,8 @@ class Printer {
     } else if (validate_ && d != nullptr) {
       const ValidationResult r = validator(*d)->validate(ix_, h);
       if (!r) {
-        std::cout << "  " << style_.bad() << "REJECT " << static_cast<int>(r.reason) << ": " << r.text
-                  << style_.reset() << '\n';
+        std::cout << "  " << style_.bad() << "REJECT " << static_cast<int>(r.reason) << ": " << r.text << style_.reset()
+                  << '\n';
         if (r.position < ix_.size()) {
           mark = r.position;
           mark_text = to_string(r.reason);

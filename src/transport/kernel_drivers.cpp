@@ -137,9 +137,7 @@ class EpollDriver final : public Driver {
   ~EpollDriver() override { ::close(ep_); }
   const char* name() const noexcept override { return "epoll"; }
 
-  bool listen(int fd, std::string& error) override {
-    return epoll_add_listener(ep_, fd, error);
-  }
+  bool listen(int fd, std::string& error) override { return epoll_add_listener(ep_, fd, error); }
   bool add(Conn& c, std::string& error) override {
     last_options_ = apply_options(c.fd, cfg_.socket);
     epoll_event ev{};

@@ -1,8 +1,6 @@
 #include "kite/transport/tcp.hpp"
 
 #include <arpa/inet.h>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -10,6 +8,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #ifndef SO_BUSY_POLL
 #define SO_BUSY_POLL 46
@@ -21,9 +21,7 @@
 namespace kite::transport {
 namespace {
 
-bool set_int(int fd, int level, int opt, int v) noexcept {
-  return ::setsockopt(fd, level, opt, &v, sizeof v) == 0;
-}
+bool set_int(int fd, int level, int opt, int v) noexcept { return ::setsockopt(fd, level, opt, &v, sizeof v) == 0; }
 
 bool resolve(const std::string& address, std::uint16_t port, sockaddr_in& sa, std::string& error) {
   std::memset(&sa, 0, sizeof sa);
@@ -107,7 +105,8 @@ ListenResult listen_tcp(const std::string& address, std::uint16_t port, bool reu
   }
   if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
     const int e = errno;
-    r.error = endpoint(address, port) + (e == EADDRINUSE ? ": port in use" : std::string(": bind: ") + std::strerror(e));
+    r.error =
+        endpoint(address, port) + (e == EADDRINUSE ? ": port in use" : std::string(": bind: ") + std::strerror(e));
     ::close(fd);
     return r;
   }
@@ -145,7 +144,8 @@ ConnectResult connect_tcp(const std::string& address, std::uint16_t port, int ti
     int soerr = 0;
     socklen_t len = sizeof soerr;
     if (n <= 0 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-      r.error = "connect " + endpoint(address, port) + ": " + (n == 0 ? "timed out" : std::strerror(soerr ? soerr : errno));
+      r.error =
+          "connect " + endpoint(address, port) + ": " + (n == 0 ? "timed out" : std::strerror(soerr ? soerr : errno));
       ::close(fd);
       return r;
     }

@@ -51,9 +51,12 @@ bool parse_client_cert(std::string_view s, ClientCert& out) noexcept {
 const char* to_string(TlsVersion v) noexcept { return v == TlsVersion::tls1_3 ? "1.3" : "1.2"; }
 
 bool parse_tls_version(std::string_view s, TlsVersion& out) noexcept {
-  if (s == "1.2") out = TlsVersion::tls1_2;
-  else if (s == "1.3") out = TlsVersion::tls1_3;
-  else return false;
+  if (s == "1.2")
+    out = TlsVersion::tls1_2;
+  else if (s == "1.3")
+    out = TlsVersion::tls1_3;
+  else
+    return false;
   return true;
 }
 
@@ -135,8 +138,8 @@ std::shared_ptr<TlsContext> TlsContext::make(const TlsConfig& c, TlsRole role, c
   // No renegotiation (a peer cannot make the loop re-handshake), a peer's
   // close without close_notify is an ordinary end of stream (FIX peers
   // often just close), no session resumption.
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION |
-                               SSL_OP_NO_TICKET);
+  SSL_CTX_set_options(
+      ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION | SSL_OP_NO_TICKET);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   if (role == TlsRole::server) SSL_CTX_set_num_tickets(ctx, 0);
   // A partial write is progress (the send buffer keeps the rest), and the
@@ -206,7 +209,8 @@ std::shared_ptr<TlsContext> TlsContext::make(const TlsConfig& c, TlsRole role, c
     SSL_CTX_set_session_id_context(ctx, kContext, sizeof kContext - 1);
     if (!c.ca_file.empty()) {
       // Tells clients which CAs their certificate should come from.
-      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(c.ca_file.c_str())) SSL_CTX_set_client_CA_list(ctx, names);
+      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(c.ca_file.c_str()))
+        SSL_CTX_set_client_CA_list(ctx, names);
       ERR_clear_error();
     }
   } else {
@@ -618,8 +622,10 @@ class TlsDriver final : public Driver {
     va_start(ap, fmt);
     std::vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (cfg_.events != nullptr) cfg_.events->event(line);
-    else std::fprintf(stderr, "tls: %s\n", line);
+    if (cfg_.events != nullptr)
+      cfg_.events->event(line);
+    else
+      std::fprintf(stderr, "tls: %s\n", line);
   }
 
   static void describe_peer(int fd, char* out, std::size_t cap) noexcept {
@@ -666,10 +672,10 @@ class TlsDriver final : public Driver {
   bool direct_;
   int ep_;
   std::vector<epoll_event> events_;
-  std::vector<TlsConn> state_;   // by Conn::slot
-  std::vector<Conn*> owners_;    // epoll: by Conn::slot
-  std::vector<int> listeners_;   // direct
-  std::vector<Conn*> conns_;     // direct
+  std::vector<TlsConn> state_;          // by Conn::slot
+  std::vector<Conn*> owners_;           // epoll: by Conn::slot
+  std::vector<int> listeners_;          // direct
+  std::vector<Conn*> conns_;            // direct
   std::vector<Conn*> again_, scratch_;  // epoll: to service without an event
   int handshaking_ = 0;
   bool dirty_ = false;

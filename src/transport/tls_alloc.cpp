@@ -29,7 +29,7 @@ namespace {
 struct alignas(16) Header {
   std::uint32_t klass;  // kLarge, or the free list it returns to
   std::uint32_t magic;
-  std::uint64_t size;   // usable bytes
+  std::uint64_t size;  // usable bytes
 };
 static_assert(sizeof(Header) == 16);
 
@@ -91,8 +91,7 @@ bool refill(std::size_t k) noexcept {
     try {
       if (g_slabs == nullptr) g_slabs = new std::vector<void*>();
       g_slabs->push_back(slab);
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   for (std::size_t i = 0; i < kPerSlab; ++i) {
     auto* h = reinterpret_cast<Header*>(slab + i * block);

@@ -89,7 +89,8 @@ class UringDriver final : public Driver {
       error = std::string("io_uring_register_buf_ring: ") + std::strerror(-rc) + " (needs Linux >= 5.19)";
       return false;
     }
-    if (::posix_memalign(reinterpret_cast<void**>(&bufs_), 4096, static_cast<std::size_t>(nbufs_) * cfg_.uring_buffer_size) != 0) {
+    if (::posix_memalign(reinterpret_cast<void**>(&bufs_), 4096,
+                         static_cast<std::size_t>(nbufs_) * cfg_.uring_buffer_size) != 0) {
       error = "cannot allocate provided buffers";
       return false;
     }

@@ -33,8 +33,8 @@ toml::table TomlReader::parse(std::string_view text) const {
     return toml::parse(text, file_);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
-    os << file_ << ":" << e.source().begin.line << ":" << e.source().begin.column << ": TOML syntax: "
-       << e.description();
+    os << file_ << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": TOML syntax: " << e.description();
     throw ConfigError(os.str());
   }
 }

@@ -76,9 +76,9 @@ TEST(AcceptorConfig, quickackIsOffUnlessAsked) {
 
 TEST(AcceptorConfig, perThreadConnectionsFollowTheModel) {
   const auto per_thread = [](const char* model) {
-    return parse_acceptor_config(std::string("[engine]\nport = 1\nworkers = 2\nmax_connections = 9\nmodel = \"") +
-                                     model + "\"\n" + kBase,
-                                 "x")
+    return parse_acceptor_config(
+               std::string("[engine]\nport = 1\nworkers = 2\nmax_connections = 9\nmodel = \"") + model + "\"\n" + kBase,
+               "x")
         .engine.max_connections;
   };
   // Slots for max_connections and the evicted unauthenticated connections
@@ -94,7 +94,8 @@ TEST(AcceptorConfig, theUnauthenticatedBudgetLeavesRoomForEverySession) {
   EXPECT_EQ(d.limits.max_unauthenticated, 16u);
   EXPECT_EQ(d.limits.max_unauthenticated_per_address, 4u);
   EXPECT_EQ(d.limits.logon_grace_ms, 1000);
-  const AcceptorConfig small = parse_acceptor_config(std::string("[engine]\nport = 1\nmax_connections = 3\n") + kBase, "x");
+  const AcceptorConfig small =
+      parse_acceptor_config(std::string("[engine]\nport = 1\nmax_connections = 3\n") + kBase, "x");
   EXPECT_EQ(small.limits.max_unauthenticated, 2u);
   EXPECT_EQ(small.limits.max_unauthenticated_per_address, 2u);
   const AcceptorConfig set = parse_acceptor_config(
@@ -104,9 +105,10 @@ TEST(AcceptorConfig, theUnauthenticatedBudgetLeavesRoomForEverySession) {
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_connections = 8\nmax_unauthenticated = 8\n") + kBase),
             "acc.toml: [engine]: setting max_unauthenticated: 8 leaves no room for the 1 configured session(s) within "
             "max_connections 8 (at most 7) (line 4)");
-  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_unauthenticated = 2\nmax_unauthenticated_per_address = 3\n") +
-                     kBase),
-            "acc.toml: [engine]: setting max_unauthenticated_per_address: 3 is more than max_unauthenticated 2 (line 4)");
+  EXPECT_EQ(
+      error_of(std::string("[engine]\nport = 1\nmax_unauthenticated = 2\nmax_unauthenticated_per_address = 3\n") +
+               kBase),
+      "acc.toml: [engine]: setting max_unauthenticated_per_address: 3 is more than max_unauthenticated 2 (line 4)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nmax_unauthenticated = 0\n") + kBase),
             "acc.toml: [engine]: setting max_unauthenticated: value 0 out of range 1..100000 (line 3)");
 }
@@ -125,9 +127,10 @@ TEST(AcceptorConfig, sessionProblemsNameTheSession) {
 }
 
 TEST(AcceptorConfig, matchModeNeedsOneThread) {
-  EXPECT_NE(error_of(std::string("[engine]\nport = 1\nmodel = \"pool\"\nworkers = 2\n[app]\nmode = \"match\"\n") + kBase)
-                .find("[app]: setting mode: match needs every session on one thread"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string("[engine]\nport = 1\nmodel = \"pool\"\nworkers = 2\n[app]\nmode = \"match\"\n") + kBase)
+          .find("[app]: setting mode: match needs every session on one thread"),
+      std::string::npos);
   EXPECT_NO_THROW(parse_acceptor_config(std::string("[engine]\nport = 1\n[app]\nmode = \"match\"\n") + kBase, "x"));
 }
 

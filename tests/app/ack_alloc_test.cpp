@@ -6,12 +6,12 @@
 
 #include "support/alloc_counter.hpp"
 
+#include <unistd.h>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <new>
-#include <unistd.h>
 
 #include "kite/link/message_log.hpp"
 #include "kite/link/metrics.hpp"
@@ -87,7 +87,8 @@ TEST(AckAllocations, noAllocationPerOrderWithCountersAndMessageLog) {
   session::SessionRegistry& registry = a.registry;
   OrderApplication& app = a.app;
   link::Metrics metrics(1);
-  const std::string path = (std::filesystem::temp_directory_path() / ("kite-alloc-" + std::to_string(::getpid()) + ".messages")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("kite-alloc-" + std::to_string(::getpid()) + ".messages")).string();
   link::MessageLog mlog(path, 1u << 30, 0);
   mlog.prepare();
   link::MessageLog* logs[] = {&mlog};

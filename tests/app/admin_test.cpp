@@ -286,15 +286,14 @@ TEST_F(AdminTest, messageLogHoldsEveryMessageBothWaysAndSwitchesPerSession) {
   EXPECT_EQ(ins, 6);
   EXPECT_EQ(outs, 6);
   // kite-fixprint reads the log as it is: each message titled with its time and direction.
-  const std::string cmd = std::string(KITE_FIXPRINT_BIN) + " " +
-                          (dir / "messages" / "FIX.4.4_KITE-PEER1.messages").string() + " 2>&1";
+  const std::string cmd =
+      std::string(KITE_FIXPRINT_BIN) + " " + (dir / "messages" / "FIX.4.4_KITE-PEER1.messages").string() + " 2>&1";
   const kite::test::CommandOutput fixprint = kite::test::run_command(cmd);
   const std::string& printed = fixprint.out;
   EXPECT_EQ(fixprint.status, 0) << printed;
   EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #1  \[\S+Z IN\]  Logon \(35=A\)  seq 1  PEER1 -> KITE)")))
       << printed;
-  EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #12  \[\S+Z OUT\]  ExecutionReport \(35=8\))")))
-      << printed;
+  EXPECT_TRUE(std::regex_search(printed, std::regex(R"(== #12  \[\S+Z OUT\]  ExecutionReport \(35=8\))"))) << printed;
   EXPECT_FALSE(fs::exists(dir / "messages" / "FIX.4.4_KITE-PEER2.messages"));  // not switched on
 }
 
@@ -315,8 +314,9 @@ TEST(JsonLinesLogger, writesOneValidObjectPerLineWithEscapes) {
   std::getline(in, l1);
   std::getline(in, l2);
   EXPECT_FALSE(std::getline(in, l3));
-  EXPECT_TRUE(std::regex_match(l1, std::regex(R"(\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","level":"warn",)"
-                                             R"("who":"FIX\.4\.4:KITE->PEER1","text":"said \\"hi\\"\\tand left\\n"\})")))
+  EXPECT_TRUE(
+      std::regex_match(l1, std::regex(R"(\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","level":"warn",)"
+                                      R"("who":"FIX\.4\.4:KITE->PEER1","text":"said \\"hi\\"\\tand left\\n"\})")))
       << l1;
   EXPECT_NE(l2.find(R"("level":"info","who":"admin","text":"uid 0"})"), std::string::npos) << l2;
   fs::remove_all(dir);

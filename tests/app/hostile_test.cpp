@@ -95,7 +95,8 @@ TEST_F(HostileTest, aStreamWithNoSohIsCutAtMaxMessageSizeWithOneLine) {
   EXPECT_TRUE(c.wait_closed());
   EXPECT_LT(sent, std::size_t{4} << 20);  // socket buffers hold some; not the 16 MiB
   EXPECT_EQ(lines_with(log, "no valid message in MaxMessageSize"), 1u);
-  EXPECT_TRUE(log.contains("no valid message in MaxMessageSize (8192) bytes (first: garbage before BeginString")) << log.lines().back();
+  EXPECT_TRUE(log.contains("no valid message in MaxMessageSize (8192) bytes (first: garbage before BeginString"))
+      << log.lines().back();
   EXPECT_EQ(lines_with(log, "garbled"), 0u);
 }
 

@@ -47,12 +47,14 @@ class InitiatorDaemon : public ::testing::Test {
     write_file(dir / "acceptor.toml",
                "[engine]\nport = " + std::to_string(port) +
                    "\n[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\nHeartBtInt = 30\n"
-                   "StoreKind = \"file\"\nFileStorePath = \"" + (dir / "acceptor-store").string() +
+                   "StoreKind = \"file\"\nFileStorePath = \"" +
+                   (dir / "acceptor-store").string() +
                    "\"\n[[session]]\nTargetCompID = \"C1\"\n[[session]]\nTargetCompID = \"C2\"\n");
     write_file(dir / "initiator.toml",
                "[orders]\nsource = \"rate\"\nrate = 200\n[app]\nshutdown_wait_ms = 3000\n"
                "[defaults]\nBeginString = \"FIX.4.4\"\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\n"
-               "HeartBtInt = 30\nStoreKind = \"file\"\nFileStorePath = \"" + (dir / "initiator-store").string() +
+               "HeartBtInt = 30\nStoreKind = \"file\"\nFileStorePath = \"" +
+                   (dir / "initiator-store").string() +
                    "\"\nSocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = " + std::to_string(port) +
                    "\nReconnectInterval = 1\nReconnectIntervalMax = 4\n[[session]]\nSenderCompID = \"C1\"\n"
                    "[[session]]\nSenderCompID = \"C2\"\n");
@@ -62,9 +64,9 @@ class InitiatorDaemon : public ::testing::Test {
   void start_acceptor(Child& c) {
     const fs::path ready = dir / "acceptor.ready";
     fs::remove(ready);
-    ASSERT_TRUE(c.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file",
-                         ready.string()},
-                        dir / "acceptor.out", dir / "acceptor.log"));
+    ASSERT_TRUE(
+        c.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file", ready.string()},
+                dir / "acceptor.out", dir / "acceptor.log"));
     ASSERT_TRUE(wait_for_text(ready, "\n", 10000)) << read_file(dir / "acceptor.log");
   }
   void start_initiator(Child& c) {
@@ -112,8 +114,7 @@ TEST_F(InitiatorDaemon, logsOnSendsOrdersReconnectsWithBackOffAndLogsOutOnSigter
   ASSERT_TRUE(wait_count("initiator.log", "next attempt in", 4, 10000)) << read_file(dir / "initiator.log");
   const std::string down = read_file(dir / "initiator.log");
   EXPECT_NE(down.find("FIX.4.4:C1->KITE connect to 127.0.0.1:" + std::to_string(port) + " failed"), std::string::npos);
-  EXPECT_TRUE(std::regex_search(down, std::regex("C1->KITE connect to [^\\n]* next attempt in 1[0-9]{3} ms")))
-      << down;
+  EXPECT_TRUE(std::regex_search(down, std::regex("C1->KITE connect to [^\\n]* next attempt in 1[0-9]{3} ms"))) << down;
   Child again;
   start_acceptor(again);
   ASSERT_TRUE(wait_count("initiator.log", "logged on", 4)) << read_file(dir / "initiator.log");
@@ -132,10 +133,10 @@ TEST_F(InitiatorDaemon, logsOnOverTlsWithAClientCertificateAndEveryOrderIsAnswer
   // The acceptor's file opens with [engine] port = N; both gain a [tls] table at their end.
   const std::string plain = read_file(dir / "acceptor.toml");
   const std::size_t engine_end = plain.find('\n', plain.find("port = ")) + 1;
-  write_file(dir / "acceptor.toml",
-             plain.substr(0, engine_end) + "transport = \"tls\"\n" + plain.substr(engine_end) +
-                 "[tls]\ncertificate = \"" + certs.server_cert() + "\"\nprivate_key = \"" + certs.server_key() +
-                 "\"\nca_file = \"" + certs.ca() + "\"\nclient_certificate = \"require\"\n");
+  write_file(dir / "acceptor.toml", plain.substr(0, engine_end) + "transport = \"tls\"\n" + plain.substr(engine_end) +
+                                        "[tls]\ncertificate = \"" + certs.server_cert() + "\"\nprivate_key = \"" +
+                                        certs.server_key() + "\"\nca_file = \"" + certs.ca() +
+                                        "\"\nclient_certificate = \"require\"\n");
   write_file(dir / "initiator.toml", "[engine]\ntransport = \"tls\"\n" + read_file(dir / "initiator.toml") +
                                          "[tls]\nca_file = \"" + certs.ca() + "\"\ncertificate = \"" +
                                          certs.client_cert() + "\"\nprivate_key = \"" + certs.client_key() + "\"\n");
@@ -195,12 +196,20 @@ void orders_and_answers(const std::string& message_log, std::map<std::string, in
   std::string line;
   while (std::getline(in, line)) {
     const bool inbound = line.find("Z IN  ") != std::string::npos;
-    if (line.find("\x01" "43=Y\x01") != std::string::npos) continue;
-    const std::size_t id = line.find("\x01" "11=");
+    if (line.find("\x01"
+                  "43=Y\x01") != std::string::npos)
+      continue;
+    const std::size_t id = line.find(
+        "\x01"
+        "11=");
     if (id == std::string::npos) continue;
     const std::string cl = line.substr(id + 4, line.find('\x01', id + 4) - id - 4);
-    if (inbound && line.find("\x01" "35=D\x01") != std::string::npos) ++orders[cl];
-    if (!inbound && line.find("\x01" "35=8\x01") != std::string::npos) ++answers[cl];
+    if (inbound && line.find("\x01"
+                             "35=D\x01") != std::string::npos)
+      ++orders[cl];
+    if (!inbound && line.find("\x01"
+                              "35=8\x01") != std::string::npos)
+      ++answers[cl];
   }
 }
 

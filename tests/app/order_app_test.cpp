@@ -132,7 +132,7 @@ TEST(MatchMode, crossingOrderFillsBestPriceFirstThenOldestAndBothSidesHear) {
 TEST(MatchMode, fillOfASessionThatCannotTakeItNowIsStoredAndReachesItByResend) {
   AppRig rig(Mode::match, 2);
   ASSERT_EQ(rig.order(0, "S1", '2', 100, "10").size(), 1u);  // resting: New (our 2 on PEER1)
-  rig[0].wire.room = 0;  // PEER1's send buffer is full
+  rig[0].wire.room = 0;                                      // PEER1's send buffer is full
   auto buy = rig.order(1, "B1", '1', 100, "10");
   ASSERT_EQ(buy.size(), 2u);  // New and the fill
   EXPECT_TRUE(rig[0].wire.take().empty());
@@ -295,8 +295,12 @@ TEST(EchoMode, newOrderSingleComesBackWithTheSameBody) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].type(), "D");
   const auto body = [](const std::string& raw) {
-    const auto from = raw.find("\x01" "11=");
-    const auto to = raw.rfind("\x01" "10=");
+    const auto from = raw.find(
+        "\x01"
+        "11=");
+    const auto to = raw.rfind(
+        "\x01"
+        "10=");
     return raw.substr(from, to - from);
   };
   EXPECT_EQ(body(out[0].raw), body(msg));
@@ -413,7 +417,6 @@ TEST(Modes, parseAndNameEachOther) {
   Mode x;
   EXPECT_FALSE(parse_mode("fill", x));
 }
-
 
 // "C7" (built by appending: GCC 12 warns falsely on "C" + std::to_string(i)).
 std::string id(char prefix, int i) {

@@ -167,8 +167,8 @@ class StallServer {
 };
 
 std::uint64_t count_over(const Histogram& h, std::int64_t ns) {
-  return h.count() - static_cast<std::uint64_t>(h.fraction_at_or_below(static_cast<std::uint64_t>(ns)) *
-                                                    static_cast<double>(h.count()) + 0.5);
+  return h.count() - static_cast<std::uint64_t>(
+                         h.fraction_at_or_below(static_cast<std::uint64_t>(ns)) * static_cast<double>(h.count()) + 0.5);
 }
 
 // Options every measuring test starts from: a blocking client (no spin on a

@@ -15,9 +15,9 @@
 
 #include "client.hpp"
 #include "cpp_server.hpp"
+#include "kite/transport/tls.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/tls_testing.hpp"
-#include "kite/transport/tls.hpp"
 
 namespace kite::bench {
 namespace {

@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "cpp_server.hpp"
-#include "support/alloc_counter.hpp"
 #include "kite/app/acceptor.hpp"
 #include "kite/codec/codec.hpp"
 #include "messages.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace kite::bench {
 namespace {
@@ -209,13 +209,15 @@ TEST(CppServer, answersAnOrderWithTheRawFlavoursExecutionReport) {
   const std::int64_t now = codec::utc_now_ns();
   ASSERT_TRUE(client.logon(now));
   ASSERT_TRUE(client.order(now, 1));
-  ASSERT_NE(client.next().find("\x01" "35=A\x01"), std::string_view::npos);
+  ASSERT_NE(client.next().find("\x01"
+                               "35=A\x01"),
+            std::string_view::npos);
   const std::string cpp(client.next());
   EXPECT_EQ(cell.stop(), 0) << cell.error();
 
   // The raw flavour's reply to the same order, MsgSeqNum and ID width.
-  codec::HeaderTemplate server_header(codec::HeaderFields{"FIX.4.4", std::string(kServerCompID), client_comp_id(0),
-                                                          {}, {}, {}, {}});
+  codec::HeaderTemplate server_header(
+      codec::HeaderFields{"FIX.4.4", std::string(kServerCompID), client_comp_id(0), {}, {}, {}, {}});
   codec::MessageWriter w(server_header);
   const OrderEcho echo{"C000000000001", "KITE.XPAR", '1', "100", "101.25"};
   constexpr std::uint64_t id = 1'000'000'000'000'000;
@@ -240,7 +242,9 @@ TEST(CppServer, answersOrdersWithoutAllocating) {
   for (int i = 0; i < kWarmup + kOrders; ++i) {
     if (i == kWarmup) before = kite::test::allocations();
     if (!client.order(codec::utc_now_ns(), static_cast<std::uint64_t>(i))) break;
-    if (client.next().find("\x01" "150=0\x01") != std::string_view::npos) ++answered;
+    if (client.next().find("\x01"
+                           "150=0\x01") != std::string_view::npos)
+      ++answered;
   }
   const std::uint64_t allocs = kite::test::allocations() - before;
   EXPECT_EQ(answered, kWarmup + kOrders);

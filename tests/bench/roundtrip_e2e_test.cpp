@@ -67,8 +67,8 @@ class RoundtripE2E : public ::testing::Test {
 
   int start_server(const std::string& flavour = "raw") {
     const fs::path ready = dir_ / "ready";
-    server_ = spawn({binary(), "server", "--flavour", flavour, "--transport", "kernel", "--model", "mono", "--port", "0",
-                     "--sessions", "2", "--idle", "block", "--ready-file", ready.string()});
+    server_ = spawn({binary(), "server", "--flavour", flavour, "--transport", "kernel", "--model", "mono", "--port",
+                     "0", "--sessions", "2", "--idle", "block", "--ready-file", ready.string()});
     for (int i = 0; i < 500 && !fs::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!fs::exists(ready)) return -1;
     return std::stoi(slurp(ready));
@@ -91,9 +91,11 @@ class RoundtripE2E : public ::testing::Test {
 
   json run_client(const std::string& loop, int port, const std::string& flavour = "raw") {
     const fs::path out = dir_ / (loop + ".json");
-    std::vector<std::string> args = {binary(), "client", "--port", std::to_string(port), "--loop", loop, "--sessions",
-                                     "2", "--warmup", "0.2", "--duration", "0.3", "--runs", "2", "--idle", "block",
-                                     "--json", out.string(), "--cell", flavour + "/kernel/mono/" + loop};
+    std::vector<std::string> args = {binary(),   "client",     "--port",     std::to_string(port),
+                                     "--loop",   loop,         "--sessions", "2",
+                                     "--warmup", "0.2",        "--duration", "0.3",
+                                     "--runs",   "2",          "--idle",     "block",
+                                     "--json",   out.string(), "--cell",     flavour + "/kernel/mono/" + loop};
     if (loop == "open") args.insert(args.end(), {"--rate", "2000"});
     const fs::path err = dir_ / (loop + ".err");
     const int rc = wait_exit(spawn(args, err.string()));
@@ -190,15 +192,17 @@ TEST_F(RoundtripE2E, cppServerAnswersEveryOrderOfAClosedRun) {
 
 TEST_F(RoundtripE2E, unsupportedCombinationExitsThreeWithOneLine) {
   const fs::path err = dir_ / "err";
-  const int rc = wait_exit(spawn({binary(), "server", "--flavour", "quickfix", "--model", "shard", "--port", "0"},
-                                 err.string()));
+  const int rc =
+      wait_exit(spawn({binary(), "server", "--flavour", "quickfix", "--model", "shard", "--port", "0"}, err.string()));
   EXPECT_EQ(rc, 3);
   EXPECT_EQ(slurp(err).rfind("unsupported:", 0), 0u) << slurp(err);
 }
 
 TEST_F(RoundtripE2E, clientExitsNonZeroWhenItCannotConnect) {
   const fs::path err = dir_ / "err";
-  const int rc = wait_exit(spawn({binary(), "client", "--port", "1", "--duration", "0.1", "--runs", "1", "--connect-timeout", "0.2"}, err.string()));
+  const int rc = wait_exit(
+      spawn({binary(), "client", "--port", "1", "--duration", "0.1", "--runs", "1", "--connect-timeout", "0.2"},
+            err.string()));
   EXPECT_NE(rc, 0);
   EXPECT_NE(slurp(err).find("cannot connect"), std::string::npos) << slurp(err);
 }

@@ -15,14 +15,14 @@
 #include "kite/kite.h"
 
 static int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
       fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                             \
-      fprintf(stderr, "\n");                                    \
-      ++failures;                                               \
-    }                                                           \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+      ++failures;                                                     \
+    }                                                                 \
   } while (0)
 
 enum { kOrders = 2000 };
@@ -88,9 +88,11 @@ static void acceptor_on_message(void* user, kite_session* s, const kite_message*
     return;
   }
   char body[256];
-  const int n = snprintf(body, sizeof body, "37=O%llu\00111=%.*s\00117=E%llu\001150=0\00139=0\00155=%.*s\00154=1\001151=100\00114=0\0016=0\001",
-                         (unsigned long long)m->msg_seq_num, (int)cl.size, cl.data, (unsigned long long)m->msg_seq_num,
-                         (int)sym.size, sym.data);
+  const int n =
+      snprintf(body, sizeof body,
+               "37=O%llu\00111=%.*s\00117=E%llu\001150=0\00139=0\00155=%.*s\00154=1\001151=100\00114=0\0016=0\001",
+               (unsigned long long)m->msg_seq_num, (int)cl.size, cl.data, (unsigned long long)m->msg_seq_num,
+               (int)sym.size, sym.data);
   const kite_status st = kite_session_send(s, "8", body, (size_t)n);
   if (st != KITE_OK) atomic_fetch_add(&c->bad, 1);
 }
@@ -173,7 +175,9 @@ static void run_session(const char* model) {
   /* Orders from this thread: queued, sent by the session's thread. */
   for (int i = 0; i < kOrders; ++i) {
     char body[256];
-    const int n = snprintf(body, sizeof body, "11=C%012d\00121=1\00155=KITE.XPAR\00154=1\00160=20261201-10:00:00.000\00138=100\00140=2\00144=101.25\001", i);
+    const int n = snprintf(
+        body, sizeof body,
+        "11=C%012d\00121=1\00155=KITE.XPAR\00154=1\00160=20261201-10:00:00.000\00138=100\00140=2\00144=101.25\001", i);
     for (;;) {
       st = kite_session_send(s, "D", body, (size_t)n);
       if (st != KITE_BACK_PRESSURED) break;
@@ -217,12 +221,15 @@ static void run_session(const char* model) {
 
 static void errors(void) {
   kite_acceptor* a = (kite_acceptor*)&a;
-  kite_status st = kite_acceptor_start_string("[engine]\nmodel = \"triple\"\nport = 0\n[[session]]\nBeginString=\"FIX.4.4\"\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n",
-                                              "bad.toml", NULL, &a);
+  kite_status st = kite_acceptor_start_string(
+      "[engine]\nmodel = \"triple\"\nport = "
+      "0\n[[session]]\nBeginString=\"FIX.4.4\"\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n",
+      "bad.toml", NULL, &a);
   CHECK(st == KITE_ERROR_CONFIG && a == NULL, "bad model: %s", kite_status_name(st));
   CHECK(strstr(kite_last_error(), "bad.toml") != NULL && strstr(kite_last_error(), "model") != NULL, "text: %s",
         kite_last_error());
-  st = kite_acceptor_start_string("[engine]\ntransport = \"tcpdirect\"\nmodel = \"pool\"\nport = 0\n", "t.toml", NULL, &a);
+  st = kite_acceptor_start_string("[engine]\ntransport = \"tcpdirect\"\nmodel = \"pool\"\nport = 0\n", "t.toml", NULL,
+                                  &a);
   CHECK(st == KITE_ERROR_UNSUPPORTED && strncmp(kite_last_error(), "unsupported:", 12) == 0, "unsupported: %s %s",
         kite_status_name(st), kite_last_error());
   st = kite_acceptor_start_file("/nonexistent/kite.toml", NULL, &a);
@@ -233,8 +240,8 @@ static void errors(void) {
   st = kite_acceptor_start_string(NULL, NULL, NULL, &a);
   CHECK(st == KITE_ERROR_ARGUMENT, "null text");
   kite_initiator* in = NULL;
-  st = kite_initiator_start_string("[[session]]\nBeginString=\"FIX.4.4\"\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n", "i.toml",
-                                   NULL, &in);
+  st = kite_initiator_start_string("[[session]]\nBeginString=\"FIX.4.4\"\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n",
+                                   "i.toml", NULL, &in);
   CHECK(st == KITE_ERROR_CONFIG && strstr(kite_last_error(), "ConnectionType") != NULL, "initiator role: %s",
         kite_last_error());
   CHECK(kite_session_send(NULL, "D", "", 0) == KITE_ERROR_ARGUMENT, "send NULL");

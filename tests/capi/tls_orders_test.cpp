@@ -20,7 +20,7 @@
 
 namespace {
 
-std::atomic<long> g_ssl_allocs{0};    // every other allocation
+std::atomic<long> g_ssl_allocs{0};     // every other allocation
 std::atomic<long> g_record_allocs{0};  // the record writer's packet.c
 
 void count(const char* file) {
@@ -48,8 +48,10 @@ bool is(kite_str s, const char* v) { return s.size == std::strlen(v) && std::mem
 void on_logon(void* user, kite_session*) { static_cast<Counts*>(user)->logons.fetch_add(1); }
 void on_report(void* user, kite_session*, const kite_message* m) {
   auto* c = static_cast<Counts*>(user);
-  if (is(m->msg_type, "8")) c->reports.fetch_add(1);
-  else c->bad.fetch_add(1);
+  if (is(m->msg_type, "8"))
+    c->reports.fetch_add(1);
+  else
+    c->bad.fetch_add(1);
 }
 
 template <class Pred>
@@ -63,8 +65,10 @@ bool wait_until(Pred p, int ms) {
 }
 
 std::string acceptor_toml(const std::string& model, const std::string& tls) {
-  return "[engine]\nmodel = \"" + model + "\"\nport = 0\nidle = \"block\"\nworkers = 2\ntransport = \"tls\"\n"
-         "[app]\nmode = \"ack\"\n" + tls +
+  return "[engine]\nmodel = \"" + model +
+         "\"\nport = 0\nidle = \"block\"\nworkers = 2\ntransport = \"tls\"\n"
+         "[app]\nmode = \"ack\"\n" +
+         tls +
          "[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\nResetOnLogon = true\n"
          "StoreKind = \"memory\"\nUseDataDictionary = false\n[[session]]\nTargetCompID = \"BENCH0\"\n";
 }
@@ -73,7 +77,8 @@ std::string initiator_toml(unsigned port, const std::string& tls) {
   return "[engine]\nidle = \"block\"\ntransport = \"tls\"\n" + tls +
          "[defaults]\nBeginString = \"FIX.4.4\"\nConnectionType = \"initiator\"\nSenderCompID = \"BENCH0\"\n"
          "TargetCompID = \"KITE\"\nResetOnLogon = true\nStoreKind = \"memory\"\nUseDataDictionary = false\n"
-         "SocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = " + std::to_string(port) + "\n[[session]]\n";
+         "SocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = " +
+         std::to_string(port) + "\n[[session]]\n";
 }
 
 class TlsOrdersTest : public ::testing::TestWithParam<const char*> {
@@ -148,14 +153,17 @@ class TlsConfigTest : public TlsOrdersTest {};
 TEST_F(TlsConfigTest, refusesMistakesNamingTheFileAndSetting) {
   kite_acceptor* a = nullptr;
   const std::string key = g_certs->client_key();
-  const std::string mismatch = "[tls]\ncertificate = \"" + g_certs->server_cert() + "\"\nprivate_key = \"" + key + "\"\n";
-  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", mismatch).c_str(), "a.toml", nullptr, &a), KITE_ERROR_CONFIG);
+  const std::string mismatch =
+      "[tls]\ncertificate = \"" + g_certs->server_cert() + "\"\nprivate_key = \"" + key + "\"\n";
+  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", mismatch).c_str(), "a.toml", nullptr, &a),
+            KITE_ERROR_CONFIG);
   EXPECT_NE(std::string(kite_last_error()).find("a.toml: [tls]: private key '" + key + "' does not match certificate"),
             std::string::npos)
       << kite_last_error();
 
   const std::string missing = "[tls]\ncertificate = \"/nonexistent/cert.pem\"\n";
-  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", missing).c_str(), "a.toml", nullptr, &a), KITE_ERROR_CONFIG);
+  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", missing).c_str(), "a.toml", nullptr, &a),
+            KITE_ERROR_CONFIG);
   EXPECT_NE(std::string(kite_last_error()).find("certificate '/nonexistent/cert.pem': No such file or directory"),
             std::string::npos)
       << kite_last_error();
@@ -164,7 +172,8 @@ TEST_F(TlsConfigTest, refusesMistakesNamingTheFileAndSetting) {
   EXPECT_NE(std::string(kite_last_error()).find("tls needs a [tls] table"), std::string::npos) << kite_last_error();
 
   const std::string bad_mode = server_tls + "min_version = \"1.1\"\n";
-  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", bad_mode).c_str(), "a.toml", nullptr, &a), KITE_ERROR_CONFIG);
+  EXPECT_EQ(kite_acceptor_start_string(acceptor_toml("mono", bad_mode).c_str(), "a.toml", nullptr, &a),
+            KITE_ERROR_CONFIG);
   EXPECT_NE(std::string(kite_last_error()).find("[tls]: setting min_version: expected \"1.2\" or \"1.3\""),
             std::string::npos)
       << kite_last_error();

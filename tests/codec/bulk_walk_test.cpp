@@ -55,14 +55,14 @@ void expect_same_index_all_capacities(const detail::LevelOps& fast, const std::s
 
 std::string tag_text(std::mt19937_64& rng) {
   switch (rng() % 12) {
-    case 0: return std::to_string(1 + rng() % 9);                   // 1 digit
-    case 1: return std::to_string(10000 + rng() % 90000);           // 5 digits
-    case 2: return std::to_string(1000000 + rng() % 9000000);       // 7 digits
-    case 3: return std::to_string(10000000 + rng() % 990000000);    // 8 or 9 digits
-    case 4: return std::to_string(2048 + rng() % 8000);             // past the direct slots
-    case 5: return "35";                                            // repeated tags
-    case 6: return std::to_string(1000 + rng() % 2000);             // 4 digits, among FIX 5.0's length tags
-    default: return std::to_string(1 + rng() % 700);                // 1 to 3 digits
+    case 0: return std::to_string(1 + rng() % 9);                 // 1 digit
+    case 1: return std::to_string(10000 + rng() % 90000);         // 5 digits
+    case 2: return std::to_string(1000000 + rng() % 9000000);     // 7 digits
+    case 3: return std::to_string(10000000 + rng() % 990000000);  // 8 or 9 digits
+    case 4: return std::to_string(2048 + rng() % 8000);           // past the direct slots
+    case 5: return "35";                                          // repeated tags
+    case 6: return std::to_string(1000 + rng() % 2000);           // 4 digits, among FIX 5.0's length tags
+    default: return std::to_string(1 + rng() % 700);              // 1 to 3 digits
   }
 }
 
@@ -93,11 +93,11 @@ std::string field_list(std::mt19937_64& rng, std::uint32_t n, bool flaw) {
     }
     if (i == flawed) {
       switch (rng() % 5) {
-        case 0: tag = "0" + tag; break;            // a leading zero
-        case 1: tag = "1234567890"; break;         // 10 digits
-        case 2: tag = ""; break;                   // empty
-        case 3: tag = tag + "x"; break;            // not a digit
-        case 4: value += "\x01"; break;            // an empty field after it
+        case 0: tag = "0" + tag; break;     // a leading zero
+        case 1: tag = "1234567890"; break;  // 10 digits
+        case 2: tag = ""; break;            // empty
+        case 3: tag = tag + "x"; break;     // not a digit
+        case 4: value += "\x01"; break;     // an empty field after it
       }
     }
     s += tag + "=" + value + "\x01";
@@ -140,7 +140,10 @@ void run_edges(const detail::LevelOps& fast) {
 
 // A complete message around a field list: "8=FIX.4.4", BodyLength, the list, CheckSum.
 std::string framed_message(const std::string& body) {
-  std::string m = "8=FIX.4.4\x01" "9=" + std::to_string(body.size()) + "\x01" + body;
+  std::string m =
+      "8=FIX.4.4\x01"
+      "9=" +
+      std::to_string(body.size()) + "\x01" + body;
   unsigned sum = 0;
   for (const char c : m) sum += static_cast<unsigned char>(c);
   const std::string digits = std::to_string(1000 + sum % 256);
@@ -184,7 +187,10 @@ void run_framed(const detail::LevelOps& fast) {
     for (int round = 0; round < 8; ++round) {
       std::string body = field_list(rng, n, round % 3 == 2);
       // Now and then the header's and trailer's tags again in the body.
-      if (round % 4 == 1) body = "9=5\x01" + body + "8=FIX.4.2\x01" "10=000\x01";
+      if (round % 4 == 1)
+        body = "9=5\x01" + body +
+               "8=FIX.4.2\x01"
+               "10=000\x01";
       const std::string m = framed_message(body);
       for (const std::uint32_t capacity : {1024u, n + 3, n + 2, 3u, 2u, 1u}) {
         expect_same_framed_index(fast, m, capacity);

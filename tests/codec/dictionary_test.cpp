@@ -128,8 +128,8 @@ TEST_F(StandardDictionaries, componentsAreFlattenedIntoTheMessage) {
   ASSERT_NE(nos, nullptr);
   EXPECT_EQ(nos->name, "NewOrderSingle");
   EXPECT_FALSE(nos->admin);
-  EXPECT_TRUE(nos->body.contains(tag::Symbol));    // from Instrument
-  EXPECT_TRUE(nos->body.contains(tag::OrderQty));  // from OrderQtyData
+  EXPECT_TRUE(nos->body.contains(tag::Symbol));      // from Instrument
+  EXPECT_TRUE(nos->body.contains(tag::OrderQty));    // from OrderQtyData
   EXPECT_TRUE(nos->body.contains(tag::NoPartyIDs));  // from Parties
   EXPECT_FALSE(nos->body.contains(tag::SenderCompID));
   std::vector<std::uint32_t> required;
@@ -219,7 +219,8 @@ TEST_F(StandardDictionaries, theIndexKnowsEveryLengthFieldOfTheDictionaries) {
   ASSERT_TRUE(fix42_ && fix44_ && fixt_);
   std::set<std::pair<std::uint32_t, std::uint32_t>> from_dictionaries, built_in;
   for (const DictionaryLoad* l : {&fix42_, &fix44_, &fixt_})
-    for (const Dictionary::DataPair& p : l->dictionary->data_pairs()) from_dictionaries.insert({p.length_tag, p.data_tag});
+    for (const Dictionary::DataPair& p : l->dictionary->data_pairs())
+      from_dictionaries.insert({p.length_tag, p.data_tag});
   for (const detail::LengthDataPair& p : detail::kLengthDataPairs) built_in.insert({p.length_tag, p.data_tag});
   EXPECT_EQ(built_in, from_dictionaries);
   EXPECT_EQ(built_in.size(), std::size(detail::kLengthDataPairs)) << "one entry per length tag";
@@ -259,8 +260,8 @@ TEST(DictionaryLoadErrors, missingRootElement) {
 }
 
 TEST(DictionaryLoadErrors, undefinedFieldReference) {
-  const DictionaryLoad r = Dictionary::load(
-      write_temp("undef.xml", tiny_xml("", "<message name='X' msgtype='X'><field name='Nope' required='Y'/></message>")));
+  const DictionaryLoad r = Dictionary::load(write_temp(
+      "undef.xml", tiny_xml("", "<message name='X' msgtype='X'><field name='Nope' required='Y'/></message>")));
   EXPECT_FALSE(r);
   EXPECT_NE(r.error.find("undefined field 'Nope'"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("message 'X'"), std::string::npos) << r.error;
@@ -308,9 +309,10 @@ TEST(DictionaryLoadErrors, componentCycleIsCaught) {
 
 TEST(DictionaryCustom, tagsAboveTheDenseLimitAreFound) {
   const DictionaryLoad r = Dictionary::load(write_temp(
-      "big.xml", tiny_xml("<field number='70000' name='Custom' type='INT'/><field number='5001' name='Mine' type='QTY'/>",
-                          "<message name='Custom' msgtype='U1000' msgcat='app'><field name='Custom' required='Y'/>"
-                          "</message><message name='LongType' msgtype='ABCDEFGHIJ'/>")));
+      "big.xml",
+      tiny_xml("<field number='70000' name='Custom' type='INT'/><field number='5001' name='Mine' type='QTY'/>",
+               "<message name='Custom' msgtype='U1000' msgcat='app'><field name='Custom' required='Y'/>"
+               "</message><message name='LongType' msgtype='ABCDEFGHIJ'/>")));
   ASSERT_TRUE(r) << r.error;
   const Dictionary& d = *r.dictionary;
   ASSERT_NE(d.field(70000), nullptr);
@@ -326,11 +328,41 @@ TEST(DictionaryCustom, tagsAboveTheDenseLimitAreFound) {
 }
 
 TEST(FieldTypes, namesRoundTrip) {
-  for (const char* n : {"INT", "LENGTH", "SEQNUM", "NUMINGROUP", "TAGNUM", "DAYOFMONTH", "FLOAT", "QTY", "PRICE",
-                        "PRICEOFFSET", "AMT", "PERCENTAGE", "CHAR", "BOOLEAN", "STRING", "MULTIPLEVALUESTRING",
-                        "MULTIPLECHARVALUE", "MULTIPLESTRINGVALUE", "COUNTRY", "CURRENCY", "EXCHANGE", "MONTHYEAR",
-                        "UTCTIMESTAMP", "UTCTIMEONLY", "UTCDATEONLY", "UTCDATE", "LOCALMKTDATE", "LOCALMKTTIME",
-                        "TZTIMEONLY", "TZTIMESTAMP", "DATA", "XMLDATA", "LANGUAGE", "XID", "XIDREF"}) {
+  for (const char* n : {"INT",
+                        "LENGTH",
+                        "SEQNUM",
+                        "NUMINGROUP",
+                        "TAGNUM",
+                        "DAYOFMONTH",
+                        "FLOAT",
+                        "QTY",
+                        "PRICE",
+                        "PRICEOFFSET",
+                        "AMT",
+                        "PERCENTAGE",
+                        "CHAR",
+                        "BOOLEAN",
+                        "STRING",
+                        "MULTIPLEVALUESTRING",
+                        "MULTIPLECHARVALUE",
+                        "MULTIPLESTRINGVALUE",
+                        "COUNTRY",
+                        "CURRENCY",
+                        "EXCHANGE",
+                        "MONTHYEAR",
+                        "UTCTIMESTAMP",
+                        "UTCTIMEONLY",
+                        "UTCDATEONLY",
+                        "UTCDATE",
+                        "LOCALMKTDATE",
+                        "LOCALMKTTIME",
+                        "TZTIMEONLY",
+                        "TZTIMESTAMP",
+                        "DATA",
+                        "XMLDATA",
+                        "LANGUAGE",
+                        "XID",
+                        "XIDREF"}) {
     const FieldType t = field_type_from_name(n);
     EXPECT_NE(t, FieldType::unknown) << n;
     EXPECT_STREQ(to_string(t), n);

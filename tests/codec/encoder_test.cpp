@@ -117,7 +117,8 @@ TEST(EncoderTest, aFailedMessageDoesNotSpoilTheNext) {
 
 TEST(EncoderTest, sendingTimeFollowsTheClockAcrossSecondsAndPrecisions) {
   const HeaderTemplate h = make_header();
-  for (const TimePrecision p : {TimePrecision::seconds, TimePrecision::millis, TimePrecision::micros, TimePrecision::nanos}) {
+  for (const TimePrecision p :
+       {TimePrecision::seconds, TimePrecision::millis, TimePrecision::micros, TimePrecision::nanos}) {
     MessageWriter w(h, p);
     char buf[256];
     for (const std::int64_t t : {kTime, kTime + 1'000'000'000, kTime + 86'400'000'000'000, kTime - 7}) {

@@ -38,13 +38,12 @@ class GroupTest : public ::testing::Test {
   FieldIndex ix_;
 };
 
-const std::string kParties =
-    fix_message("FIX.4.4",
-                "35=D|49=C|56=K|34=1|52=20240315-09:30:00|11=ORD1|"
-                "453=3|448=BRKR|447=D|452=1|802=2|523=DESK1|803=4|523=TRADER7|803=9|"
-                "448=CUST|447=D|452=3|"
-                "448=EXCH|452=22|"
-                "55=MSFT|54=1|60=20240315-09:30:00|38=100|40=2|");
+const std::string kParties = fix_message("FIX.4.4",
+                                         "35=D|49=C|56=K|34=1|52=20240315-09:30:00|11=ORD1|"
+                                         "453=3|448=BRKR|447=D|452=1|802=2|523=DESK1|803=4|523=TRADER7|803=9|"
+                                         "448=CUST|447=D|452=3|"
+                                         "448=EXCH|452=22|"
+                                         "55=MSFT|54=1|60=20240315-09:30:00|38=100|40=2|");
 
 TEST_F(GroupTest, iteratesEntriesAsIndexRanges) {
   index(kParties);
@@ -129,7 +128,8 @@ TEST_F(GroupTest, absentGroupIsEmpty) {
 }
 
 TEST_F(GroupTest, zeroCountGroupHasNoEntries) {
-  index(fix_message("FIX.4.4", "35=D|49=C|56=K|34=1|52=20240315-09:30:00|11=O|453=0|55=X|54=1|60=20240315-09:30:00|40=1|"));
+  index(fix_message("FIX.4.4",
+                    "35=D|49=C|56=K|34=1|52=20240315-09:30:00|11=O|453=0|55=X|54=1|60=20240315-09:30:00|40=1|"));
   const GroupView g = GroupView::at(ix_, tag::NoPartyIDs, dict("FIX44.xml").group("D", tag::NoPartyIDs));
   ASSERT_TRUE(g);
   EXPECT_TRUE(g.empty());

@@ -59,8 +59,9 @@ TEST(FieldIndexTest, typedReadsReturnValuesMissingAndBadFormat) {
 // Values the word parsers do not take go to the general parse, which
 // writes the caller's variable only when the value parses.
 TEST(FieldIndexTest, readsByTheGeneralParseSetTheirOutputOnlyWhenTheValueParses) {
-  const std::string m = fix_message("FIX.4.4", "35=D|34=2|49=A|52=20240315-09:30:00|56=B|38=1234567.891|44=12.5X|"
-                                               "60=2024031509:30:00|126=21000101-00:00:00|");
+  const std::string m = fix_message("FIX.4.4",
+                                    "35=D|34=2|49=A|52=20240315-09:30:00|56=B|38=1234567.891|44=12.5X|"
+                                    "60=2024031509:30:00|126=21000101-00:00:00|");
   FieldIndex ix;
   ASSERT_TRUE(ix.frame_and_build(m.data(), m.size()).index);
   Decimal d{7, 0};
@@ -170,8 +171,7 @@ TEST(FieldIndexTest, rejectsBadTags) {
 TEST(FieldIndexTest, rejectsMissingEqualsAndUnterminatedValues) {
   FieldIndex ix;
   EXPECT_EQ(ix.build(soh("8=FIX.4.4|35")).error, IndexError::missing_equals);
-  EXPECT_EQ(ix.build(soh("8=FIX.4.4|35|")).error, IndexError::missing_equals)
-      << "no '=' before the end of the frame";
+  EXPECT_EQ(ix.build(soh("8=FIX.4.4|35|")).error, IndexError::missing_equals) << "no '=' before the end of the frame";
   const IndexResult r = ix.build(soh("8=FIX.4.4|35=D"));
   EXPECT_EQ(r.error, IndexError::missing_soh);
   EXPECT_EQ(r.tag, 35u);
@@ -188,7 +188,7 @@ TEST(FieldIndexTest, stopsAtItsCapacity) {
 
 TEST(FieldIndexTest, dataFieldsMayHoldSohAndEquals) {
   const std::string data = std::string("x") + kSoh + "58=y" + kSoh + "=";
-  const std::string m = fix_message("FIX.4.4", "35=B|95=" + std::to_string(data.size()) + "|96=") ;
+  const std::string m = fix_message("FIX.4.4", "35=B|95=" + std::to_string(data.size()) + "|96=");
   // fix_message turns '|' into SOH, so add the data's bytes by hand.
   std::string body = soh("35=B|95=" + std::to_string(data.size()) + "|96=") + data + soh("|58=z|");
   std::string msg = "8=FIX.4.4" + std::string(1, kSoh) + "9=" + std::to_string(body.size()) + kSoh + body;
@@ -214,9 +214,9 @@ TEST(FieldIndexTest, dataFieldsMayHoldSohAndEquals) {
 TEST(FieldIndexTest, everyDictionaryLengthFieldGovernsItsDataField) {
   const std::string data = std::string("x") + kSoh + "58=y" + kSoh + "=";
   for (const detail::LengthDataPair& pair : detail::kLengthDataPairs) {
-    const std::string msg = fix_message("FIXT.1.1", "35=j|1724=5|" + std::to_string(pair.length_tag) + "=" +
-                                                        std::to_string(data.size()) + "|" + std::to_string(pair.data_tag) +
-                                                        "=" + data + "|58=z|");
+    const std::string msg =
+        fix_message("FIXT.1.1", "35=j|1724=5|" + std::to_string(pair.length_tag) + "=" + std::to_string(data.size()) +
+                                    "|" + std::to_string(pair.data_tag) + "=" + data + "|58=z|");
     EXPECT_EQ(detail::data_tag_for_length(pair.length_tag), pair.data_tag);
     EXPECT_TRUE(detail::is_length_tag(pair.length_tag));
     FieldIndex fast, plain;

@@ -42,7 +42,8 @@ class Placed {
 
 // frame_and_build answers what frame() and then build() answer (the scalar
 // twins), and leaves the same index; an empty one when the frame is not complete.
-void expect_frame_and_build_agrees(const detail::LevelOps& fast, const char* p, std::size_t n, std::uint32_t max, const std::string& s) {
+void expect_frame_and_build_agrees(const detail::LevelOps& fast, const char* p, std::size_t n, std::uint32_t max,
+                                   const std::string& s) {
   FieldIndex x(64), y(64);
   const FramedIndex a = fast.frame_and_build(x, p, n, max);
   const FrameResult c = frame<ScalarScan>(p, n, max);

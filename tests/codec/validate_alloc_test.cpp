@@ -29,13 +29,13 @@ const std::string kHdr = "49=CLIENT|56=KITE|34=7|52=20240315-09:30:00.123|";
 std::vector<std::string> messages() {
   const std::string nos = "35=D|" + kHdr + "11=ORD1|453=2|448=BRKR|447=D|452=1|802=1|523=D1|803=4|448=C|447=D|452=3|";
   return {
-      fix_message("FIX.4.4", nos + "55=MSFT|54=1|60=20240315-09:30:00|38=1500|40=2|44=101.25|"),  // valid
-      fix_message("FIX.4.4", nos + "55=MSFT|54=Z|60=20240315-09:30:00|38=1500|40=2|"),            // 5
-      fix_message("FIX.4.4", nos + "55=MSFT|54=1|60=2024031|38=1500|40=2|"),                      // 6
+      fix_message("FIX.4.4", nos + "55=MSFT|54=1|60=20240315-09:30:00|38=1500|40=2|44=101.25|"),         // valid
+      fix_message("FIX.4.4", nos + "55=MSFT|54=Z|60=20240315-09:30:00|38=1500|40=2|"),                   // 5
+      fix_message("FIX.4.4", nos + "55=MSFT|54=1|60=2024031|38=1500|40=2|"),                             // 6
       fix_message("FIX.4.4", "35=D|" + kHdr + "453=3|448=A|55=X|54=1|60=20240315-09:30:00|40=1|11=O|"),  // 16
-      fix_message("FIX.4.4", "35=D|" + kHdr + "55=X|54=1|60=20240315-09:30:00|40=1|"),             // 1
-      fix_message("FIX.4.4", "35=ZZ|" + kHdr),                                                    // 11
-      fix_message("FIX.4.4", "35=0|" + kHdr + "4999=1|"),                                         // 3
+      fix_message("FIX.4.4", "35=D|" + kHdr + "55=X|54=1|60=20240315-09:30:00|40=1|"),                   // 1
+      fix_message("FIX.4.4", "35=ZZ|" + kHdr),                                                           // 11
+      fix_message("FIX.4.4", "35=0|" + kHdr + "4999=1|"),                                                // 3
   };
 }
 

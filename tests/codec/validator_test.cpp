@@ -64,43 +64,45 @@ std::string nos44(const std::string& body_extra = "", const std::string& header 
                                     "55=MSFT|54=1|60=20240315-09:30:00.123456|38=1500|40=2|44=101.25|59=0|");
 }
 
-#define EXPECT_REJECT(result, reason_, tag_)                                         \
-  do {                                                                               \
-    const ValidationResult r_ = (result);                                            \
-    EXPECT_FALSE(r_.ok);                                                             \
-    EXPECT_EQ(r_.reason, RejectReason::reason_) << r_.text;                          \
-    EXPECT_EQ(r_.ref_tag, static_cast<std::uint32_t>(tag_)) << r_.text;             \
+#define EXPECT_REJECT(result, reason_, tag_)                            \
+  do {                                                                  \
+    const ValidationResult r_ = (result);                               \
+    EXPECT_FALSE(r_.ok);                                                \
+    EXPECT_EQ(r_.reason, RejectReason::reason_) << r_.text;             \
+    EXPECT_EQ(r_.ref_tag, static_cast<std::uint32_t>(tag_)) << r_.text; \
   } while (0)
 
 // --- valid messages ---------------------------------------------------------
 
 TEST(ValidatorValid, fix44NewOrderSingleWithNestedPartyGroups) {
   Check check(fix44());
-  const ValidationResult r = check(nos44("453=2|448=BRKR|447=D|452=1|802=2|523=DESK1|803=4|523=TRADER|803=9|"
-                                         "448=CUST|447=D|452=3|"));
+  const ValidationResult r =
+      check(nos44("453=2|448=BRKR|447=D|452=1|802=2|523=DESK1|803=4|523=TRADER|803=9|"
+                  "448=CUST|447=D|452=3|"));
   EXPECT_TRUE(r.ok) << r.text;
   EXPECT_EQ(r.position, check.index().size());
 }
 
 TEST(ValidatorValid, fix44ExecutionReportAndAdminMessages) {
   Check check(fix44());
-  const ValidationResult er = check(fix_message(
-      "FIX.4.4", std::string("35=8|") + kHdr44 +
-                     "37=O1|11=ORD1|17=E1|150=0|39=0|55=MSFT|54=1|38=1500|44=101.25|151=1500|14=0|6=0|"
-                     "453=1|448=BRKR|447=D|452=1|60=20240315-09:30:00.124|"));
+  const ValidationResult er = check(
+      fix_message("FIX.4.4", std::string("35=8|") + kHdr44 +
+                                 "37=O1|11=ORD1|17=E1|150=0|39=0|55=MSFT|54=1|38=1500|44=101.25|151=1500|14=0|6=0|"
+                                 "453=1|448=BRKR|447=D|452=1|60=20240315-09:30:00.124|"));
   EXPECT_TRUE(er.ok) << er.text;
   EXPECT_TRUE(check(fix_message("FIX.4.4", std::string("35=A|") + kHdr44 + "98=0|108=30|141=Y|")).ok);
   EXPECT_TRUE(check(fix_message("FIX.4.4", std::string("35=0|") + kHdr44 + "112=TEST1|")).ok);
-  const ValidationResult rej = check(fix_message(
-      "FIX.4.4", std::string("35=3|") + kHdr44 + "45=6|371=44|372=D|373=6|58=Incorrect data format|"));
+  const ValidationResult rej = check(
+      fix_message("FIX.4.4", std::string("35=3|") + kHdr44 + "45=6|371=44|372=D|373=6|58=Incorrect data format|"));
   EXPECT_TRUE(rej.ok) << rej.text;
 }
 
 TEST(ValidatorValid, fix44HeaderGroupAndTrailerSignature) {
   Check check(fix44());
-  const ValidationResult r = check(fix_message(
-      "FIX.4.4", "35=0|49=CLIENT|56=KITE|34=7|52=20240315-09:30:00|627=2|628=HOP1|629=20240315-09:29:59|628=HOP2|"
-                 "112=T|93=4|89=ab\x01z|"));
+  const ValidationResult r = check(
+      fix_message("FIX.4.4",
+                  "35=0|49=CLIENT|56=KITE|34=7|52=20240315-09:30:00|627=2|628=HOP1|629=20240315-09:29:59|628=HOP2|"
+                  "112=T|93=4|89=ab\x01z|"));
   EXPECT_TRUE(r.ok) << r.text;
 }
 
@@ -108,10 +110,12 @@ TEST(ValidatorValid, fix42NewOrderSingleAndNewOrderListWithNestedAllocs) {
   Check check(fix42());
   const std::string hdr = "49=CLIENT|56=KITE|34=3|52=20240315-09:30:00|";
   const ValidationResult nos = check(fix_message(
-      "FIX.4.2", "35=D|" + hdr + "11=ORD1|21=1|55=IBM|54=2|60=20240315-09:30:00|38=100|40=1|78=2|79=A1|80=60|79=A2|80=40|"));
+      "FIX.4.2",
+      "35=D|" + hdr + "11=ORD1|21=1|55=IBM|54=2|60=20240315-09:30:00|38=100|40=1|78=2|79=A1|80=60|79=A2|80=40|"));
   EXPECT_TRUE(nos.ok) << nos.text;
-  const ValidationResult list = check(fix_message(
-      "FIX.4.2", "35=E|" + hdr + "66=L1|394=3|68=2|73=2|11=C1|67=1|78=2|79=A1|80=5|79=A2|80=5|55=IBM|54=1|38=10|40=1|"
+  const ValidationResult list = check(
+      fix_message("FIX.4.2", "35=E|" + hdr +
+                                 "66=L1|394=3|68=2|73=2|11=C1|67=1|78=2|79=A1|80=5|79=A2|80=5|55=IBM|54=1|38=10|40=1|"
                                  "11=C2|67=2|55=MSFT|54=2|38=20|40=1|"));
   EXPECT_TRUE(list.ok) << list.text;
 }
@@ -121,10 +125,10 @@ TEST(ValidatorValid, fixtLogonAndFix50Sp2OrderWithNestedGroups) {
   const std::string hdr = "49=CLIENT|56=KITE|34=1|52=20240315-09:30:00.123456789|";
   const ValidationResult logon = check(fix_message("FIXT.1.1", "35=A|" + hdr + "98=0|108=30|1137=9|"));
   EXPECT_TRUE(logon.ok) << logon.text;
-  const ValidationResult nos = check(fix_message(
-      "FIXT.1.1", "35=D|1128=9|" + hdr +
-                      "11=ORD1|453=1|448=BRKR|447=D|452=1|802=1|523=DESK|803=4|55=MSFT|54=1|"
-                      "60=20240315-09:30:00.123|38=100|40=2|44=10.5|"));
+  const ValidationResult nos =
+      check(fix_message("FIXT.1.1", "35=D|1128=9|" + hdr +
+                                        "11=ORD1|453=1|448=BRKR|447=D|452=1|802=1|523=DESK|803=4|55=MSFT|54=1|"
+                                        "60=20240315-09:30:00.123|38=100|40=2|44=10.5|"));
   EXPECT_TRUE(nos.ok) << nos.text;
 }
 
@@ -153,8 +157,8 @@ TEST(ValidatorRejects, emptyValueIsTagWithoutValue) {
 
 TEST(ValidatorRejects, valueOutsideEnumIsValueIncorrect) {
   Check check(fix44());
-  const std::string m = fix_message("FIX.4.4", std::string("35=D|") + kHdr44 +
-                                                   "11=ORD1|55=MSFT|54=Z|60=20240315-09:30:00|38=1|40=2|");
+  const std::string m =
+      fix_message("FIX.4.4", std::string("35=D|") + kHdr44 + "11=ORD1|55=MSFT|54=Z|60=20240315-09:30:00|38=1|40=2|");
   EXPECT_REJECT(check(m), value_incorrect, tag::Side);
 }
 
@@ -167,16 +171,16 @@ TEST(ValidatorRejects, eachItemOfAMultipleValueFieldIsChecked) {
 
 TEST(ValidatorRejects, badFormatsAreIncorrectDataFormat) {
   Check check(fix44());
-  EXPECT_REJECT(check(nos44("110=abc|")), incorrect_data_format, tag::MinQty);         // QTY
-  EXPECT_REJECT(check(nos44("110=1.2.3|")), incorrect_data_format, tag::MinQty);       // QTY
+  EXPECT_REJECT(check(nos44("110=abc|")), incorrect_data_format, tag::MinQty);                    // QTY
+  EXPECT_REJECT(check(nos44("110=1.2.3|")), incorrect_data_format, tag::MinQty);                  // QTY
   EXPECT_REJECT(check(nos44("126=20241345-10:00:00|")), incorrect_data_format, tag::ExpireTime);  // month 13
   EXPECT_REJECT(check(nos44("126=20240315-25:00:00|")), incorrect_data_format, tag::ExpireTime);  // hour 25
-  EXPECT_REJECT(check(nos44("432=2024031|")), incorrect_data_format, 432);             // ExpireDate LOCALMKTDATE
-  EXPECT_REJECT(check(nos44("200=2024|")), incorrect_data_format, 200);                // MaturityMonthYear
+  EXPECT_REJECT(check(nos44("432=2024031|")), incorrect_data_format, 432);  // ExpireDate LOCALMKTDATE
+  EXPECT_REJECT(check(nos44("200=2024|")), incorrect_data_format, 200);     // MaturityMonthYear
   EXPECT_TRUE(check(nos44("200=202403w2|")).ok);
-  EXPECT_REJECT(check(nos44("15=EURO|")), incorrect_data_format, tag::Currency);       // CURRENCY is 3
-  EXPECT_REJECT(check(nos44("114=X|")), incorrect_data_format, 114);                   // LocateReqd BOOLEAN
-  EXPECT_REJECT(check(nos44("210=1x|")), incorrect_data_format, 210);                  // MaxShow QTY
+  EXPECT_REJECT(check(nos44("15=EURO|")), incorrect_data_format, tag::Currency);  // CURRENCY is 3
+  EXPECT_REJECT(check(nos44("114=X|")), incorrect_data_format, 114);              // LocateReqd BOOLEAN
+  EXPECT_REJECT(check(nos44("210=1x|")), incorrect_data_format, 210);             // MaxShow QTY
   EXPECT_REJECT(check(nos44("", std::string(kHdr44) + "122=20240315|")), incorrect_data_format,
                 tag::OrigSendingTime);  // a header field
 }
@@ -188,8 +192,9 @@ TEST(ValidatorRejects, repeatedTagOutsideGroupsAppearsMoreThanOnce) {
 
 TEST(ValidatorRejects, headerFieldAfterBodyIsOutOfOrder) {
   Check check(fix44());
-  const std::string m = fix_message("FIX.4.4", "35=D|49=CLIENT|56=KITE|34=7|11=ORD1|52=20240315-09:30:00.123|"
-                                               "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|");
+  const std::string m = fix_message("FIX.4.4",
+                                    "35=D|49=CLIENT|56=KITE|34=7|11=ORD1|52=20240315-09:30:00.123|"
+                                    "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|");
   EXPECT_REJECT(check(m), tag_out_of_order, tag::SendingTime);
 }
 
@@ -206,8 +211,7 @@ TEST(ValidatorRejects, groupEntryNotStartingWithDelimiter) {
 
 TEST(ValidatorRejects, groupMembersOutOfOrderInsideAnEntry) {
   Check check(fix44());
-  EXPECT_REJECT(check(nos44("453=1|448=BRKR|452=1|447=D|")), repeating_group_fields_out_of_order,
-                tag::PartyIDSource);
+  EXPECT_REJECT(check(nos44("453=1|448=BRKR|452=1|447=D|")), repeating_group_fields_out_of_order, tag::PartyIDSource);
 }
 
 TEST(ValidatorRejects, groupCountNotMatchingEntries) {
@@ -224,19 +228,19 @@ TEST(ValidatorRejects, tagTwiceInOneGroupEntry) {
 
 TEST(ValidatorRejects, missingRequiredBodyHeaderAndTrailerFields) {
   Check check(fix44());
-  const ValidationResult body = check(fix_message(
-      "FIX.4.4", std::string("35=D|") + kHdr44 + "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|"));
+  const ValidationResult body =
+      check(fix_message("FIX.4.4", std::string("35=D|") + kHdr44 + "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|"));
   EXPECT_REJECT(body, required_tag_missing, tag::ClOrdID);
   EXPECT_STREQ(body.text, "Required tag missing: tag 11 (ClOrdID)");
-  EXPECT_REJECT(check(nos44("", "49=CLIENT|56=KITE|52=20240315-09:30:00.123|")), required_tag_missing,
-                tag::MsgSeqNum);
+  EXPECT_REJECT(check(nos44("", "49=CLIENT|56=KITE|52=20240315-09:30:00.123|")), required_tag_missing, tag::MsgSeqNum);
 }
 
 TEST(ValidatorRejects, missingRequiredFieldInsideAGroupEntry) {
   Check check(fix42());
-  const std::string m = fix_message(
-      "FIX.4.2", "35=E|49=C|56=K|34=3|52=20240315-09:30:00|66=L1|394=3|68=2|73=2|11=C1|67=1|55=IBM|54=1|38=10|40=1|"
-                 "11=C2|55=MSFT|54=2|38=20|40=1|");
+  const std::string m =
+      fix_message("FIX.4.2",
+                  "35=E|49=C|56=K|34=3|52=20240315-09:30:00|66=L1|394=3|68=2|73=2|11=C1|67=1|55=IBM|54=1|38=10|40=1|"
+                  "11=C2|55=MSFT|54=2|38=20|40=1|");
   EXPECT_REJECT(check(m), required_tag_missing, 67);  // ListSeqNo of the second entry
 }
 
@@ -246,7 +250,11 @@ TEST(ValidatorRejects, beginStringBodyLengthMsgTypeMustLead) {
   const std::string m = fix_message("FIX.4.4", std::string("35=0|") + kHdr44);
   Validator v(fix44());
   FieldIndex ix;
-  std::string swapped = "9=5\x01" "8=FIX.4.4\x01" "35=0\x01" "10=000\x01";
+  std::string swapped =
+      "9=5\x01"
+      "8=FIX.4.4\x01"
+      "35=0\x01"
+      "10=000\x01";
   ASSERT_TRUE(ix.build(swapped));
   EXPECT_REJECT(v.validate(ix), tag_out_of_order, tag::BeginString);
   EXPECT_TRUE(check(m).ok);
@@ -266,8 +274,9 @@ TEST(ValidatorOptions, outOfOrderChecksCanBeSwitchedOff) {
   ValidationOptions o;
   o.check_fields_out_of_order = false;
   Check check(fix44(), o);
-  const std::string m = fix_message("FIX.4.4", "35=D|49=CLIENT|56=KITE|34=7|11=ORD1|52=20240315-09:30:00.123|"
-                                               "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|");
+  const std::string m = fix_message("FIX.4.4",
+                                    "35=D|49=CLIENT|56=KITE|34=7|11=ORD1|52=20240315-09:30:00.123|"
+                                    "55=MSFT|54=1|60=20240315-09:30:00|38=1|40=2|");
   EXPECT_TRUE(check(m).ok);
   EXPECT_TRUE(check(nos44("453=1|448=BRKR|452=1|447=D|")).ok);
 }
@@ -338,29 +347,39 @@ TEST(ValueFormats, timesDatesAndNumbers) {
   EXPECT_TRUE(value_has_format(FieldType::data, std::string_view("\x01\x02", 2)));
 }
 
-
 // --- every message type of every dictionary ---------------------------------
 
 // A value of the field's type (its first enum value when it has some).
 std::string sample_value(const FieldDef& f) {
   if (f.has_enums()) return std::string(f.enums.front().value);
   switch (f.type) {
-    case FieldType::integer: case FieldType::seqnum: case FieldType::tagnum: case FieldType::dayofmonth: return "1";
+    case FieldType::integer:
+    case FieldType::seqnum:
+    case FieldType::tagnum:
+    case FieldType::dayofmonth: return "1";
     case FieldType::length: return "3";  // the data fields below are three bytes
     case FieldType::numingroup: return "0";
-    case FieldType::floating: case FieldType::qty: case FieldType::price: case FieldType::priceoffset:
-    case FieldType::amt: case FieldType::percentage: return "1.5";
+    case FieldType::floating:
+    case FieldType::qty:
+    case FieldType::price:
+    case FieldType::priceoffset:
+    case FieldType::amt:
+    case FieldType::percentage: return "1.5";
     case FieldType::character: return "A";
     case FieldType::boolean: return "Y";
     case FieldType::country: return "US";
     case FieldType::currency: return "USD";
     case FieldType::monthyear: return "202403";
     case FieldType::utctimestamp: return "20240315-09:30:00.123";
-    case FieldType::utctimeonly: case FieldType::localmkttime: return "09:30:00";
-    case FieldType::utcdateonly: case FieldType::utcdate: case FieldType::localmktdate: return "20240315";
+    case FieldType::utctimeonly:
+    case FieldType::localmkttime: return "09:30:00";
+    case FieldType::utcdateonly:
+    case FieldType::utcdate:
+    case FieldType::localmktdate: return "20240315";
     case FieldType::tztimeonly: return "09:30Z";
     case FieldType::tztimestamp: return "20240315-09:30:00Z";
-    case FieldType::data: case FieldType::xmldata: return "a\x01z";
+    case FieldType::data:
+    case FieldType::xmldata: return "a\x01z";
     default: return "X";
   }
 }
@@ -420,7 +439,6 @@ TEST(ValidatorDictionaryWide, everyMessageWithAllItsFieldsAndGroupsIsValid) {
   expect_every_message_valid(fix44(), true);
   expect_every_message_valid(fixt(), true);
 }
-
 
 TEST(ValidatorDictionaryWide, droppingAnyRequiredBodyFieldIsReportedWithItsTag) {
   for (const Dictionary* d : {&fix42(), &fix44(), &fixt()}) {

@@ -62,11 +62,11 @@ TEST(ValuesTest, parsesDecimalsAsMantissaAndExponent) {
     const char* text;
     Decimal want;
   };
-  for (const Case& c : {Case{"101.25", {10125, -2}}, Case{"101.2500", {1012500, -4}}, Case{"-0.50", {-50, -2}},
-                        Case{"000123.4500", {1234500, -4}}, Case{"0", {0, 0}}, Case{"0.000", {0, 0}},
-                        Case{"-0", {0, 0}}, Case{"7", {7, 0}}, Case{"1.", {1, 0}}, Case{".5", {5, -1}},
-                        Case{"0.00001", {1, -5}}, Case{"-12.003", {-12003, -3}},
-                        Case{"123456789012345678", {123456789012345678, 0}}}) {
+  for (const Case& c :
+       {Case{"101.25", {10125, -2}}, Case{"101.2500", {1012500, -4}}, Case{"-0.50", {-50, -2}},
+        Case{"000123.4500", {1234500, -4}}, Case{"0", {0, 0}}, Case{"0.000", {0, 0}}, Case{"-0", {0, 0}},
+        Case{"7", {7, 0}}, Case{"1.", {1, 0}}, Case{".5", {5, -1}}, Case{"0.00001", {1, -5}},
+        Case{"-12.003", {-12003, -3}}, Case{"123456789012345678", {123456789012345678, 0}}}) {
     Decimal d{99, 99};
     ASSERT_TRUE(parse_decimal(c.text, d)) << c.text;
     EXPECT_EQ(d.mantissa, c.want.mantissa) << c.text;
@@ -245,9 +245,37 @@ TEST(ValuesTest, wordNumberParsesAgreeWithTheirTwins) {
       ASSERT_EQ(uw, ut) << text;
     }
   };
-  for (const char* edge : {"", "0", "9", ".", "..", "0.", ".0", "1.5", "101.2500", "99999999", "9999999.", ".9999999",
-                           "0.000000", "00000000", "1.2.3", "-1", "1-", "+1", "1e5", "12345678", "1234567.8", "/", ":",
-                           "\xFF.5", "1\x9E.5", "\xCE" "5.5", "12.\xFF", ".5.", "5..", "..5"})
+  for (const char* edge : {"",
+                           "0",
+                           "9",
+                           ".",
+                           "..",
+                           "0.",
+                           ".0",
+                           "1.5",
+                           "101.2500",
+                           "99999999",
+                           "9999999.",
+                           ".9999999",
+                           "0.000000",
+                           "00000000",
+                           "1.2.3",
+                           "-1",
+                           "1-",
+                           "+1",
+                           "1e5",
+                           "12345678",
+                           "1234567.8",
+                           "/",
+                           ":",
+                           "\xFF.5",
+                           "1\x9E.5",
+                           "\xCE"
+                           "5.5",
+                           "12.\xFF",
+                           ".5.",
+                           "5..",
+                           "..5"})
     check(edge);
   std::mt19937_64 rng(5);
   const std::string alphabet = "0123456789.-/:x";
@@ -369,7 +397,8 @@ void word_timestamp_agrees_with_a_plain_reading(detail::TimestampWordRead read) 
 
 // The read built into the caller, and each level's vector read this CPU has
 // (values.hpp; a level without one, or one the CPU lacks, is skipped).
-bool inline_timestamp(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& digits, std::size_t readable) noexcept {
+bool inline_timestamp(const char* c, std::size_t n, std::int64_t& nanos, std::size_t& digits,
+                      std::size_t readable) noexcept {
   return detail::utc_timestamp_inline(c, n, nanos, digits, readable);
 }
 // Runs check on each level's vector read this CPU has (stopping at a fatal
@@ -410,7 +439,8 @@ TEST(ValuesTest, theLevelInUseReadsTheTimestamp) {
 // touch it either, which the sanitizers do not see).
 void word_timestamp_stops_at_its_last_byte(detail::TimestampWordRead read) {
   const long page = sysconf(_SC_PAGESIZE);
-  void* const map = mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* const map =
+      mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   char* const end = static_cast<char*>(map) + page;
   ASSERT_EQ(mprotect(end, static_cast<std::size_t>(page), PROT_NONE), 0);

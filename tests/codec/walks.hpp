@@ -33,11 +33,11 @@ inline const Walk kWalks[] = {
 inline std::string walk_name(const ::testing::TestParamInfo<Walk>& info) { return info.param.name; }
 
 // The walk's table, or a skip of the test when this CPU lacks it.
-#define KITE_WALK_OR_SKIP(ops_var)                                                                      \
-  const ::kite::codec::detail::LevelOps* const ops_var = GetParam().ops();                               \
-  if (ops_var == nullptr) {                                                                            \
-    GTEST_SKIP() << "this CPU (or build) lacks the " << GetParam().name << " level";                    \
-  }                                                                                                     \
+#define KITE_WALK_OR_SKIP(ops_var)                                                   \
+  const ::kite::codec::detail::LevelOps* const ops_var = GetParam().ops();           \
+  if (ops_var == nullptr) {                                                          \
+    GTEST_SKIP() << "this CPU (or build) lacks the " << GetParam().name << " level"; \
+  }                                                                                  \
   static_assert(true)
 
 }  // namespace kite::codec::testing

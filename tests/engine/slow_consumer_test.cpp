@@ -72,7 +72,7 @@ TEST_P(SlowConsumer, isDisconnectedAfterTheLimitWhileOthersOnTheThreadKeepBeingS
   EXPECT_GT(st.send_full_events, 0u);
   ASSERT_TRUE(eventually([&] { return factory.reason_count("slow consumer") == 1; }));
   EXPECT_LE(engine->stats().tx_high_water, kSendBuffer);  // never grew past its bound
-  EXPECT_TRUE(slow.wait_eof());  // the server closed it
+  EXPECT_TRUE(slow.wait_eof());                           // the server closed it
   for (int i = 0; i < kGood; ++i) EXPECT_GT(trips_while_stuck[i], 10) << "good " << i;
   // The survivors are still served after the disconnect.
   for (int i = 0; i < kGood; ++i) {

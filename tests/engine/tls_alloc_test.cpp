@@ -75,8 +75,10 @@ class Orders final : public Protocol, public ProtocolFactory {
         ssl_calls[i] = a.calls;
         ssl_system[i] = a.from_system;
       }
-      if (got == kTotal) out_->close("done", true);
-      else send();
+      if (got == kTotal)
+        out_->close("done", true);
+      else
+        send();
     }
     return used;
   }
@@ -132,8 +134,9 @@ TEST_P(TlsAllocTest, ordersAndReportsAllocateNothingAfterTheHandshake) {
   ASSERT_EQ(orders.reports.load(), kTotal);
   EXPECT_EQ(orders.news[1] - orders.news[0], 0u) << "operator new calls over " << kTotal - kWarm << " orders";
   EXPECT_EQ(orders.ssl_system[1] - orders.ssl_system[0], 0u) << "OpenSSL allocations that reached malloc";
-  std::printf("%s: OpenSSL asked for %llu allocations over %d orders and reports, all recycled\n", to_string(GetParam()),
-              static_cast<unsigned long long>(orders.ssl_calls[1] - orders.ssl_calls[0]), 2 * (kTotal - kWarm));
+  std::printf("%s: OpenSSL asked for %llu allocations over %d orders and reports, all recycled\n",
+              to_string(GetParam()), static_cast<unsigned long long>(orders.ssl_calls[1] - orders.ssl_calls[0]),
+              2 * (kTotal - kWarm));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, TlsAllocTest, ::testing::Values(Model::single, Model::mono, Model::pool, Model::shard),

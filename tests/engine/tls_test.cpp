@@ -343,7 +343,11 @@ TEST_P(TlsNeighbourTest, plaintextClientIsRefusedWithoutHarmingATlsSession) {
   ASSERT_TRUE(init);
   Client plain;
   ASSERT_TRUE(plain.connect(icfg.port));
-  ASSERT_TRUE(plain.send_all("8=FIX.4.4\x01" "9=5\x01" "35=A\x01" "10=000\x01"));
+  ASSERT_TRUE(
+      plain.send_all("8=FIX.4.4\x01"
+                     "9=5\x01"
+                     "35=A\x01"
+                     "10=000\x01"));
   EXPECT_TRUE(plain.wait_eof(5000));
   ASSERT_TRUE(init->wait_closed(30000));
   EXPECT_EQ(pingers.all.front()->answered, 3000);
@@ -417,15 +421,16 @@ TEST_F(TlsTest, badConfigurationIsReportedNamingTheFile) {
   std::string error;
   ecfg.tls.certificate = certs->path("missing.pem");
   EXPECT_FALSE(Engine::start(ecfg, echo, error));
-  EXPECT_NE(error.find("certificate '" + certs->path("missing.pem") + "': No such file or directory"), std::string::npos)
+  EXPECT_NE(error.find("certificate '" + certs->path("missing.pem") + "': No such file or directory"),
+            std::string::npos)
       << error;
 
   ecfg.tls.certificate = certs->server_cert();
   ecfg.tls.private_key = certs->client_key();
   EXPECT_FALSE(Engine::start(ecfg, echo, error));
-  EXPECT_NE(error.find("private key '" + certs->client_key() + "' does not match certificate '" +
-                       certs->server_cert() + "'"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("private key '" + certs->client_key() + "' does not match certificate '" + certs->server_cert() + "'"),
+      std::string::npos)
       << error;
 
   ecfg.tls.private_key = certs->ca();  // a certificate, not a key

@@ -31,9 +31,7 @@ inline void check(bool ok) {
 
 class Wire final : public engine::Outbound {
  public:
-  char* claim(std::size_t min) noexcept override {
-    return !full && min <= scratch_.size() ? scratch_.data() : nullptr;
-  }
+  char* claim(std::size_t min) noexcept override { return !full && min <= scratch_.size() ? scratch_.data() : nullptr; }
   void commit(std::size_t n) noexcept override {
     check(n <= scratch_.size());
     bytes.append(scratch_.data(), n);
@@ -89,8 +87,11 @@ class Program {
 class Driver {
  public:
   Driver(bool initiator, const std::uint8_t* data, std::size_t size)
-      : prog_(data, size), registry_(clock_, log_), peer_header_({"FIX.4.4", theirs(initiator), ours(initiator), "", "", "", ""}),
-        peer_(peer_header_), initiator_(initiator) {
+      : prog_(data, size),
+        registry_(clock_, log_),
+        peer_header_({"FIX.4.4", theirs(initiator), ours(initiator), "", "", "", ""}),
+        peer_(peer_header_),
+        initiator_(initiator) {
     session::SessionSettings s;
     s.role = initiator ? session::Role::initiator : session::Role::acceptor;
     s.begin_string = "FIX.4.4";
@@ -148,8 +149,10 @@ class Driver {
   }
   void reconnect() {
     disconnect();
-    if (reconnects_++ < 8) connect();
-    else wire_->closed = true, stop_ = true;
+    if (reconnects_++ < 8)
+      connect();
+    else
+      wire_->closed = true, stop_ = true;
   }
   void feed(std::string_view bytes) {
     if (stop_) return;
@@ -173,7 +176,8 @@ class Driver {
     const std::int64_t seq = std::max<std::int64_t>(1, static_cast<std::int64_t>(peer_next_) + (flags & 1 ? delta : 0));
     if (static_cast<std::uint64_t>(seq) >= peer_next_) peer_next_ = static_cast<std::uint64_t>(seq) + 1;
     char buf[1024];
-    peer_.begin(buf, sizeof buf, type, static_cast<std::uint64_t>(seq), clock_.now_ns() + (flags & 2 ? -200000000000 : 0));
+    peer_.begin(buf, sizeof buf, type, static_cast<std::uint64_t>(seq),
+                clock_.now_ns() + (flags & 2 ? -200000000000 : 0));
     if (flags & 4) {
       peer_.add_bool(codec::tag::PossDupFlag, true);
       peer_.add_timestamp(codec::tag::OrigSendingTime, clock_.now_ns() - 1000000);
@@ -215,8 +219,10 @@ class Driver {
       w.add_string(codec::tag::ClOrdID, "OURS");
       w.add_string(codec::tag::Symbol, "KITE");
     };
-    if (store) (void)session_->send_or_store(initiator_ ? "D" : "8", body);
-    else (void)session_->send(initiator_ ? "D" : "8", body);
+    if (store)
+      (void)session_->send_or_store(initiator_ ? "D" : "8", body);
+    else
+      (void)session_->send(initiator_ ? "D" : "8", body);
   }
 
   Program prog_;

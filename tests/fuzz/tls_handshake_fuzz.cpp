@@ -141,8 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     driver->poll(sink, 0);
     // The server's answers (ServerHello, alerts) are read and dropped.
     char drain[16384];
-    while (::recv(sv[1], drain, sizeof drain, MSG_DONTWAIT) > 0) {
-    }
+    while (::recv(sv[1], drain, sizeof drain, MSG_DONTWAIT) > 0) {}
   }
   ::shutdown(sv[1], SHUT_WR);
   for (int i = 0; i < 4 && !sink.closed; ++i) driver->poll(sink, 0);

@@ -8,8 +8,8 @@
 // group is walked; invariants (positions inside the index, entries inside
 // their group) are checked.
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>

@@ -38,16 +38,16 @@ TEST(AdminWithQuickFix, forcedSetSeqIsSeenByQuickFixWhichRecoversTheGap) {
                  "\"\n[defaults]\nSenderCompID = \"KITE\"\nStoreKind = \"file\"\nFileStorePath = \"" +
                  (dir / "store").string() + "\"\n[[session]]\nBeginString = \"FIX.4.4\"\nTargetCompID = \"QF\"\n");
   Child kite;
-  ASSERT_TRUE(kite.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file",
-                          (dir / "port").string()},
-                         dir / "kite.out", dir / "kite.log"));
+  ASSERT_TRUE(kite.start(
+      {KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file", (dir / "port").string()},
+      dir / "kite.out", dir / "kite.log"));
   ASSERT_TRUE(wait_for_text(dir / "port", "\n", 10000)) << read_file(dir / "kite.log");
   const std::string port = std::to_string(std::stoi(read_file(dir / "port")));
   fs::create_directories(dir / "qfstore");
   ::setenv("KITE_QF_STORE_DIR", (dir / "qfstore").c_str(), 1);
   Child qf;
-  ASSERT_TRUE(qf.start({KITE_QF_PEER_BIN, "initiator", port, "FIX.4.4", "QF", "KITE", std::to_string(kOrders), "1",
-                        "0", std::to_string(kite.pid()), "50"},
+  ASSERT_TRUE(qf.start({KITE_QF_PEER_BIN, "initiator", port, "FIX.4.4", "QF", "KITE", std::to_string(kOrders), "1", "0",
+                        std::to_string(kite.pid()), "50"},
                        dir / "qf.out", dir / "qf.err"));
   // Mid-stream (one order in flight at a time keeps the stream going for a
   // while): jump our outbound number far ahead of anything sent.
@@ -70,8 +70,8 @@ TEST(AdminWithQuickFix, forcedSetSeqIsSeenByQuickFixWhichRecoversTheGap) {
 
   EXPECT_EQ(qf_code, 0);
   EXPECT_EQ(r["sent"], kOrders);
-  EXPECT_EQ(r["answered"], kOrders);             // no order lost across the jump
-  EXPECT_GE(r["resend_requests_out"], 1);        // QuickFIX saw the gap and asked for it
+  EXPECT_EQ(r["answered"], kOrders);                        // no order lost across the jump
+  EXPECT_GE(r["resend_requests_out"], 1);                   // QuickFIX saw the gap and asked for it
   EXPECT_EQ(r["next_target"], json_number(j, "next_out"));  // and agrees with the number kite-admin shows
   EXPECT_GT(json_number(j, "next_out"), kJumpTo);
   EXPECT_NE(m.find("kite_resend_requests_received_total{session=\"FIX.4.4:KITE->QF\"} "), std::string::npos);

@@ -13,10 +13,10 @@ enum class Kind { string, integer, decimal, character, timestamp };
 struct Field {
   int tag = 0;
   Kind kind = Kind::string;
-  std::string text;          // the value as Kite renders it
-  std::int64_t number = 0;   // integer, decimal mantissa, timestamp in ns
-  int exponent = 0;          // decimal exponent
-  int precision = 3;         // timestamp sub-second digits
+  std::string text;         // the value as Kite renders it
+  std::int64_t number = 0;  // integer, decimal mantissa, timestamp in ns
+  int exponent = 0;         // decimal exponent
+  int precision = 3;        // timestamp sub-second digits
 };
 
 struct Entry;

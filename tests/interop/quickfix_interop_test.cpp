@@ -24,9 +24,7 @@ namespace {
 
 using namespace kite::codec;
 
-std::string dictionary_dir() {
-  return util::dictionary_dir();
-}
+std::string dictionary_dir() { return util::dictionary_dir(); }
 
 std::string printable(std::string s) {
   for (char& c : s)

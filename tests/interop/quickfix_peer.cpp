@@ -44,9 +44,7 @@ void flatten(const FIX::FieldMap& map, Entry& out) {
 
 void set_typed(FIX::FieldMap& map, const Field& f) {
   switch (f.kind) {
-    case Kind::integer:
-      map.setField(FIX::IntField(f.tag, static_cast<int>(f.number)));
-      break;
+    case Kind::integer: map.setField(FIX::IntField(f.tag, static_cast<int>(f.number))); break;
     case Kind::decimal: {
       // One correctly rounded operation, so the shortest rendering is the decimal meant.
       double scale = 1;
@@ -55,9 +53,7 @@ void set_typed(FIX::FieldMap& map, const Field& f) {
       map.setField(FIX::DoubleField(f.tag, v));
       break;
     }
-    case Kind::character:
-      map.setField(FIX::CharField(f.tag, f.text.empty() ? ' ' : f.text[0]));
-      break;
+    case Kind::character: map.setField(FIX::CharField(f.tag, f.text.empty() ? ' ' : f.text[0])); break;
     case Kind::timestamp: {
       const std::int64_t s = f.number / 1000000000;
       const int ns = static_cast<int>(f.number % 1000000000);
@@ -65,9 +61,7 @@ void set_typed(FIX::FieldMap& map, const Field& f) {
       break;
     }
     case Kind::string:
-    default:
-      map.setField(FIX::StringField(f.tag, f.text));
-      break;
+    default: map.setField(FIX::StringField(f.tag, f.text)); break;
   }
 }
 

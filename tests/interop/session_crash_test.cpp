@@ -58,20 +58,21 @@ TEST(KiteAcceptorCrash, killedMidStreamAndRestartedLosesNoOrderAndAnswersEachOnc
   const std::string log1 = read_file(dir / "kite1.log");
   const std::string log2 = read_file(dir / "kite2.log");
   auto r = parse_summary(read_file(dir / "qf.out"));
-  SCOPED_TRACE("quickfix:\n" + read_file(dir / "qf.out") + read_file(dir / "qf.err") + "\nkite after restart:\n" + log2);
+  SCOPED_TRACE("quickfix:\n" + read_file(dir / "qf.out") + read_file(dir / "qf.err") + "\nkite after restart:\n" +
+               log2);
 
   // Strict: the kill can land anywhere, including between taking an order's
   // number and storing its report; the journal commits both in one step
   // (docs/store.md, inbound batches), so no order is lost and none answered
   // twice outside PossDup resends.
-  const long total = kOrders + 1;                  // the stream, then one order after the rewind
+  const long total = kOrders + 1;  // the stream, then one order after the rewind
   EXPECT_EQ(qf_code, 0);
   EXPECT_EQ(r["ok"], 1);
   EXPECT_EQ(r["sent"], total);
   EXPECT_EQ(r["answered"], r["sent"]) << "orders lost across the kill";
-  EXPECT_EQ(r["live_more_than_once"], 0);          // none answered twice outside PossDup resends
+  EXPECT_EQ(r["live_more_than_once"], 0);  // none answered twice outside PossDup resends
   EXPECT_EQ(r["er_total"] - r["possdup"], r["answered"] - r["possdup_first"]);  // one live report, or its resend
-  EXPECT_GE(r["logons"], 2);                       // QuickFIX logged on again after the restart
+  EXPECT_GE(r["logons"], 2);  // QuickFIX logged on again after the restart
   // The rewind made the restarted process resend every report it ever sent,
   // those from before the kill included, from its journal: PossDupFlag=Y
   // with OrigSendingTime.

@@ -32,8 +32,8 @@ std::string acceptor_config(int port, const fs::path& store, const std::string& 
   return "[engine]\nmodel = \"mono\"\nport = " + std::to_string(port) +
          "\nidle = \"block\"\n[app]\nmode = \"ack\"\n[defaults]\nSenderCompID = \"KITE\"\nStoreKind = \"file\"\n"
          "FileStorePath = \"" +
-         store.string() + "\"\n[[session]]\nBeginString = \"" + begin + "\"\nTargetCompID = \"" + target +
-         "\"\n" + (begin == "FIXT.1.1" ? "DefaultApplVerID = \"FIX.5.0SP2\"\n" : "");
+         store.string() + "\"\n[[session]]\nBeginString = \"" + begin + "\"\nTargetCompID = \"" + target + "\"\n" +
+         (begin == "FIXT.1.1" ? "DefaultApplVerID = \"FIX.5.0SP2\"\n" : "");
 }
 
 class QuickFixInitiatorToKiteAcceptor : public ::testing::TestWithParam<const char*> {};
@@ -74,11 +74,11 @@ TEST_P(QuickFixInitiatorToKiteAcceptor, tenThousandOrdersAnsweredAndForcedGapsRe
   // Every ClOrdID was answered once in the live stream; the only second
   // answers are PossDup resends QuickFIX asked for after its gap.
   EXPECT_EQ(r["er_total"] - r["possdup"], total - r["possdup_first"]);
-  EXPECT_GE(r["possdup"], 5);                        // Kite resent stored ExecutionReports ...
-  EXPECT_EQ(r["possdup_with_orig"], r["possdup"]);   // ... each with OrigSendingTime
-  EXPECT_GE(r["resend_requests_in"], 1);  // Kite asked QuickFIX to resend (inbound gap)
-  EXPECT_GE(r["resend_requests_out"], 2); // QuickFIX asked Kite twice (target moved back, Kite skipped)
-  EXPECT_GE(r["gap_fills_in"], 1);        // Kite's skipped numbers came back as a GapFill
+  EXPECT_GE(r["possdup"], 5);                       // Kite resent stored ExecutionReports ...
+  EXPECT_EQ(r["possdup_with_orig"], r["possdup"]);  // ... each with OrigSendingTime
+  EXPECT_GE(r["resend_requests_in"], 1);            // Kite asked QuickFIX to resend (inbound gap)
+  EXPECT_GE(r["resend_requests_out"], 2);           // QuickFIX asked Kite twice (target moved back, Kite skipped)
+  EXPECT_GE(r["gap_fills_in"], 1);                  // Kite's skipped numbers came back as a GapFill
   EXPECT_EQ(r["other_app"], 0);
   EXPECT_NE(kite_log.find("MsgSeqNum too high"), std::string::npos);
   EXPECT_NE(kite_log.find("ResendRequest for"), std::string::npos);
@@ -99,9 +99,9 @@ TEST(KiteAcceptorShutdown, sigtermLogsOutTheQuickFixSessionAndExitsCleanly) {
   ASSERT_FALSE(dir.empty());
   write_file(dir / "acceptor.toml", acceptor_config(0, dir / "store", "FIX.4.4", "QF"));
   Child kite;
-  ASSERT_TRUE(kite.start({KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file",
-                          (dir / "port").string()},
-                         dir / "kite.out", dir / "kite.log"));
+  ASSERT_TRUE(kite.start(
+      {KITE_ACCEPTOR_BIN, "--config", (dir / "acceptor.toml").string(), "--ready-file", (dir / "port").string()},
+      dir / "kite.out", dir / "kite.log"));
   ASSERT_TRUE(wait_for_text(dir / "port", "\n", 10000)) << read_file(dir / "kite.log");
   const std::string port = std::to_string(std::stoi(read_file(dir / "port")));
   ::unsetenv("KITE_QF_STORE_DIR");
@@ -241,15 +241,15 @@ TEST(KiteInitiatorToQuickFixAcceptor, tenThousandOrdersAnsweredAndForcedGapsReco
   const long total = kOrders + 6;
   EXPECT_EQ(app.sent, total);
   EXPECT_EQ(static_cast<long>(app.answers.size()), total);  // every order answered
-  EXPECT_GE(app.possdup, 5);                                 // QuickFIX resent its reports to us
+  EXPECT_GE(app.possdup, 5);                                // QuickFIX resent its reports to us
   long twice = 0;
   for (const auto& kv : app.answers) twice += kv.second > 1 ? 1 : 0;
   EXPECT_LE(twice, app.possdup);  // a second answer is only ever a PossDup resend
   EXPECT_EQ(app.other, 0);
-  EXPECT_EQ(r["orders_in"], total);               // QuickFIX got each order once (no resend of orders needed) ...
-  EXPECT_GE(r["resend_requests_out"], 1);         // ... after asking us for the skipped numbers
-  EXPECT_GE(r["gap_fills_in"], 1);                // which we gap-filled
-  EXPECT_GE(r["resend_requests_in"], 1);          // and we asked QuickFIX for its reports
+  EXPECT_EQ(r["orders_in"], total);        // QuickFIX got each order once (no resend of orders needed) ...
+  EXPECT_GE(r["resend_requests_out"], 1);  // ... after asking us for the skipped numbers
+  EXPECT_GE(r["gap_fills_in"], 1);         // which we gap-filled
+  EXPECT_GE(r["resend_requests_in"], 1);   // and we asked QuickFIX for its reports
   EXPECT_TRUE(log.contains("ResendRequest sent"));
   // Both sides agree on both numbers at the end.
   EXPECT_EQ(static_cast<long>(s.next_sender_seq()), r["next_target"]);

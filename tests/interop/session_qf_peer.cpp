@@ -71,9 +71,7 @@ struct Counters {
 
 Counters g;
 
-std::string field(const FIX::FieldMap& m, int tag) {
-  return m.isSetField(tag) ? m.getField(tag) : std::string();
-}
+std::string field(const FIX::FieldMap& m, int tag) { return m.isSetField(tag) ? m.getField(tag) : std::string(); }
 
 class PeerApp : public FIX::Application {
  public:
@@ -99,15 +97,16 @@ class PeerApp : public FIX::Application {
   }
   void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
   void fromAdmin(const FIX::Message& m, const FIX::SessionID&) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
-                                                                      FIX::IncorrectTagValue, FIX::RejectLogon) override {
+                                                                     FIX::IncorrectTagValue,
+                                                                     FIX::RejectLogon) override {
     const std::string type = field(m.getHeader(), 35);
     std::lock_guard<std::mutex> l(g.mu);
     if (type == "2") ++g.resend_requests_in;
     if (type == "4" && field(m, 123) == "Y") ++g.gap_fills_in;
   }
   void fromApp(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
-                                                                       FIX::IncorrectTagValue,
-                                                                       FIX::UnsupportedMessageType) override {
+                                                                      FIX::IncorrectTagValue,
+                                                                      FIX::UnsupportedMessageType) override {
     const std::string type = field(m.getHeader(), 35);
     const bool possdup = field(m.getHeader(), 43) == "Y";
     if (acceptor_) {
@@ -208,12 +207,13 @@ void print_summary(FIX::Session* s, long sent) {
   for (const auto& kv : g.live)
     if (kv.second > 1) ++live_twice;
   std::printf("live_more_than_once=%ld\n", live_twice);
-  std::printf("sent=%ld\nanswered=%ld\nanswered_more_than_once=%ld\ner_total=%ld\npossdup=%ld\n"
-              "possdup_with_orig=%ld\npossdup_first=%ld\nother_app=%ld\nlogons=%ld\nlogouts=%ld\n"
-              "resend_requests_in=%ld\nresend_requests_out=%ld\ngap_fills_in=%ld\norders_in=%ld\n"
-              "orders_possdup_in=%ld\n",
-              sent, answered, twice, g.er_total, g.possdup, g.possdup_with_orig, g.possdup_first, g.other_app, g.logons,
-              g.logouts, g.resend_requests_in, g.resend_requests_out, g.gap_fills_in, g.orders_in, g.orders_possdup_in);
+  std::printf(
+      "sent=%ld\nanswered=%ld\nanswered_more_than_once=%ld\ner_total=%ld\npossdup=%ld\n"
+      "possdup_with_orig=%ld\npossdup_first=%ld\nother_app=%ld\nlogons=%ld\nlogouts=%ld\n"
+      "resend_requests_in=%ld\nresend_requests_out=%ld\ngap_fills_in=%ld\norders_in=%ld\n"
+      "orders_possdup_in=%ld\n",
+      sent, answered, twice, g.er_total, g.possdup, g.possdup_with_orig, g.possdup_first, g.other_app, g.logons,
+      g.logouts, g.resend_requests_in, g.resend_requests_out, g.gap_fills_in, g.orders_in, g.orders_possdup_in);
   if (s != nullptr)
     std::printf("next_sender=%d\nnext_target=%d\n", s->getExpectedSenderNum(), s->getExpectedTargetNum());
   std::fflush(stdout);
@@ -259,9 +259,7 @@ int run_initiator(char** argv) {
       const std::string cl = prefix + std::to_string(i);
       {
         std::unique_lock<std::mutex> l(g.mu);
-        ok = wait_for(l, deadline, [&] {
-          return g.logged_on && sent - static_cast<long>(g.answers.size()) < win;
-        });
+        ok = wait_for(l, deadline, [&] { return g.logged_on && sent - static_cast<long>(g.answers.size()) < win; });
       }
       if (!ok) break;
       FIX::Message m = order(cl);

@@ -26,285 +26,296 @@ reserved = "6"
 )";
 
 std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return "no error";
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 std::string source_dir() {
-    const char* s = std::getenv("KITE_SOURCE_DIR");
-    return s ? s : ".";
+  const char* s = std::getenv("KITE_SOURCE_DIR");
+  return s ? s : ".";
 }
 
 }  // namespace
 
 TEST(CoreList, parsesRangesAndListsAndFormatsThemBack) {
-    EXPECT_EQ(parse_core_list("9-12,14"), (CoreSet{9, 10, 11, 12, 14}));
-    EXPECT_EQ(parse_core_list(""), CoreSet{});
-    EXPECT_EQ(format_core_list({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
-    EXPECT_THROW(parse_core_list("3-1"), std::invalid_argument);
-    EXPECT_THROW(parse_core_list("a"), std::invalid_argument);
-    EXPECT_THROW(parse_core_list("1,1"), std::invalid_argument);
+  EXPECT_EQ(parse_core_list("9-12,14"), (CoreSet{9, 10, 11, 12, 14}));
+  EXPECT_EQ(parse_core_list(""), CoreSet{});
+  EXPECT_EQ(format_core_list({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_THROW(parse_core_list("3-1"), std::invalid_argument);
+  EXPECT_THROW(parse_core_list("a"), std::invalid_argument);
+  EXPECT_THROW(parse_core_list("1,1"), std::invalid_argument);
 }
 
 TEST(MachineFile, readsEveryRoleAndDerivesTheEpochFromTheCpuModel) {
-    Machine m = parse_machine(kMachine, "box.toml");
-    EXPECT_EQ(m.server, (CoreSet{2, 3}));
-    EXPECT_EQ(m.client, (CoreSet{4, 5}));
-    ASSERT_TRUE(m.coordinator.has_value());
-    EXPECT_EQ(*m.coordinator, 1);
-    EXPECT_EQ(m.measured_cores(), (CoreSet{1, 2, 3, 4, 5}));
-    EXPECT_EQ(m.network, "loopback");
-    EXPECT_EQ(m.transports, std::vector<std::string>{"kernel"});
-    EXPECT_EQ(m.epoch, epoch_of("Test CPU 9000", host_cpu_identity())) << "the model string and this host's CPU identity";
-    Machine other = parse_machine(std::string(kMachine).replace(std::string(kMachine).find("9000"), 4, "9001"), "b");
-    EXPECT_NE(other.epoch, m.epoch);
+  Machine m = parse_machine(kMachine, "box.toml");
+  EXPECT_EQ(m.server, (CoreSet{2, 3}));
+  EXPECT_EQ(m.client, (CoreSet{4, 5}));
+  ASSERT_TRUE(m.coordinator.has_value());
+  EXPECT_EQ(*m.coordinator, 1);
+  EXPECT_EQ(m.measured_cores(), (CoreSet{1, 2, 3, 4, 5}));
+  EXPECT_EQ(m.network, "loopback");
+  EXPECT_EQ(m.transports, std::vector<std::string>{"kernel"});
+  EXPECT_EQ(m.epoch, epoch_of("Test CPU 9000", host_cpu_identity())) << "the model string and this host's CPU identity";
+  Machine other = parse_machine(std::string(kMachine).replace(std::string(kMachine).find("9000"), 4, "9001"), "b");
+  EXPECT_NE(other.epoch, m.epoch);
 }
 
 TEST(MachineFile, rejectsAnUnknownKeyNamingFileAndKey) {
-    std::string e = error_of([] { parse_machine(std::string(kMachine) + "servers = \"1\"\n", "box.toml"); });
-    EXPECT_THAT(e, HasSubstr("box.toml"));
-    EXPECT_THAT(e, HasSubstr("cores.servers"));
-    EXPECT_THAT(e, HasSubstr("unknown key"));
-    EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\ncolour='red'\n[cores]\nserver='0'\nclient='1'\n", "m"); }),
-                HasSubstr("colour: unknown key"));
+  std::string e = error_of([] { parse_machine(std::string(kMachine) + "servers = \"1\"\n", "box.toml"); });
+  EXPECT_THAT(e, HasSubstr("box.toml"));
+  EXPECT_THAT(e, HasSubstr("cores.servers"));
+  EXPECT_THAT(e, HasSubstr("unknown key"));
+  EXPECT_THAT(
+      error_of([] { parse_machine("name='x'\ncpu_model='y'\ncolour='red'\n[cores]\nserver='0'\nclient='1'\n", "m"); }),
+      HasSubstr("colour: unknown key"));
 }
 
 TEST(MachineFile, rejectsACoreInTwoRoles) {
-    std::string text = kMachine;
-    text.replace(text.find("client = \"4,5\""), 14, "client = \"3,4\"");
-    std::string e = error_of([&] { parse_machine(text, "box.toml"); });
-    EXPECT_THAT(e, HasSubstr("core 3 is in two roles (server and client)"));
-    EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\n[cores]\ncoordinator=0\nserver='0-1'\nclient='2'\n", "m"); }),
-                HasSubstr("core 0 is in two roles (coordinator and server)"));
+  std::string text = kMachine;
+  text.replace(text.find("client = \"4,5\""), 14, "client = \"3,4\"");
+  std::string e = error_of([&] { parse_machine(text, "box.toml"); });
+  EXPECT_THAT(e, HasSubstr("core 3 is in two roles (server and client)"));
+  EXPECT_THAT(error_of([] {
+                parse_machine("name='x'\ncpu_model='y'\n[cores]\ncoordinator=0\nserver='0-1'\nclient='2'\n", "m");
+              }),
+              HasSubstr("core 0 is in two roles (coordinator and server)"));
 }
 
 TEST(MachineFile, rejectsAServerCoreThatDoesNotExistOnThisHost) {
-    std::string e = error_of([] {
-        parse_machine("name='x'\nlocal=true\n[cores]\nserver='4095'\nclient='0'\n", "here.toml");
-    });
-    EXPECT_THAT(e, HasSubstr("cores.server"));
-    EXPECT_THAT(e, HasSubstr("server core 4095 does not exist on this host"));
-    // A file for another host may name cores this one lacks.
-    EXPECT_NO_THROW(parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver='4095'\nclient='0'\n", "other.toml"));
+  std::string e =
+      error_of([] { parse_machine("name='x'\nlocal=true\n[cores]\nserver='4095'\nclient='0'\n", "here.toml"); });
+  EXPECT_THAT(e, HasSubstr("cores.server"));
+  EXPECT_THAT(e, HasSubstr("server core 4095 does not exist on this host"));
+  // A file for another host may name cores this one lacks.
+  EXPECT_NO_THROW(parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver='4095'\nclient='0'\n", "other.toml"));
 }
 
 TEST(MachineFile, rejectsEmptyServerOrClientSets) {
-    EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver=''\nclient='1'\n", "m"); }),
-                HasSubstr("cores.server: empty"));
-    EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver='1'\n", "m"); }),
-                HasSubstr("cores.client: empty"));
+  EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver=''\nclient='1'\n", "m"); }),
+              HasSubstr("cores.server: empty"));
+  EXPECT_THAT(error_of([] { parse_machine("name='x'\ncpu_model='y'\n[cores]\nserver='1'\n", "m"); }),
+              HasSubstr("cores.client: empty"));
 }
 
 TEST(MachineFile, rejectsWrongTypesUnknownTransportsAndBadNetworks) {
-    const std::string head = "name='x'\ncpu_model='y'\n[cores]\nserver='0'\nclient='1'\n";
-    EXPECT_THAT(error_of([&] { parse_machine(head + "[transports]\navailable=['kernel','dpdk']\n", "m"); }),
-                HasSubstr("unknown transport 'dpdk'"));
-    EXPECT_THAT(error_of([&] { parse_machine(head + "[transports.kernel]\nbusy_poll_usecs='50'\n", "m"); }),
-                HasSubstr("transports.kernel.busy_poll_usecs: expected an integer, got a string"));
-    EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='netns'\nserver_addr='192.168.1.1'\n", "m"); }),
-                HasSubstr("10.77.0.0/16"));
-    EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='nic'\n", "m"); }), HasSubstr("network.nic"));
-    EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='wifi'\n", "m"); }),
-                HasSubstr("unknown network path 'wifi'"));
-    EXPECT_THAT(error_of([] { parse_machine("name='x'\n[cores\n", "broken.toml"); }), HasSubstr("broken.toml:2"));
+  const std::string head = "name='x'\ncpu_model='y'\n[cores]\nserver='0'\nclient='1'\n";
+  EXPECT_THAT(error_of([&] { parse_machine(head + "[transports]\navailable=['kernel','dpdk']\n", "m"); }),
+              HasSubstr("unknown transport 'dpdk'"));
+  EXPECT_THAT(error_of([&] { parse_machine(head + "[transports.kernel]\nbusy_poll_usecs='50'\n", "m"); }),
+              HasSubstr("transports.kernel.busy_poll_usecs: expected an integer, got a string"));
+  EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='netns'\nserver_addr='192.168.1.1'\n", "m"); }),
+              HasSubstr("10.77.0.0/16"));
+  EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='nic'\n", "m"); }), HasSubstr("network.nic"));
+  EXPECT_THAT(error_of([&] { parse_machine(head + "[network]\npath='wifi'\n", "m"); }),
+              HasSubstr("unknown network path 'wifi'"));
+  EXPECT_THAT(error_of([] { parse_machine("name='x'\n[cores\n", "broken.toml"); }), HasSubstr("broken.toml:2"));
 }
 
 TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
-    const std::string ok = "flavours=['cpp']\ntransports=['kernel']\nmodels=['single']\nloops=['closed']\n";
-    EXPECT_NO_THROW(parse_matrix(ok, "q.toml"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "run=3\n", "q.toml"); }), HasSubstr("q.toml: run: unknown key"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "runs='3'\n", "q.toml"); }),
-                HasSubstr("runs: expected an integer, got a string"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "[open]\nrate=1.5\n", "q.toml"); }), HasSubstr("open.rate: expected an integer"));
-    EXPECT_THAT(error_of([] { parse_matrix("flavours=['cpp']\ntransports=['kernel']\nmodels=['pool','ring']\nloops=['open']\n", "q"); }),
-                HasSubstr("models: unknown model 'ring'"));
-    EXPECT_THAT(error_of([] { parse_matrix("flavours=['cpp']\ntransports=['tcp']\nmodels=['pool']\nloops=['open']\n", "q"); }),
-                HasSubstr("transports: unknown transport 'tcp'"));
-    EXPECT_THAT(error_of([] { parse_matrix("flavours=['cpp']\ntransports=['kernel']\nmodels=['pool']\nloops=['half']\n", "q"); }),
-                HasSubstr("loops: unknown loop 'half'"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "[sessions]\nsingle=2\n", "q"); }), HasSubstr("sessions.single"));
-    EXPECT_THAT(error_of([&] { parse_matrix(ok + "idle='sleep'\n", "q"); }), HasSubstr("unknown idle strategy 'sleep'"));
-    EXPECT_THAT(error_of([] { parse_matrix("transports=['kernel']\nmodels=['pool']\nloops=['open']\n", "q"); }),
-                HasSubstr("flavours: missing"));
+  const std::string ok = "flavours=['cpp']\ntransports=['kernel']\nmodels=['single']\nloops=['closed']\n";
+  EXPECT_NO_THROW(parse_matrix(ok, "q.toml"));
+  EXPECT_THAT(error_of([&] { parse_matrix(ok + "run=3\n", "q.toml"); }), HasSubstr("q.toml: run: unknown key"));
+  EXPECT_THAT(error_of([&] { parse_matrix(ok + "runs='3'\n", "q.toml"); }),
+              HasSubstr("runs: expected an integer, got a string"));
+  EXPECT_THAT(error_of([&] { parse_matrix(ok + "[open]\nrate=1.5\n", "q.toml"); }),
+              HasSubstr("open.rate: expected an integer"));
+  EXPECT_THAT(error_of([] {
+                parse_matrix("flavours=['cpp']\ntransports=['kernel']\nmodels=['pool','ring']\nloops=['open']\n", "q");
+              }),
+              HasSubstr("models: unknown model 'ring'"));
+  EXPECT_THAT(
+      error_of([] { parse_matrix("flavours=['cpp']\ntransports=['tcp']\nmodels=['pool']\nloops=['open']\n", "q"); }),
+      HasSubstr("transports: unknown transport 'tcp'"));
+  EXPECT_THAT(
+      error_of([] { parse_matrix("flavours=['cpp']\ntransports=['kernel']\nmodels=['pool']\nloops=['half']\n", "q"); }),
+      HasSubstr("loops: unknown loop 'half'"));
+  EXPECT_THAT(error_of([&] { parse_matrix(ok + "[sessions]\nsingle=2\n", "q"); }), HasSubstr("sessions.single"));
+  EXPECT_THAT(error_of([&] { parse_matrix(ok + "idle='sleep'\n", "q"); }), HasSubstr("unknown idle strategy 'sleep'"));
+  EXPECT_THAT(error_of([] { parse_matrix("transports=['kernel']\nmodels=['pool']\nloops=['open']\n", "q"); }),
+              HasSubstr("flavours: missing"));
 }
 
 TEST(MatrixFile, anUnknownFlavourIsReportedWithItsMissingFile) {
-    std::string dir = source_dir() + "/lab/flavours";
-    EXPECT_THAT(error_of([&] { load_flavours(dir, {"cpp", "cobol"}); }), HasSubstr("unknown flavour 'cobol'"));
+  std::string dir = source_dir() + "/lab/flavours";
+  EXPECT_THAT(error_of([&] { load_flavours(dir, {"cpp", "cobol"}); }), HasSubstr("unknown flavour 'cobol'"));
 }
 
 TEST(FlavourFile, expandsPlaceholdersAndRejectsUnknownOnes) {
-    Flavour f = parse_flavour("name='x'\nbinary='srv'\nargs=['--port','{port}','--model={model}']\n", "x.toml");
-    EXPECT_EQ(expand(f.args[2], {{"model", "pool"}}, "x"), "--model=pool");
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='srv'\nargs=['{prot}']\n", "x.toml"); }),
-                HasSubstr("unknown placeholder {prot}"));
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nargs=[]\n", "x.toml"); }), HasSubstr("binary: missing"));
+  Flavour f = parse_flavour("name='x'\nbinary='srv'\nargs=['--port','{port}','--model={model}']\n", "x.toml");
+  EXPECT_EQ(expand(f.args[2], {{"model", "pool"}}, "x"), "--model=pool");
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='srv'\nargs=['{prot}']\n", "x.toml"); }),
+              HasSubstr("unknown placeholder {prot}"));
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nargs=[]\n", "x.toml"); }), HasSubstr("binary: missing"));
 }
 
 TEST(Markers, comeFromTheTransportThenTheHostThenTheFlavour) {
-    Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel','vma','tcpdirect']\n", "m");
-    Flavour f = parse_flavour("name='f'\nbinary='b'\nargs=[]\nmodels=['single','mono','pool']\n"
-                              "transports=['kernel','vma','onload','tcpdirect']\n", "f");
-    EXPECT_EQ(marker_for({"f", "tcpdirect", "pool", "open"}, m, f), "nopool");
-    EXPECT_EQ(marker_for({"f", "vma", "shard", "open"}, m, f), "noshard");
-    EXPECT_EQ(marker_for({"f", "onload", "single", "open"}, m, f), "unmeasurable");
-    EXPECT_EQ(marker_for({"f", "kernel", "shard", "closed"}, m, f), "unsupported");
-    EXPECT_EQ(marker_for({"f", "uring", "single", "closed"}, m, f), "unmeasurable");
-    EXPECT_EQ(marker_for({"f", "vma", "pool", "closed"}, m, f), "");
-    EXPECT_EQ(marker_for({"f", "kernel", "mono", "closed"}, m, f), "");
+  Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel','vma','tcpdirect']\n", "m");
+  Flavour f = parse_flavour(
+      "name='f'\nbinary='b'\nargs=[]\nmodels=['single','mono','pool']\n"
+      "transports=['kernel','vma','onload','tcpdirect']\n",
+      "f");
+  EXPECT_EQ(marker_for({"f", "tcpdirect", "pool", "open"}, m, f), "nopool");
+  EXPECT_EQ(marker_for({"f", "vma", "shard", "open"}, m, f), "noshard");
+  EXPECT_EQ(marker_for({"f", "onload", "single", "open"}, m, f), "unmeasurable");
+  EXPECT_EQ(marker_for({"f", "kernel", "shard", "closed"}, m, f), "unsupported");
+  EXPECT_EQ(marker_for({"f", "uring", "single", "closed"}, m, f), "unmeasurable");
+  EXPECT_EQ(marker_for({"f", "vma", "pool", "closed"}, m, f), "");
+  EXPECT_EQ(marker_for({"f", "kernel", "mono", "closed"}, m, f), "");
 }
 
 TEST(MatrixFile, transportModelsPlaysATransportOnTheModelsItNamesOnly) {
-    const std::string base = "flavours=['cpp']\ntransports=['kernel','tls']\nmodels=['single','mono','pool']\nloops=['closed']\n";
-    const Matrix mx = parse_matrix(base + "[transport_models]\ntls=['single','mono']\n", "m.toml");
-    std::vector<std::string> ids;
-    for (const Cell& c : plan_cells(mx)) ids.push_back(c.id());
-    EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/mono/closed", "cpp/kernel/pool/closed",
-                                             "cpp/tls/single/closed", "cpp/tls/mono/closed"}));
-    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\nuring=['single']\n", "m.toml"); }),
-                HasSubstr("transport_models.uring"));
-    EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\ntls=['shard']\n", "m.toml"); }),
-                HasSubstr("not one of the matrix's models"));
+  const std::string base =
+      "flavours=['cpp']\ntransports=['kernel','tls']\nmodels=['single','mono','pool']\nloops=['closed']\n";
+  const Matrix mx = parse_matrix(base + "[transport_models]\ntls=['single','mono']\n", "m.toml");
+  std::vector<std::string> ids;
+  for (const Cell& c : plan_cells(mx)) ids.push_back(c.id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/mono/closed",
+                                           "cpp/kernel/pool/closed", "cpp/tls/single/closed", "cpp/tls/mono/closed"}));
+  EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\nuring=['single']\n", "m.toml"); }),
+              HasSubstr("transport_models.uring"));
+  EXPECT_THAT(error_of([&] { parse_matrix(base + "[transport_models]\ntls=['shard']\n", "m.toml"); }),
+              HasSubstr("not one of the matrix's models"));
 }
 
 TEST(MatrixFile, theDefaultMatrixPlaysTlsOnTheSingleAndMonoModelsOnly) {
-    const Matrix mx = load_matrix(source_dir() + "/lab/matrices/default.toml");
-    int tls = 0;
-    for (const Cell& c : plan_cells(mx))
-        if (c.transport == "tls") {
-            ++tls;
-            EXPECT_TRUE(c.model == "single" || c.model == "mono") << c.id();
-        }
-    EXPECT_EQ(tls, static_cast<int>(2 * mx.loops.size() * mx.flavours.size()));
+  const Matrix mx = load_matrix(source_dir() + "/lab/matrices/default.toml");
+  int tls = 0;
+  for (const Cell& c : plan_cells(mx))
+    if (c.transport == "tls") {
+      ++tls;
+      EXPECT_TRUE(c.model == "single" || c.model == "mono") << c.id();
+    }
+  EXPECT_EQ(tls, static_cast<int>(2 * mx.loops.size() * mx.flavours.size()));
 }
 
 TEST(Markers, tlsIsMeasurableWhereverKernelIsAndUnsupportedByAFlavourThatLacksIt) {
-    Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
-    EXPECT_TRUE(m.has_transport("tls"));
-    Machine none = parse_machine(std::string(kMachine) + "[transports]\navailable=['onload']\n", "m");
-    EXPECT_FALSE(none.has_transport("tls"));
-    Flavour with = parse_flavour("name='f'\nbinary='b'\nargs=[]\ntransports=['kernel','tls']\n", "f");
-    Flavour without = parse_flavour("name='g'\nbinary='b'\nargs=[]\ntransports=['kernel']\n", "g");
-    EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, m, with), "");
-    EXPECT_EQ(marker_for({"f", "tls", "pool", "closed"}, m, with), "");
-    EXPECT_EQ(marker_for({"g", "tls", "mono", "closed"}, m, without), "unsupported");
-    EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, none, with), "unmeasurable");
+  Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
+  EXPECT_TRUE(m.has_transport("tls"));
+  Machine none = parse_machine(std::string(kMachine) + "[transports]\navailable=['onload']\n", "m");
+  EXPECT_FALSE(none.has_transport("tls"));
+  Flavour with = parse_flavour("name='f'\nbinary='b'\nargs=[]\ntransports=['kernel','tls']\n", "f");
+  Flavour without = parse_flavour("name='g'\nbinary='b'\nargs=[]\ntransports=['kernel']\n", "g");
+  EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, m, with), "");
+  EXPECT_EQ(marker_for({"f", "tls", "pool", "closed"}, m, with), "");
+  EXPECT_EQ(marker_for({"g", "tls", "mono", "closed"}, m, without), "unsupported");
+  EXPECT_EQ(marker_for({"f", "tls", "single", "closed"}, none, with), "unmeasurable");
 }
 
 TEST(Markers, aPoolOrShardWithMoreWorkersThanServerCoresIsOversubscribed) {
-    Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
-    Flavour f = parse_flavour("name='f'\nbinary='b'\nargs=[]\n", "f");
-    const Workers over{3, 2, true};
-    EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, over), "oversubscribed");
-    EXPECT_EQ(marker_for({"f", "kernel", "shard", "open"}, m, f, over), "oversubscribed");
-    EXPECT_EQ(marker_for({"f", "kernel", "mono", "open"}, m, f, over), "");
-    EXPECT_EQ(marker_for({"f", "uring", "pool", "open"}, m, f, over), "unmeasurable");  // the host comes first
-    EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, Workers{2, 2, true}), "");
+  Machine m = parse_machine(std::string(kMachine) + "[transports]\navailable=['kernel']\n", "m");
+  Flavour f = parse_flavour("name='f'\nbinary='b'\nargs=[]\n", "f");
+  const Workers over{3, 2, true};
+  EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, over), "oversubscribed");
+  EXPECT_EQ(marker_for({"f", "kernel", "shard", "open"}, m, f, over), "oversubscribed");
+  EXPECT_EQ(marker_for({"f", "kernel", "mono", "open"}, m, f, over), "");
+  EXPECT_EQ(marker_for({"f", "uring", "pool", "open"}, m, f, over), "unmeasurable");  // the host comes first
+  EXPECT_EQ(marker_for({"f", "kernel", "pool", "open"}, m, f, Workers{2, 2, true}), "");
 }
 
 TEST(MatrixFile, workersAreAutoByDefaultOnePerServerCore) {
-    const std::string mx = "flavours=['cpp']\ntransports=['kernel']\nmodels=['pool']\nloops=['open']\n";
-    Machine m = parse_machine(std::string(kMachine), "m");
-    Workers w = workers_for(parse_matrix(mx, "q"), m);
-    EXPECT_EQ(w.count, static_cast<int>(m.server.size()));
-    EXPECT_EQ(w.from(), "server cores");
-    EXPECT_FALSE(w.oversubscribed());
-    EXPECT_EQ(workers_for(parse_matrix(mx + "[server]\nworkers = 'auto'\n", "q"), m).count, w.count);
-    Workers explicit_ = workers_for(parse_matrix(mx + "[server]\nworkers = 64\n", "q"), m);
-    EXPECT_EQ(explicit_.count, 64);
-    EXPECT_EQ(explicit_.from(), "matrix");
-    EXPECT_TRUE(explicit_.oversubscribed());
-    EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 'many'\n", "q"); }), HasSubstr("server.workers"));
-    EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 0\n", "q"); }), HasSubstr("server.workers"));
+  const std::string mx = "flavours=['cpp']\ntransports=['kernel']\nmodels=['pool']\nloops=['open']\n";
+  Machine m = parse_machine(std::string(kMachine), "m");
+  Workers w = workers_for(parse_matrix(mx, "q"), m);
+  EXPECT_EQ(w.count, static_cast<int>(m.server.size()));
+  EXPECT_EQ(w.from(), "server cores");
+  EXPECT_FALSE(w.oversubscribed());
+  EXPECT_EQ(workers_for(parse_matrix(mx + "[server]\nworkers = 'auto'\n", "q"), m).count, w.count);
+  Workers explicit_ = workers_for(parse_matrix(mx + "[server]\nworkers = 64\n", "q"), m);
+  EXPECT_EQ(explicit_.count, 64);
+  EXPECT_EQ(explicit_.from(), "matrix");
+  EXPECT_TRUE(explicit_.oversubscribed());
+  EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 'many'\n", "q"); }), HasSubstr("server.workers"));
+  EXPECT_THAT(error_of([&] { parse_matrix(mx + "[server]\nworkers = 0\n", "q"); }), HasSubstr("server.workers"));
 }
 
 TEST(ShippedFiles, everyMachineMatrixAndFlavourFileLoads) {
-    namespace fs = std::filesystem;
-    std::string src = source_dir();
-    int n = 0;
-    for (const char* sub : {"machines", "matrices", "flavours"})
-        for (const auto& e : fs::directory_iterator(src + "/lab/" + sub)) {
-            if (e.path().extension() != ".toml") continue;
-            std::string p = e.path().string();
-            if (std::string(sub) == "machines") {
-                Machine m = load_machine(p);
-                EXPECT_FALSE(m.server.empty()) << p;
-            } else if (std::string(sub) == "matrices") {
-                Matrix mx = load_matrix(p);
-                EXPECT_NO_THROW(load_flavours(src + "/lab/flavours", mx.flavours)) << p;
-            } else {
-                EXPECT_NO_THROW(load_flavour(p)) << p;
-            }
-            ++n;
-        }
-    EXPECT_GE(n, 7);
-    Machine hp = load_machine(src + "/lab/machines/example-hp.toml");
-    EXPECT_EQ(hp.housekeeping, parse_core_list("0-7"));
-    EXPECT_EQ(hp.server, parse_core_list("9-12"));
-    EXPECT_EQ(hp.reserved, CoreSet{13});
-    EXPECT_EQ(hp.client, parse_core_list("14-17"));
-    EXPECT_EQ(hp.kernel_busy_poll_usecs, 50);
-    EXPECT_EQ(hp.nics.size(), 2u);
+  namespace fs = std::filesystem;
+  std::string src = source_dir();
+  int n = 0;
+  for (const char* sub : {"machines", "matrices", "flavours"})
+    for (const auto& e : fs::directory_iterator(src + "/lab/" + sub)) {
+      if (e.path().extension() != ".toml") continue;
+      std::string p = e.path().string();
+      if (std::string(sub) == "machines") {
+        Machine m = load_machine(p);
+        EXPECT_FALSE(m.server.empty()) << p;
+      } else if (std::string(sub) == "matrices") {
+        Matrix mx = load_matrix(p);
+        EXPECT_NO_THROW(load_flavours(src + "/lab/flavours", mx.flavours)) << p;
+      } else {
+        EXPECT_NO_THROW(load_flavour(p)) << p;
+      }
+      ++n;
+    }
+  EXPECT_GE(n, 7);
+  Machine hp = load_machine(src + "/lab/machines/example-hp.toml");
+  EXPECT_EQ(hp.housekeeping, parse_core_list("0-7"));
+  EXPECT_EQ(hp.server, parse_core_list("9-12"));
+  EXPECT_EQ(hp.reserved, CoreSet{13});
+  EXPECT_EQ(hp.client, parse_core_list("14-17"));
+  EXPECT_EQ(hp.kernel_busy_poll_usecs, 50);
+  EXPECT_EQ(hp.nics.size(), 2u);
 }
 
 TEST(LocalMachine, derivesSeparateServerAndClientCoresOnThisHost) {
-    if (host_online_cores().size() < 2) GTEST_SKIP() << "this host has one core: no local machine can be derived";
-    Machine m = derive_local_machine();
-    EXPECT_TRUE(m.local);
-    EXPECT_FALSE(m.server.empty());
-    EXPECT_FALSE(m.client.empty());
-    EXPECT_TRUE(m.has_transport("kernel"));
-    EXPECT_EQ(m.cpu_model, host_cpu_model());
+  if (host_online_cores().size() < 2) GTEST_SKIP() << "this host has one core: no local machine can be derived";
+  Machine m = derive_local_machine();
+  EXPECT_TRUE(m.local);
+  EXPECT_FALSE(m.server.empty());
+  EXPECT_FALSE(m.client.empty());
+  EXPECT_TRUE(m.has_transport("kernel"));
+  EXPECT_EQ(m.cpu_model, host_cpu_model());
 }
 
 TEST(Sha256, matchesKnownDigests) {
-    EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(sha256_hex(std::string(1000, 'a')).substr(0, 16), "41edece42d63e8d9");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(std::string(1000, 'a')).substr(0, 16), "41edece42d63e8d9");
 }
 
 TEST(FlavourFile, readsBuildIdentityAndClaimsAndRejectsUnknownNames) {
-    Flavour f = parse_flavour("name='x'\nbinary='srv'\nargs=[]\nbuild=['cargo','build','{source_dir}']\n"
-                              "requires=['cargo']\nartifacts=['lib/x.so']\n[cannot]\nbusy_poll='no option'\n"
-                              "[not_claimed]\nthreads='its own'\ngap='later'\n",
-                              "x.toml");
-    EXPECT_EQ(f.build.size(), 3u);
-    EXPECT_EQ(f.required_tools, std::vector<std::string>{"cargo"});
-    EXPECT_EQ(f.artifacts, std::vector<std::string>{"lib/x.so"});
-    EXPECT_EQ(f.cannot.at("busy_poll"), "no option");
-    EXPECT_EQ(f.not_claimed.at("threads"), "its own");
-    EXPECT_EQ(f.not_claimed.at("gap"), "later");
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[cannot]\nnagle='?'\n", "x.toml"); }),
-                HasSubstr("x.toml: cannot.nagle: unknown transport setting"));
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\nmoods='?'\n", "x.toml"); }),
-                HasSubstr("not_claimed.moods: unknown contract part or check"));
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\norders=''\n", "x.toml"); }),
-                HasSubstr("not_claimed.orders: needs the reason"));
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nrequires=['/usr/bin/cargo']\n", "x.toml"); }),
-                HasSubstr("requires: '/usr/bin/cargo' is not a command name"));
-    EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nbuild=['make','{tagret}']\n", "x.toml"); }),
-                HasSubstr("unknown placeholder {tagret}"));
+  Flavour f = parse_flavour(
+      "name='x'\nbinary='srv'\nargs=[]\nbuild=['cargo','build','{source_dir}']\n"
+      "requires=['cargo']\nartifacts=['lib/x.so']\n[cannot]\nbusy_poll='no option'\n"
+      "[not_claimed]\nthreads='its own'\ngap='later'\n",
+      "x.toml");
+  EXPECT_EQ(f.build.size(), 3u);
+  EXPECT_EQ(f.required_tools, std::vector<std::string>{"cargo"});
+  EXPECT_EQ(f.artifacts, std::vector<std::string>{"lib/x.so"});
+  EXPECT_EQ(f.cannot.at("busy_poll"), "no option");
+  EXPECT_EQ(f.not_claimed.at("threads"), "its own");
+  EXPECT_EQ(f.not_claimed.at("gap"), "later");
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[cannot]\nnagle='?'\n", "x.toml"); }),
+              HasSubstr("x.toml: cannot.nagle: unknown transport setting"));
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\nmoods='?'\n", "x.toml"); }),
+              HasSubstr("not_claimed.moods: unknown contract part or check"));
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\n[not_claimed]\norders=''\n", "x.toml"); }),
+              HasSubstr("not_claimed.orders: needs the reason"));
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nrequires=['/usr/bin/cargo']\n", "x.toml"); }),
+              HasSubstr("requires: '/usr/bin/cargo' is not a command name"));
+  EXPECT_THAT(error_of([] { parse_flavour("name='x'\nbinary='b'\nargs=[]\nbuild=['make','{tagret}']\n", "x.toml"); }),
+              HasSubstr("unknown placeholder {tagret}"));
 }
 
 TEST(FlavourFile, placeholderValuesGiveEveryPlaceholderAndCoresAsACommaList) {
-    ServerStart s;
-    s.model = "pool";
-    s.cores = {9, 10, 11};
-    s.port = 4000;
-    auto v = placeholder_values(s);
-    EXPECT_EQ(v.size(), kPlaceholders.size());
-    EXPECT_EQ(v.at("cores"), "9,10,11");
-    s.tls_cert = "/s/.work/tls/server.pem";
-    s.tls_key = "/s/.work/tls/server.key";
-    s.tls_ca = "/s/.work/tls/ca.pem";
-    v = placeholder_values(s);
-    EXPECT_EQ(v.at("tls_cert"), s.tls_cert);
-    EXPECT_EQ(v.at("tls_key"), s.tls_key);
-    EXPECT_EQ(v.at("tls_ca"), s.tls_ca);
-    Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
-    EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
+  ServerStart s;
+  s.model = "pool";
+  s.cores = {9, 10, 11};
+  s.port = 4000;
+  auto v = placeholder_values(s);
+  EXPECT_EQ(v.size(), kPlaceholders.size());
+  EXPECT_EQ(v.at("cores"), "9,10,11");
+  s.tls_cert = "/s/.work/tls/server.pem";
+  s.tls_key = "/s/.work/tls/server.key";
+  s.tls_ca = "/s/.work/tls/ca.pem";
+  v = placeholder_values(s);
+  EXPECT_EQ(v.at("tls_cert"), s.tls_cert);
+  EXPECT_EQ(v.at("tls_key"), s.tls_key);
+  EXPECT_EQ(v.at("tls_ca"), s.tls_ca);
+  Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
+  EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
 }

@@ -6,15 +6,15 @@
 #include "site_fixture.hpp"
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: lab_site_fixtures RESULTS_DIR\n");
-        return 1;
-    }
-    try {
-        kite::lab::test::write_site_fixtures(argv[1]);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "lab_site_fixtures: %s\n", e.what());
-        return 1;
-    }
-    return 0;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: lab_site_fixtures RESULTS_DIR\n");
+    return 1;
+  }
+  try {
+    kite::lab::test::write_site_fixtures(argv[1]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lab_site_fixtures: %s\n", e.what());
+    return 1;
+  }
+  return 0;
 }

@@ -28,385 +28,397 @@ namespace fs = std::filesystem;
 namespace {
 
 class Sitting : public ::testing::Test {
-protected:
-    void SetUp() override {
-        src_ = env_or("KITE_SOURCE_DIR", ".");
-        root_ = fs::temp_directory_path() / ("kite-lab-sitting-" + std::to_string(getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(root_);
-        place_fake_bench_roundtrip(src_, root_ / "build");
-        for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
-                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
-            unsetenv(k);
-        setenv("FAKE_BR_SCALE", "0.05", 1);
-    }
-    void TearDown() override {
-        for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
-                              "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
-            unsetenv(k);
-        fs::remove_all(root_);
-    }
-    SittingOptions options(const std::string& matrix_body, const std::string& name = "s1") {
-        return test_sitting_options(src_, root_, matrix_body, name);
-    }
-    json cell_json(const std::string& sitting, const std::string& file) {
-        return json::parse(read_text((root_ / "results" / "testbox" / sitting / file).string()));
-    }
-    json sitting_json(const std::string& sitting) {
-        return json::parse(read_text((root_ / "results" / "testbox" / sitting / "sitting.json").string()));
-    }
-    // A flavour file in the test's own flavours folder; `extra` adds keys.
-    void write_flavour(const std::string& name, const std::string& binary, const std::string& args,
-                       const std::string& extra = "") {
-        fs::create_directories(root_ / "flavours");
-        std::ofstream(root_ / "flavours" / (name + ".toml"))
-            << "name = '" << name << "'\nbinary = '" << binary << "'\nargs = [" << args << "]\n"
-            << "models = ['single', 'mono', 'pool', 'shard']\ntransports = ['kernel']\n" << extra;
-    }
-    // A flavour served by the fake bench_roundtrip, as cpp is.
-    void write_fake_br_flavour(const std::string& name, const std::string& extra = "") {
-        write_flavour(name, "bench_roundtrip",
-                      "'server', '--flavour', '{flavour}', '--transport', '{transport}', '--model', '{model}', "
-                      "'--bind', '{bind}', '--port', '{port}', '--workers', '{workers}', '--cores', '{cores}', "
-                      "'--ready-file', '{ready_file}'",
-                      extra);
-    }
-    // A flavour served by tests/lab/fake_flavour.cpp, a real FIX server, broken as `--break` says.
-    void write_fake_flavour(const std::string& name, const std::string& broken) {
-        fs::create_directories(root_ / "flavours");
-        std::ofstream(root_ / "flavours" / (name + ".toml"))
-            << "name = '" << name << "'\nbinary = '" KITE_FAKE_FLAVOUR "'\n"
-            << "args = ['--model', '{model}', '--transport', '{transport}', '--bind', '{bind}', '--port', '{port}', "
-               "'--cores', '{cores}', '--busy-poll-usecs', '{busy_poll_usecs}', '--ready-file', '{ready_file}', "
-               "'--break', '"
-            << broken << "']\nmodels = ['single']\ntransports = ['kernel']\n";
-    }
-    std::vector<std::string> log_lines(const fs::path& p) {
-        std::vector<std::string> out;
-        std::ifstream in(p);
-        for (std::string l; std::getline(in, l);) out.push_back(l);
-        return out;
-    }
-    std::string src_;
-    fs::path root_;
+ protected:
+  void SetUp() override {
+    src_ = env_or("KITE_SOURCE_DIR", ".");
+    root_ = fs::temp_directory_path() / ("kite-lab-sitting-" + std::to_string(getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    place_fake_bench_roundtrip(src_, root_ / "build");
+    for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
+                          "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
+      unsetenv(k);
+    setenv("FAKE_BR_SCALE", "0.05", 1);
+  }
+  void TearDown() override {
+    for (const char* k : {"FAKE_BR_UNSUPPORTED", "FAKE_BR_NO_READY", "FAKE_BR_CLIENT_FAIL", "FAKE_BR_LOG",
+                          "FAKE_BR_FAIL_ONCE", "FAKE_BR_MUTATE", "FAKE_BR_MUTATE_FILE"})
+      unsetenv(k);
+    fs::remove_all(root_);
+  }
+  SittingOptions options(const std::string& matrix_body, const std::string& name = "s1") {
+    return test_sitting_options(src_, root_, matrix_body, name);
+  }
+  json cell_json(const std::string& sitting, const std::string& file) {
+    return json::parse(read_text((root_ / "results" / "testbox" / sitting / file).string()));
+  }
+  json sitting_json(const std::string& sitting) {
+    return json::parse(read_text((root_ / "results" / "testbox" / sitting / "sitting.json").string()));
+  }
+  // A flavour file in the test's own flavours folder; `extra` adds keys.
+  void write_flavour(const std::string& name, const std::string& binary, const std::string& args,
+                     const std::string& extra = "") {
+    fs::create_directories(root_ / "flavours");
+    std::ofstream(root_ / "flavours" / (name + ".toml"))
+        << "name = '" << name << "'\nbinary = '" << binary << "'\nargs = [" << args << "]\n"
+        << "models = ['single', 'mono', 'pool', 'shard']\ntransports = ['kernel']\n"
+        << extra;
+  }
+  // A flavour served by the fake bench_roundtrip, as cpp is.
+  void write_fake_br_flavour(const std::string& name, const std::string& extra = "") {
+    write_flavour(name, "bench_roundtrip",
+                  "'server', '--flavour', '{flavour}', '--transport', '{transport}', '--model', '{model}', "
+                  "'--bind', '{bind}', '--port', '{port}', '--workers', '{workers}', '--cores', '{cores}', "
+                  "'--ready-file', '{ready_file}'",
+                  extra);
+  }
+  // A flavour served by tests/lab/fake_flavour.cpp, a real FIX server, broken as `--break` says.
+  void write_fake_flavour(const std::string& name, const std::string& broken) {
+    fs::create_directories(root_ / "flavours");
+    std::ofstream(root_ / "flavours" / (name + ".toml"))
+        << "name = '" << name << "'\nbinary = '" KITE_FAKE_FLAVOUR "'\n"
+        << "args = ['--model', '{model}', '--transport', '{transport}', '--bind', '{bind}', '--port', '{port}', "
+           "'--cores', '{cores}', '--busy-poll-usecs', '{busy_poll_usecs}', '--ready-file', '{ready_file}', "
+           "'--break', '"
+        << broken << "']\nmodels = ['single']\ntransports = ['kernel']\n";
+  }
+  std::vector<std::string> log_lines(const fs::path& p) {
+    std::vector<std::string> out;
+    std::ifstream in(p);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+  std::string src_;
+  fs::path root_;
 };
 
 const CellOutcome* find(const SittingResult& r, const std::string& id) {
-    for (const auto& c : r.cells)
-        if (c.cell.id() == id) return &c;
-    return nullptr;
+  for (const auto& c : r.cells)
+    if (c.cell.id() == id) return &c;
+  return nullptr;
 }
 
 }  // namespace
 
 // The texts are the result files' lab.state: they must not change.
 TEST(CellStateTest, eachStateIsWrittenAsItsResultFileTextAndReadBack) {
-    const std::pair<CellState, const char*> states[] = {{CellState::measured, "measured"},
-                                                        {CellState::refused, "refused"},
-                                                        {CellState::marked, "marked"},
-                                                        {CellState::unbuilt, "unbuilt"},
-                                                        {CellState::error, "error"},
-                                                        {CellState::check_failed, "check-failed"}};
-    for (const auto& [state, text] : states) {
-        EXPECT_EQ(to_string(state), text);
-        EXPECT_EQ(cell_state_from_string(text), state) << text;
-    }
-    EXPECT_EQ(cell_state_from_string("unsupported"), std::nullopt);
-    EXPECT_EQ(cell_state_from_string(""), std::nullopt);
+  const std::pair<CellState, const char*> states[] = {
+      {CellState::measured, "measured"}, {CellState::refused, "refused"}, {CellState::marked, "marked"},
+      {CellState::unbuilt, "unbuilt"},   {CellState::error, "error"},     {CellState::check_failed, "check-failed"}};
+  for (const auto& [state, text] : states) {
+    EXPECT_EQ(to_string(state), text);
+    EXPECT_EQ(cell_state_from_string(text), state) << text;
+  }
+  EXPECT_EQ(cell_state_from_string("unsupported"), std::nullopt);
+  EXPECT_EQ(cell_state_from_string(""), std::nullopt);
 }
 
 TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
-    setenv("FAKE_BR_UNSUPPORTED", "quickfix", 1);
-    SittingResult r = run_sitting(options(
-        "flavours = ['cpp', 'quickfix']\ntransports = ['kernel', 'uring', 'vma']\nmodels = ['single', 'shard']\n"
-        "loops = ['closed', 'open']\n"));
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    ASSERT_EQ(r.cells.size(), 24u);
-    const CellOutcome* cpp = find(r, "cpp/kernel/single/closed");
-    ASSERT_NE(cpp, nullptr);
-    EXPECT_EQ(cpp->state, CellState::measured) << cpp->reason;
-    EXPECT_EQ(cpp->verdict, "ok");
-    EXPECT_NEAR(cpp->p50, 20.0, 1.0);
-    EXPECT_EQ(find(r, "quickfix/kernel/single/closed")->marker, "unsupported");
-    EXPECT_EQ(find(r, "cpp/uring/single/open")->marker, "unmeasurable");
-    EXPECT_EQ(find(r, "cpp/vma/shard/closed")->marker, "noshard");
-    EXPECT_EQ(find(r, "quickfix/uring/shard/open")->marker, "unmeasurable");
+  setenv("FAKE_BR_UNSUPPORTED", "quickfix", 1);
+  SittingResult r = run_sitting(
+      options("flavours = ['cpp', 'quickfix']\ntransports = ['kernel', 'uring', 'vma']\nmodels = ['single', 'shard']\n"
+              "loops = ['closed', 'open']\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 24u);
+  const CellOutcome* cpp = find(r, "cpp/kernel/single/closed");
+  ASSERT_NE(cpp, nullptr);
+  EXPECT_EQ(cpp->state, CellState::measured) << cpp->reason;
+  EXPECT_EQ(cpp->verdict, "ok");
+  EXPECT_NEAR(cpp->p50, 20.0, 1.0);
+  EXPECT_EQ(find(r, "quickfix/kernel/single/closed")->marker, "unsupported");
+  EXPECT_EQ(find(r, "cpp/uring/single/open")->marker, "unmeasurable");
+  EXPECT_EQ(find(r, "cpp/vma/shard/closed")->marker, "noshard");
+  EXPECT_EQ(find(r, "quickfix/uring/shard/open")->marker, "unmeasurable");
 
-    json j = cell_json("s1", "cpp_kernel_single_open.json");
-    EXPECT_EQ(j["verdict"], "ok");
-    EXPECT_TRUE(j["summary"]["response"]["p50"].is_number());
-    const json& eff = j["stamp"]["effective"];
-    EXPECT_EQ(eff["network"], "loopback");
-    EXPECT_EQ(eff["cores"]["server"], "0");
-    EXPECT_EQ(eff["cores"]["client"], "1");
-    std::string server_argv = eff["server_argv"].dump(), client_argv = eff["client_argv"].dump();
-    EXPECT_THAT(server_argv, HasSubstr("\"--model\",\"single\""));
-    EXPECT_THAT(client_argv, HasSubstr("\"--rate\",\"50000\""));
-    EXPECT_THAT(client_argv, HasSubstr("\"--cell\",\"cpp/kernel/single/open\""));
-    EXPECT_EQ(j["audit"]["enabled"], false);
-    EXPECT_EQ(j["method"], kMethodVersion) << "every result names its method";
+  json j = cell_json("s1", "cpp_kernel_single_open.json");
+  EXPECT_EQ(j["verdict"], "ok");
+  EXPECT_TRUE(j["summary"]["response"]["p50"].is_number());
+  const json& eff = j["stamp"]["effective"];
+  EXPECT_EQ(eff["network"], "loopback");
+  EXPECT_EQ(eff["cores"]["server"], "0");
+  EXPECT_EQ(eff["cores"]["client"], "1");
+  std::string server_argv = eff["server_argv"].dump(), client_argv = eff["client_argv"].dump();
+  EXPECT_THAT(server_argv, HasSubstr("\"--model\",\"single\""));
+  EXPECT_THAT(client_argv, HasSubstr("\"--rate\",\"50000\""));
+  EXPECT_THAT(client_argv, HasSubstr("\"--cell\",\"cpp/kernel/single/open\""));
+  EXPECT_EQ(j["audit"]["enabled"], false);
+  EXPECT_EQ(j["method"], kMethodVersion) << "every result names its method";
 
-    json st = json::parse(read_text((root_ / "results" / "testbox" / "s1" / "sitting.json").string()));
-    EXPECT_EQ(st["epoch"], epoch_of("Test CPU 9000", host_cpu_identity()));
-    EXPECT_EQ(st["method"]["version"], kMethodVersion);
-    EXPECT_EQ(st["cpu"]["family"], host_cpu_identity().family);
-    bool hashed = false;
-    for (const auto& [path, b] : st["binaries"].items())
-        if (b["sha256"] == sha256_file((root_ / "build" / "bench_roundtrip").string())) hashed = true;
-    EXPECT_TRUE(hashed) << st["binaries"].dump();
-    EXPECT_THAT(st["machine_file"].get<std::string>(), HasSubstr("Test CPU 9000"));
-    EXPECT_TRUE(st["end"].is_string());
-    EXPECT_TRUE(fs::exists(root_ / "results" / "site" / "index.html"));
-    std::string table = matrix_table(r.cells);
-    EXPECT_THAT(table, HasSubstr("| kernel/single"));
-    EXPECT_THAT(table, HasSubstr("noshard"));
+  json st = json::parse(read_text((root_ / "results" / "testbox" / "s1" / "sitting.json").string()));
+  EXPECT_EQ(st["epoch"], epoch_of("Test CPU 9000", host_cpu_identity()));
+  EXPECT_EQ(st["method"]["version"], kMethodVersion);
+  EXPECT_EQ(st["cpu"]["family"], host_cpu_identity().family);
+  bool hashed = false;
+  for (const auto& [path, b] : st["binaries"].items())
+    if (b["sha256"] == sha256_file((root_ / "build" / "bench_roundtrip").string())) hashed = true;
+  EXPECT_TRUE(hashed) << st["binaries"].dump();
+  EXPECT_THAT(st["machine_file"].get<std::string>(), HasSubstr("Test CPU 9000"));
+  EXPECT_TRUE(st["end"].is_string());
+  EXPECT_TRUE(fs::exists(root_ / "results" / "site" / "index.html"));
+  std::string table = matrix_table(r.cells);
+  EXPECT_THAT(table, HasSubstr("| kernel/single"));
+  EXPECT_THAT(table, HasSubstr("noshard"));
 }
 
 TEST_F(Sitting, anUnbuiltFlavourIsReportedAndTheSittingStillSucceeds) {
-    fs::create_directories(root_ / "flavours");
-    std::ofstream(root_ / "flavours" / "ghost.toml") << "name='ghost'\nbinary='ghost_server_not_built'\nargs=['{port}']\n";
-    SittingOptions o = options("flavours = ['ghost']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
-    o.flavours_dir = (root_ / "flavours").string();
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, CellState::unbuilt);
-    EXPECT_THAT(r.cells[0].reason, HasSubstr("ghost_server_not_built"));
+  fs::create_directories(root_ / "flavours");
+  std::ofstream(root_ / "flavours" / "ghost.toml")
+      << "name='ghost'\nbinary='ghost_server_not_built'\nargs=['{port}']\n";
+  SittingOptions o =
+      options("flavours = ['ghost']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
+  o.flavours_dir = (root_ / "flavours").string();
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 1u);
+  EXPECT_EQ(r.cells[0].state, CellState::unbuilt);
+  EXPECT_THAT(r.cells[0].reason, HasSubstr("ghost_server_not_built"));
 }
 
 TEST_F(Sitting, aServerThatNeverGetsReadyIsACellErrorAndExitCodeTwo) {
-    setenv("FAKE_BR_NO_READY", "1", 1);
-    SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"
-                               "[cell]\nready_timeout_s = 0.5\nattempts = 2\n");
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 2);
-    ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, CellState::error);
-    EXPECT_THAT(r.cells[0].reason, HasSubstr("not ready"));
-    json j = cell_json("s1", "cpp_kernel_single_closed.json");
-    EXPECT_EQ(j["lab"]["attempts"].size(), 2u);
+  setenv("FAKE_BR_NO_READY", "1", 1);
+  SittingOptions o = options(
+      "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"
+      "[cell]\nready_timeout_s = 0.5\nattempts = 2\n");
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_EQ(r.cells.size(), 1u);
+  EXPECT_EQ(r.cells[0].state, CellState::error);
+  EXPECT_THAT(r.cells[0].reason, HasSubstr("not ready"));
+  json j = cell_json("s1", "cpp_kernel_single_closed.json");
+  EXPECT_EQ(j["lab"]["attempts"].size(), 2u);
 }
 
 TEST_F(Sitting, aCellThatNeededASecondAttemptIsPartial) {
-    setenv("FAKE_BR_FAIL_ONCE", (root_ / "failed-once").c_str(), 1);
-    SittingResult r = run_sitting(
-        options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    ASSERT_EQ(r.cells.size(), 1u);
-    EXPECT_EQ(r.cells[0].state, CellState::measured);
-    EXPECT_EQ(r.cells[0].verdict, "partial");
-    json j = cell_json("s1", "cpp_kernel_single_closed.json");
-    EXPECT_THAT(j["verdict_reasons"].dump(), HasSubstr("repeated"));
+  setenv("FAKE_BR_FAIL_ONCE", (root_ / "failed-once").c_str(), 1);
+  SittingResult r =
+      run_sitting(options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 1u);
+  EXPECT_EQ(r.cells[0].state, CellState::measured);
+  EXPECT_EQ(r.cells[0].verdict, "partial");
+  json j = cell_json("s1", "cpp_kernel_single_closed.json");
+  EXPECT_THAT(j["verdict_reasons"].dump(), HasSubstr("repeated"));
 }
 
 TEST_F(Sitting, aClientThatCannotMeasureIsACellError) {
-    setenv("FAKE_BR_CLIENT_FAIL", "1", 1);
-    SittingResult r = run_sitting(
-        options("flavours = ['raw']\ntransports = ['kernel']\nmodels = ['mono']\nloops = ['open']\n[cell]\nattempts = 1\n"));
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_THAT(r.cells.at(0).reason, HasSubstr("logon refused"));
+  setenv("FAKE_BR_CLIENT_FAIL", "1", 1);
+  SittingResult r = run_sitting(options(
+      "flavours = ['raw']\ntransports = ['kernel']\nmodels = ['mono']\nloops = ['open']\n[cell]\nattempts = 1\n"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.cells.at(0).reason, HasSubstr("logon refused"));
 }
 
 TEST_F(Sitting, resumesAnInterruptedSittingRunningOnlyTheCellsNotDone) {
-    const std::string mx = "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n";
-    SittingResult first = run_sitting(options(mx));
-    ASSERT_EQ(first.exit_code, 0) << first.message;
-    ASSERT_EQ(first.cells.size(), 4u);
-    // As an interrupted sitting leaves it: two cells never written, one in error.
-    fs::path dir = root_ / "results" / "testbox" / "s1";
-    fs::remove(dir / "raw_kernel_single_closed.json");
-    fs::remove(dir / "cpp_kernel_mono_closed.json");
-    json err = cell_json("s1", "raw_kernel_mono_closed.json");
-    err["lab"]["state"] = "error";
-    write_text_atomic((dir / "raw_kernel_mono_closed.json").string(), err.dump());
+  const std::string mx =
+      "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n";
+  SittingResult first = run_sitting(options(mx));
+  ASSERT_EQ(first.exit_code, 0) << first.message;
+  ASSERT_EQ(first.cells.size(), 4u);
+  // As an interrupted sitting leaves it: two cells never written, one in error.
+  fs::path dir = root_ / "results" / "testbox" / "s1";
+  fs::remove(dir / "raw_kernel_single_closed.json");
+  fs::remove(dir / "cpp_kernel_mono_closed.json");
+  json err = cell_json("s1", "raw_kernel_mono_closed.json");
+  err["lab"]["state"] = "error";
+  write_text_atomic((dir / "raw_kernel_mono_closed.json").string(), err.dump());
 
-    setenv("FAKE_BR_LOG", (root_ / "starts.log").c_str(), 1);
-    SittingOptions again = options(mx);
-    again.matrix = parse_matrix("flavours=['raw']\ntransports=['kernel']\nmodels=['single']\nloops=['open']\n", "other");
-    SittingResult second = run_sitting(again);  // same name: resumed, with the recorded matrix
-    EXPECT_EQ(second.exit_code, 0) << second.message;
-    auto starts = log_lines(root_ / "starts.log");
-    std::sort(starts.begin(), starts.end());
-    EXPECT_EQ(starts, (std::vector<std::string>{"cpp/kernel/mono", "raw/kernel/mono", "raw/kernel/single"}));
-    ASSERT_EQ(second.cells.size(), 4u);
-    EXPECT_TRUE(find(second, "cpp/kernel/single/closed")->reused);
-    EXPECT_FALSE(find(second, "raw/kernel/single/closed")->reused);
-    for (const auto& c : second.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
-    json st = json::parse(read_text((dir / "sitting.json").string()));
-    EXPECT_EQ(st["resumed"].size(), 1u);
+  setenv("FAKE_BR_LOG", (root_ / "starts.log").c_str(), 1);
+  SittingOptions again = options(mx);
+  again.matrix = parse_matrix("flavours=['raw']\ntransports=['kernel']\nmodels=['single']\nloops=['open']\n", "other");
+  SittingResult second = run_sitting(again);  // same name: resumed, with the recorded matrix
+  EXPECT_EQ(second.exit_code, 0) << second.message;
+  auto starts = log_lines(root_ / "starts.log");
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<std::string>{"cpp/kernel/mono", "raw/kernel/mono", "raw/kernel/single"}));
+  ASSERT_EQ(second.cells.size(), 4u);
+  EXPECT_TRUE(find(second, "cpp/kernel/single/closed")->reused);
+  EXPECT_FALSE(find(second, "raw/kernel/single/closed")->reused);
+  for (const auto& c : second.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
+  json st = json::parse(read_text((dir / "sitting.json").string()));
+  EXPECT_EQ(st["resumed"].size(), 1u);
 }
 
 TEST_F(Sitting, refusesToResumeWithADifferentBinary) {
-    const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n";
-    ASSERT_EQ(run_sitting(options(mx)).exit_code, 0);
-    fs::remove(root_ / "results" / "testbox" / "s1" / "cpp_kernel_mono_closed.json");
-    std::ofstream(root_ / "build" / "bench_roundtrip", std::ios::app) << "# rebuilt\n";
-    SittingOptions o;
-    o = options(mx);
-    o.resume_dir = (root_ / "results" / "testbox" / "s1").string();
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 3);
-    EXPECT_THAT(r.message, HasSubstr("not the binary the sitting started with"));
+  const std::string mx =
+      "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n";
+  ASSERT_EQ(run_sitting(options(mx)).exit_code, 0);
+  fs::remove(root_ / "results" / "testbox" / "s1" / "cpp_kernel_mono_closed.json");
+  std::ofstream(root_ / "build" / "bench_roundtrip", std::ios::app) << "# rebuilt\n";
+  SittingOptions o;
+  o = options(mx);
+  o.resume_dir = (root_ / "results" / "testbox" / "s1").string();
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.message, HasSubstr("not the binary the sitting started with"));
 }
 
 TEST_F(Sitting, aBinaryThatChangesDuringTheSittingStopsIt) {
-    setenv("FAKE_BR_MUTATE", "1", 1);
-    SittingResult r = run_sitting(
-        options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n"));
-    EXPECT_EQ(r.exit_code, 3);
-    EXPECT_THAT(r.message, HasSubstr("changed during the sitting"));
-    EXPECT_EQ(r.cells.size(), 1u);  // the first cell ran; the second was never started
+  setenv("FAKE_BR_MUTATE", "1", 1);
+  SittingResult r = run_sitting(
+      options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.message, HasSubstr("changed during the sitting"));
+  EXPECT_EQ(r.cells.size(), 1u);  // the first cell ran; the second was never started
 }
 
 TEST_F(Sitting, compareTablesAndVerdictChanges) {
-    const std::string mx = "flavours = ['cpp', 'quickfix']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
-                           "loops = ['closed', 'open']\n";
-    ASSERT_EQ(run_sitting(options(mx, "before")).exit_code, 0);
-    ASSERT_EQ(run_sitting(options(mx, "now")).exit_code, 0);
-    fs::path a = root_ / "results" / "testbox" / "before", b = root_ / "results" / "testbox" / "now";
-    json c = json::parse(read_text((b / "cpp_kernel_mono_closed.json").string()));
-    c["verdict"] = "partial";
-    write_text_atomic((b / "cpp_kernel_mono_closed.json").string(), c.dump());
-    CompareResult r = compare_sittings(a.string(), b.string(), {});
-    ASSERT_TRUE(r.ok) << r.text;
-    EXPECT_THAT(r.text, HasSubstr("## Closed, p50 in us"));
-    EXPECT_THAT(r.text, HasSubstr("## Open, service p50 in us"));
-    EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | quickfix |"));
-    EXPECT_THAT(r.text, ::testing::ContainsRegex("\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] \\| 4[0-9]\\.[0-9][0-9] \\|"));
-    EXPECT_THAT(r.text, HasSubstr("- cpp/kernel/mono/closed: ok to partial"));
+  const std::string mx =
+      "flavours = ['cpp', 'quickfix']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed', 'open']\n";
+  ASSERT_EQ(run_sitting(options(mx, "before")).exit_code, 0);
+  ASSERT_EQ(run_sitting(options(mx, "now")).exit_code, 0);
+  fs::path a = root_ / "results" / "testbox" / "before", b = root_ / "results" / "testbox" / "now";
+  json c = json::parse(read_text((b / "cpp_kernel_mono_closed.json").string()));
+  c["verdict"] = "partial";
+  write_text_atomic((b / "cpp_kernel_mono_closed.json").string(), c.dump());
+  CompareResult r = compare_sittings(a.string(), b.string(), {});
+  ASSERT_TRUE(r.ok) << r.text;
+  EXPECT_THAT(r.text, HasSubstr("## Closed, p50 in us"));
+  EXPECT_THAT(r.text, HasSubstr("## Open, service p50 in us"));
+  EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | quickfix |"));
+  EXPECT_THAT(
+      r.text,
+      ::testing::ContainsRegex(
+          "\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text, HasSubstr("- cpp/kernel/mono/closed: ok to partial"));
 }
 
 TEST_F(Sitting, compareRefusesTwoHardwareEpochs) {
-    const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
-    ASSERT_EQ(run_sitting(options(mx, "old")).exit_code, 0);
-    SittingOptions o = options(mx, "new");
-    std::string text = kTestMachine;
-    text.replace(text.find("9000"), 4, "9500");
-    o.machine = parse_machine(text, "testbox.toml");
-    ASSERT_EQ(run_sitting(o).exit_code, 0);
-    CompareResult r = compare_sittings((root_ / "results" / "testbox" / "old").string(),
-                                       (root_ / "results" / "testbox" / "new").string(), {});
-    EXPECT_FALSE(r.ok);
-    EXPECT_THAT(r.text, HasSubstr("refused"));
-    EXPECT_THAT(r.text, HasSubstr("Test CPU 9000"));
-    EXPECT_THAT(r.text, HasSubstr("Test CPU 9500"));
-    EXPECT_THAT(r.text, HasSubstr("never compared"));
+  const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
+  ASSERT_EQ(run_sitting(options(mx, "old")).exit_code, 0);
+  SittingOptions o = options(mx, "new");
+  std::string text = kTestMachine;
+  text.replace(text.find("9000"), 4, "9500");
+  o.machine = parse_machine(text, "testbox.toml");
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  CompareResult r = compare_sittings((root_ / "results" / "testbox" / "old").string(),
+                                     (root_ / "results" / "testbox" / "new").string(), {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.text, HasSubstr("refused"));
+  EXPECT_THAT(r.text, HasSubstr("Test CPU 9000"));
+  EXPECT_THAT(r.text, HasSubstr("Test CPU 9500"));
+  EXPECT_THAT(r.text, HasSubstr("never compared"));
 }
 
 TEST_F(Sitting, aFlavourThatFailsItsCheckHasItsCellsCheckFailedAndExitCodeTwo) {
-    write_fake_flavour("good", "nothing");
-    write_fake_flavour("broken", "no-report");
-    SittingOptions o = options("flavours = ['good', 'broken']\ntransports = ['kernel']\nmodels = ['single', 'pool']\n"
-                               "loops = ['closed', 'open']\n");
-    o.flavours_dir = (root_ / "flavours").string();
-    o.check = true;
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 2) << r.message;
-    EXPECT_THAT(r.message, HasSubstr("failed its check"));
-    EXPECT_EQ(find(r, "good/kernel/single/closed")->state, CellState::measured) << find(r, "good/kernel/single/closed")->reason;
-    for (const char* id : {"broken/kernel/single/closed", "broken/kernel/single/open"}) {
-        const CellOutcome* b = find(r, id);
-        ASSERT_NE(b, nullptr) << id;
-        EXPECT_EQ(b->state, CellState::check_failed) << id;
-        EXPECT_THAT(b->reason, HasSubstr("single/kernel orders"));
-    }
-    EXPECT_EQ(find(r, "broken/kernel/pool/closed")->marker, "unsupported");  // markers come first
+  write_fake_flavour("good", "nothing");
+  write_fake_flavour("broken", "no-report");
+  SittingOptions o = options(
+      "flavours = ['good', 'broken']\ntransports = ['kernel']\nmodels = ['single', 'pool']\n"
+      "loops = ['closed', 'open']\n");
+  o.flavours_dir = (root_ / "flavours").string();
+  o.check = true;
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 2) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("failed its check"));
+  EXPECT_EQ(find(r, "good/kernel/single/closed")->state, CellState::measured)
+      << find(r, "good/kernel/single/closed")->reason;
+  for (const char* id : {"broken/kernel/single/closed", "broken/kernel/single/open"}) {
+    const CellOutcome* b = find(r, id);
+    ASSERT_NE(b, nullptr) << id;
+    EXPECT_EQ(b->state, CellState::check_failed) << id;
+    EXPECT_THAT(b->reason, HasSubstr("single/kernel orders"));
+  }
+  EXPECT_EQ(find(r, "broken/kernel/pool/closed")->marker, "unsupported");  // markers come first
 
-    json cell = cell_json("s1", "broken_kernel_single_closed.json");
-    EXPECT_EQ(cell["lab"]["state"], "check-failed");
-    EXPECT_EQ(cell["lab"]["check"]["outcome"], "failed");
-    EXPECT_EQ(cell_json("s1", "good_kernel_single_open.json")["lab"]["check"]["outcome"], "passed");
+  json cell = cell_json("s1", "broken_kernel_single_closed.json");
+  EXPECT_EQ(cell["lab"]["state"], "check-failed");
+  EXPECT_EQ(cell["lab"]["check"]["outcome"], "failed");
+  EXPECT_EQ(cell_json("s1", "good_kernel_single_open.json")["lab"]["check"]["outcome"], "passed");
 
-    json checks = sitting_json("s1")["checks"];
-    EXPECT_EQ(checks["good"]["failed"], 0);
-    EXPECT_GT(checks["good"]["passed"].get<int>(), 10);
-    EXPECT_EQ(checks["good"]["models"], json::array({"single"}));  // the matrix's models the flavour declares
-    EXPECT_EQ(checks["broken"]["failed"], 1);
-    ASSERT_EQ(checks["broken"]["failing"].size(), 1u);
-    EXPECT_THAT(checks["broken"]["failing"][0].get<std::string>(), HasSubstr("FAIL single/kernel orders"));
-    fs::path log = root_ / "results" / "testbox" / "s1" / checks["broken"]["log"].get<std::string>();
-    EXPECT_THAT(read_text(log.string()), HasSubstr("1 failed"));
+  json checks = sitting_json("s1")["checks"];
+  EXPECT_EQ(checks["good"]["failed"], 0);
+  EXPECT_GT(checks["good"]["passed"].get<int>(), 10);
+  EXPECT_EQ(checks["good"]["models"], json::array({"single"}));  // the matrix's models the flavour declares
+  EXPECT_EQ(checks["broken"]["failed"], 1);
+  ASSERT_EQ(checks["broken"]["failing"].size(), 1u);
+  EXPECT_THAT(checks["broken"]["failing"][0].get<std::string>(), HasSubstr("FAIL single/kernel orders"));
+  fs::path log = root_ / "results" / "testbox" / "s1" / checks["broken"]["log"].get<std::string>();
+  EXPECT_THAT(read_text(log.string()), HasSubstr("1 failed"));
 }
 
 TEST_F(Sitting, noCheckAndEachFlavoursCannotAreRecordedInEveryResult) {
-    SittingResult r = run_sitting(
-        options("flavours = ['cpp', 'quickfix']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    json st = sitting_json("s1");
-    EXPECT_EQ(st["overrides"]["check"], false);
-    EXPECT_EQ(st["effective"]["check"], false);
-    EXPECT_EQ(st["checks"]["cpp"]["outcome"], "not run: --no-check");
-    json q = cell_json("s1", "quickfix_kernel_single_closed.json");
-    EXPECT_EQ(q["lab"]["check"]["enabled"], false);
-    EXPECT_EQ(q["lab"]["check"]["outcome"], "not run: --no-check");
-    EXPECT_THAT(q["stamp"]["effective"]["cannot"]["busy_poll"].get<std::string>(), HasSubstr("QuickFIX"));
-    EXPECT_TRUE(q["stamp"]["effective"]["cannot"].contains("direct_read"));
-    EXPECT_EQ(cell_json("s1", "cpp_kernel_single_closed.json")["stamp"]["effective"]["cannot"], json::object());
+  SittingResult r = run_sitting(
+      options("flavours = ['cpp', 'quickfix']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n"));
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  json st = sitting_json("s1");
+  EXPECT_EQ(st["overrides"]["check"], false);
+  EXPECT_EQ(st["effective"]["check"], false);
+  EXPECT_EQ(st["checks"]["cpp"]["outcome"], "not run: --no-check");
+  json q = cell_json("s1", "quickfix_kernel_single_closed.json");
+  EXPECT_EQ(q["lab"]["check"]["enabled"], false);
+  EXPECT_EQ(q["lab"]["check"]["outcome"], "not run: --no-check");
+  EXPECT_THAT(q["stamp"]["effective"]["cannot"]["busy_poll"].get<std::string>(), HasSubstr("QuickFIX"));
+  EXPECT_TRUE(q["stamp"]["effective"]["cannot"].contains("direct_read"));
+  EXPECT_EQ(cell_json("s1", "cpp_kernel_single_closed.json")["stamp"]["effective"]["cannot"], json::object());
 }
 
 TEST_F(Sitting, anArtifactThatChangesDuringTheSittingStopsItAndAResumeRefusesIt) {
-    const fs::path jar = root_ / "build" / "engine.jar";
-    std::ofstream(jar) << "the engine\n";
-    write_fake_br_flavour("jvm", "artifacts = ['engine.jar']\n");
-    setenv("FAKE_BR_MUTATE_FILE", jar.c_str(), 1);
-    SittingOptions o = options("flavours = ['jvm']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n");
-    o.flavours_dir = (root_ / "flavours").string();
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 3);
-    EXPECT_THAT(r.message, HasSubstr("engine.jar changed during the sitting"));
-    EXPECT_EQ(r.cells.size(), 1u);  // the first cell ran; the second was never started
-    json bins = sitting_json("s1")["binaries"];
-    bool stamped = false;
-    for (const auto& [path, b] : bins.items())
-        if (path.find("engine.jar") != std::string::npos) {
-            stamped = true;
-            EXPECT_EQ(b["used_by"], json::array({"artifact:jvm"}));
-            EXPECT_FALSE(b.contains("version"));  // an artifact is not run
-        }
-    EXPECT_TRUE(stamped) << bins.dump();
+  const fs::path jar = root_ / "build" / "engine.jar";
+  std::ofstream(jar) << "the engine\n";
+  write_fake_br_flavour("jvm", "artifacts = ['engine.jar']\n");
+  setenv("FAKE_BR_MUTATE_FILE", jar.c_str(), 1);
+  SittingOptions o =
+      options("flavours = ['jvm']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n");
+  o.flavours_dir = (root_ / "flavours").string();
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.message, HasSubstr("engine.jar changed during the sitting"));
+  EXPECT_EQ(r.cells.size(), 1u);  // the first cell ran; the second was never started
+  json bins = sitting_json("s1")["binaries"];
+  bool stamped = false;
+  for (const auto& [path, b] : bins.items())
+    if (path.find("engine.jar") != std::string::npos) {
+      stamped = true;
+      EXPECT_EQ(b["used_by"], json::array({"artifact:jvm"}));
+      EXPECT_FALSE(b.contains("version"));  // an artifact is not run
+    }
+  EXPECT_TRUE(stamped) << bins.dump();
 
-    unsetenv("FAKE_BR_MUTATE_FILE");
-    SittingOptions again = o;
-    again.resume_dir = (root_ / "results" / "testbox" / "s1").string();
-    SittingResult resumed = run_sitting(again);
-    EXPECT_EQ(resumed.exit_code, 3);
-    EXPECT_THAT(resumed.message, HasSubstr("not the artifact the sitting started with"));
+  unsetenv("FAKE_BR_MUTATE_FILE");
+  SittingOptions again = o;
+  again.resume_dir = (root_ / "results" / "testbox" / "s1").string();
+  SittingResult resumed = run_sitting(again);
+  EXPECT_EQ(resumed.exit_code, 3);
+  EXPECT_THAT(resumed.message, HasSubstr("not the artifact the sitting started with"));
 }
 
 TEST_F(Sitting, aFlavourWhoseRequiredCommandIsMissingIsUnbuilt) {
-    write_fake_br_flavour("needy", "requires = ['kite-no-such-toolchain']\n");
-    write_fake_br_flavour("lost", "artifacts = ['lost.jar']\n");
-    SittingOptions o = options("flavours = ['needy', 'lost']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
-    o.flavours_dir = (root_ / "flavours").string();
-    o.check = true;  // an unbuilt flavour is not checked
-    SittingResult r = run_sitting(o);
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    ASSERT_EQ(r.cells.size(), 2u);
-    EXPECT_EQ(find(r, "needy/kernel/single/closed")->state, CellState::unbuilt);
-    EXPECT_EQ(find(r, "needy/kernel/single/closed")->reason, "needs kite-no-such-toolchain, not found on PATH");
-    EXPECT_EQ(find(r, "lost/kernel/single/closed")->state, CellState::unbuilt);
-    EXPECT_THAT(find(r, "lost/kernel/single/closed")->reason, HasSubstr("artifact 'lost.jar'"));
-    EXPECT_EQ(sitting_json("s1")["checks"]["needy"]["outcome"], "not run: unbuilt");
+  write_fake_br_flavour("needy", "requires = ['kite-no-such-toolchain']\n");
+  write_fake_br_flavour("lost", "artifacts = ['lost.jar']\n");
+  SittingOptions o =
+      options("flavours = ['needy', 'lost']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
+  o.flavours_dir = (root_ / "flavours").string();
+  o.check = true;  // an unbuilt flavour is not checked
+  SittingResult r = run_sitting(o);
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 2u);
+  EXPECT_EQ(find(r, "needy/kernel/single/closed")->state, CellState::unbuilt);
+  EXPECT_EQ(find(r, "needy/kernel/single/closed")->reason, "needs kite-no-such-toolchain, not found on PATH");
+  EXPECT_EQ(find(r, "lost/kernel/single/closed")->state, CellState::unbuilt);
+  EXPECT_THAT(find(r, "lost/kernel/single/closed")->reason, HasSubstr("artifact 'lost.jar'"));
+  EXPECT_EQ(sitting_json("s1")["checks"]["needy"]["outcome"], "not run: unbuilt");
 }
 
 TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
-    const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'pool', 'shard']\nloops = ['closed']\n";
-    SittingResult r = run_sitting(options(mx));  // workers = "auto" by default
-    EXPECT_EQ(r.exit_code, 0) << r.message;
-    for (const auto& c : r.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
-    json pool = cell_json("s1", "cpp_kernel_pool_closed.json");
-    EXPECT_EQ(pool["lab"]["workers"], json({{"count", 1}, {"server_cores", 1}, {"from", "server cores"}}));
-    EXPECT_THAT(pool["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--workers\",\"1\""));
-    EXPECT_FALSE(cell_json("s1", "cpp_kernel_single_closed.json")["lab"].contains("workers"));
+  const std::string mx =
+      "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'pool', 'shard']\nloops = ['closed']\n";
+  SittingResult r = run_sitting(options(mx));  // workers = "auto" by default
+  EXPECT_EQ(r.exit_code, 0) << r.message;
+  for (const auto& c : r.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
+  json pool = cell_json("s1", "cpp_kernel_pool_closed.json");
+  EXPECT_EQ(pool["lab"]["workers"], json({{"count", 1}, {"server_cores", 1}, {"from", "server cores"}}));
+  EXPECT_THAT(pool["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--workers\",\"1\""));
+  EXPECT_FALSE(cell_json("s1", "cpp_kernel_single_closed.json")["lab"].contains("workers"));
 
-    SittingResult over = run_sitting(options(mx + "[server]\nworkers = 2\n", "s2"));
-    EXPECT_EQ(over.exit_code, 0) << over.message;
-    EXPECT_EQ(find(over, "cpp/kernel/single/closed")->state, CellState::measured);
-    for (const char* id : {"cpp/kernel/pool/closed", "cpp/kernel/shard/closed"}) {
-        EXPECT_EQ(find(over, id)->marker, "oversubscribed") << id;
-        EXPECT_THAT(find(over, id)->reason, HasSubstr("time slicing"));
-    }
-    json shard = cell_json("s2", "cpp_kernel_shard_closed.json");
-    EXPECT_EQ(shard["lab"]["workers"], json({{"count", 2}, {"server_cores", 1}, {"from", "matrix"}}));
-    EXPECT_FALSE(shard.contains("summary"));
+  SittingResult over = run_sitting(options(mx + "[server]\nworkers = 2\n", "s2"));
+  EXPECT_EQ(over.exit_code, 0) << over.message;
+  EXPECT_EQ(find(over, "cpp/kernel/single/closed")->state, CellState::measured);
+  for (const char* id : {"cpp/kernel/pool/closed", "cpp/kernel/shard/closed"}) {
+    EXPECT_EQ(find(over, id)->marker, "oversubscribed") << id;
+    EXPECT_THAT(find(over, id)->reason, HasSubstr("time slicing"));
+  }
+  json shard = cell_json("s2", "cpp_kernel_shard_closed.json");
+  EXPECT_EQ(shard["lab"]["workers"], json({{"count", 2}, {"server_cores", 1}, {"from", "matrix"}}));
+  EXPECT_FALSE(shard.contains("summary"));
 }

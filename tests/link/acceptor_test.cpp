@@ -192,7 +192,10 @@ TEST(LinkAcceptor, sessionsAreIndependent) {
   EXPECT_TRUE(a.logged_on());
   EXPECT_TRUE(b.logged_on());
   // Garbage on one connection does not touch the other.
-  feed(p1, std::string("8=FIX.4.4\x01" "9=5\x01" "garbage\x01" "10=000\x01"));
+  feed(p1, std::string("8=FIX.4.4\x01"
+                       "9=5\x01"
+                       "garbage\x01"
+                       "10=000\x01"));
   feed(p1, peer1.order("Z", {.seq = 1}));  // too low: session 1 is logged out
   EXPECT_TRUE(w1.closed);
   EXPECT_FALSE(w2.closed);
@@ -200,7 +203,6 @@ TEST(LinkAcceptor, sessionsAreIndependent) {
   EXPECT_EQ(app2.received.size(), 1u);
   EXPECT_THROW(reg.add(s1, app1), std::invalid_argument);
 }
-
 
 // --- hostile peers ------------------------------------------------------------------
 
@@ -241,7 +243,10 @@ TEST(LinkAcceptor, bodyLengthOfTwoToThe31IsCutAtTheMessageSizeLimit) {
   Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
   FakeWire w;
   auto* p = a.connect(w);
-  std::string s = "8=FIX.4.4\x01" "9=2147483648\x01" "35=A\x01";
+  std::string s =
+      "8=FIX.4.4\x01"
+      "9=2147483648\x01"
+      "35=A\x01";
   s += std::string(1 << 20, 'x');
   const std::size_t fed = feed_in_reads(p, w, s, 1000);
   EXPECT_TRUE(w.closed);
@@ -310,8 +315,9 @@ TEST(LinkAcceptor, anAddressOverItsUnauthenticatedBudgetLosesItsOldestConnection
   EXPECT_FALSE(x2.w->closed);
   EXPECT_FALSE(y1.w->closed);
   EXPECT_FALSE(x3.w->closed);
-  EXPECT_TRUE(a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections per "
-                             "address are the most allowed: conn 4 from 192.0.2.1 takes its place"))
+  EXPECT_TRUE(
+      a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections per "
+                     "address are the most allowed: conn 4 from 192.0.2.1 takes its place"))
       << a.log.lines().back();
 }
 
@@ -346,8 +352,8 @@ TEST(LinkAcceptor, idleConnectionsCannotKeepAConfiguredSessionFromLoggingOn) {
 }
 
 TEST(LinkAcceptor, connectionsWithinTheGraceAreNotClosedForTheBudgetButAFullTableRefuses) {
-  Acceptor a(AcceptorLimits{.max_connections = 6, .max_unauthenticated = 2, .max_unauthenticated_per_address = 1,
-                            .logon_grace_ms = 500});
+  Acceptor a(AcceptorLimits{
+      .max_connections = 6, .max_unauthenticated = 2, .max_unauthenticated_per_address = 1, .logon_grace_ms = 500});
   std::vector<Opened> burst;
   for (int i = 0; i < 6; ++i) burst.push_back(open_from(a, i + 1, "192.0.2.1"));  // sessions connecting at once
   for (auto& o : burst) {
@@ -356,15 +362,17 @@ TEST(LinkAcceptor, connectionsWithinTheGraceAreNotClosedForTheBudgetButAFullTabl
     EXPECT_FALSE(o.w->closed);
   }
   EXPECT_EQ(a.factory->open_from(7, "192.0.2.9"), nullptr);
-  EXPECT_TRUE(a.log.contains("conn 7 from 192.0.2.9 refused: MaxConnections (6) reached, and no unauthenticated "
-                             "connection older than 500 ms to close"));
+  EXPECT_TRUE(
+      a.log.contains("conn 7 from 192.0.2.9 refused: MaxConnections (6) reached, and no unauthenticated "
+                     "connection older than 500 ms to close"));
   a.clock.advance_ms(500);
   auto late = open_from(a, 8, "192.0.2.9");
   ASSERT_NE(late.p, nullptr);
   burst[0].p->on_timer(0);
   EXPECT_TRUE(burst[0].w->closed);
-  EXPECT_TRUE(a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections in "
-                             "total are the most allowed: conn 8 from 192.0.2.9 takes its place"));
+  EXPECT_TRUE(
+      a.log.contains("conn 1 from 192.0.2.1 closed: not logged on, and 2 unauthenticated connections in "
+                     "total are the most allowed: conn 8 from 192.0.2.9 takes its place"));
 }
 
 TEST(LinkAcceptor, anEvictedConnectionsLogonIsRefused) {

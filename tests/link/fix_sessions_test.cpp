@@ -66,10 +66,14 @@ class OrderClient final : public session::Application {
   void on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
     if (h.msg_type != "8") return;
     std::string_view clordid;
-    if (ix.get(tag::ClOrdID, clordid) == codec::Get::ok && clordid == expected_) ++answered;
-    else ++wrong;
-    if (answered + wrong == kOrders) s.logout("done");
-    else send_next(s);
+    if (ix.get(tag::ClOrdID, clordid) == codec::Get::ok && clordid == expected_)
+      ++answered;
+    else
+      ++wrong;
+    if (answered + wrong == kOrders)
+      s.logout("done");
+    else
+      send_next(s);
   }
   bool logged_on = false;
   bool logged_out = false;

@@ -6,12 +6,12 @@
 
 #include "support/alloc_counter.hpp"
 
+#include <unistd.h>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <new>
-#include <unistd.h>
 
 #include "support/session_testing.hpp"
 
@@ -59,9 +59,8 @@ TEST(SessionAllocations, noAllocationPerApplicationMessageAfterLogon) {
 class FileStoreAllocations : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("kite-alloc-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("kite-alloc-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     settings_.kind = StoreKind::file;
     settings_.path = dir_.string();

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "kite/session/config.hpp"
 #include "kite/session/timezone.hpp"
@@ -48,9 +48,8 @@ MaxLatency = 5
 
 TEST(SessionConfig, everyFixVersionLoads) {
   for (const char* v : {"FIX.4.0", "FIX.4.1", "FIX.4.2", "FIX.4.3", "FIX.4.4", "FIXT.1.1"}) {
-    const Config c = parse_config(std::string("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nBeginString=\"") +
-                                      v + "\"\n",
-                                  "kite.toml");
+    const Config c = parse_config(
+        std::string("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nBeginString=\"") + v + "\"\n", "kite.toml");
     ASSERT_EQ(c.sessions.size(), 1u) << v;
     EXPECT_EQ(c.sessions[0].begin_string, v);
   }
@@ -118,7 +117,8 @@ TEST(SessionConfig, resendRequestTimeoutAndRetries) {
   EXPECT_EQ(d.sessions[0].resend_timeout_ms, 10'000);
   EXPECT_EQ(d.sessions[0].resend_retries, 2u);
   const Config c = parse_config(
-      "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nResendRequestTimeout=0\nResendRequestRetries=5\n", "kite.toml");
+      "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nResendRequestTimeout=0\nResendRequestRetries=5\n",
+      "kite.toml");
   EXPECT_EQ(c.sessions[0].resend_timeout_ms, 0);
   EXPECT_EQ(c.sessions[0].resend_retries, 5u);
 }
@@ -160,7 +160,8 @@ TEST(SessionConfig, resendRequestTimeoutOutOfRangeIsReported) {
 }
 
 TEST(SessionConfig, missingRequiredIsReportedWithTheSession) {
-  const std::string e = error_of("[[session]]\nSenderCompID=\"A\"\n\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"C\"\n");
+  const std::string e =
+      error_of("[[session]]\nSenderCompID=\"A\"\n\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"C\"\n");
   EXPECT_NE(e.find("session 1"), std::string::npos) << e;
   EXPECT_NE(e.find("TargetCompID"), std::string::npos) << e;
   EXPECT_NE(e.find("missing"), std::string::npos) << e;
@@ -182,8 +183,8 @@ TEST(SessionConfig, syntaxErrorNamesFileAndLine) {
 }
 
 TEST(SessionConfig, duplicateSessionIsRefused) {
-  const std::string e =
-      error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n");
+  const std::string e = error_of(
+      "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\n");
   EXPECT_NE(e.find("configured twice"), std::string::npos) << e;
 }
 

@@ -23,9 +23,14 @@ struct Version {
 };
 
 const Version kAllVersions[] = {
-    {"FIX.4.0", "", "FIX40"},       {"FIX.4.1", "", "FIX41"},      {"FIX.4.2", "", "FIX42"},
-    {"FIX.4.3", "", "FIX43"},       {"FIX.4.4", "", "FIX44"},      {"FIXT.1.1", "7", "FIXT11_FIX50"},
-    {"FIXT.1.1", "8", "FIXT11_FIX50SP1"}, {"FIXT.1.1", "9", "FIXT11_FIX50SP2"},
+    {"FIX.4.0", "", "FIX40"},
+    {"FIX.4.1", "", "FIX41"},
+    {"FIX.4.2", "", "FIX42"},
+    {"FIX.4.3", "", "FIX43"},
+    {"FIX.4.4", "", "FIX44"},
+    {"FIXT.1.1", "7", "FIXT11_FIX50"},
+    {"FIXT.1.1", "8", "FIXT11_FIX50SP1"},
+    {"FIXT.1.1", "9", "FIXT11_FIX50SP2"},
 };
 
 void PrintTo(const Version& v, std::ostream* os) { *os << v.name; }
@@ -86,7 +91,10 @@ std::string utc(const FakeClock& clock, std::int64_t offset_ms = 0) {
 std::string raw_frame(std::string_view begin, std::string fields) {
   for (char& c : fields)
     if (c == '|') c = codec::kSoh;
-  std::string m = "8=" + std::string(begin) + "\x01" "9=" + std::to_string(fields.size()) + "\x01" + fields;
+  std::string m = "8=" + std::string(begin) +
+                  "\x01"
+                  "9=" +
+                  std::to_string(fields.size()) + "\x01" + fields;
   unsigned sum = 0;
   for (const unsigned char c : m) sum += c;
   char cs[16];
@@ -325,7 +333,10 @@ TEST_P(EveryVersion, frameWhoseBodyLengthOverrunsItsCheckSumIsDiscardedAtOnce) {
   SessionRig r(settings_for(v));
   r.logon();
   std::string bad = raw_frame(v.begin_string, head(r.clock, "D", 2) + "11=BAD|");
-  const std::size_t at = bad.find("\x01" "9=") + 3;
+  const std::size_t at = bad.find(
+                             "\x01"
+                             "9=") +
+                         3;
   const std::size_t end = bad.find('\x01', at);
   bad.replace(at, end - at, std::to_string(std::stoul(bad.substr(at, end - at)) + 40));
   EXPECT_EQ(r.feed(bad), bad.size());
@@ -382,11 +393,13 @@ TEST_P(EveryVersion, fixtLogonWithoutDefaultApplVerIdEndsTheConnectionAndKeepsTh
   if (!settings_for(v).fixt()) GTEST_SKIP() << "FIXT.1.1 only";
   SessionRig r(settings_for(v));
   r.session->set_next_target_seq(5);
-  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
-    w.add_uint(tag::EncryptMethod, 0);
-    w.add_uint(tag::HeartBtInt, 30);
-    w.add_bool(tag::ResetSeqNumFlag, true);
-  }, {.seq = 1}));
+  r.feed(r.peer.make("A",
+                     [](codec::MessageWriter& w) {
+                       w.add_uint(tag::EncryptMethod, 0);
+                       w.add_uint(tag::HeartBtInt, 30);
+                       w.add_bool(tag::ResetSeqNumFlag, true);
+                     },
+                     {.seq = 1}));
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.type(), "5");
   EXPECT_NE(out.get(tag::Text).find("DefaultApplVerID"), std::string::npos);
@@ -441,10 +454,10 @@ TEST_P(DictionaryVersion, fixtSessionMessagesAreJudgedByTheTransportDictionary) 
   r.logon();
   r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(tag::Symbol, "KITE"); }));
   // FIXT11.xml does not define Symbol (55) at all; FIX.4.x defines it, not for Heartbeat.
-  expect_reject(only(r.wire.take()), v, 2,
-                settings_for(v).fixt() ? RejectReason::invalid_tag_number
-                                       : RejectReason::tag_not_defined_for_message_type,
-                tag::Symbol);
+  expect_reject(
+      only(r.wire.take()), v, 2,
+      settings_for(v).fixt() ? RejectReason::invalid_tag_number : RejectReason::tag_not_defined_for_message_type,
+      tag::Symbol);
 }
 
 TEST_P(DictionaryVersion, groupCountMismatchIsReportedBeforeAValueInsideTheGroup) {
@@ -520,7 +533,8 @@ TEST_P(DictionaryVersion, validateFieldsHaveValuesOffLetsEmptyValuesPass) {
   SessionSettings s = validated();
   SessionRig strict(s);
   strict.logon();
-  strict.feed(valid_order(strict.peer, v, strict.clock, "EV", [](codec::MessageWriter& w) { w.add_string(tag::Text, ""); }));
+  strict.feed(
+      valid_order(strict.peer, v, strict.clock, "EV", [](codec::MessageWriter& w) { w.add_string(tag::Text, ""); }));
   expect_reject(only(strict.wire.take()), v, 2, RejectReason::tag_specified_without_value, tag::Text);
   s.validate_fields_have_values = false;
   SessionRig r(s);

@@ -2,10 +2,10 @@
 // from the journal, and resends of messages sent before the crash.
 #include <gtest/gtest.h>
 
-#include <csignal>
-#include <filesystem>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <filesystem>
 
 #include "support/session_testing.hpp"
 
@@ -144,10 +144,13 @@ TEST_P(SessionCrashWindow, orderKilledMidHandlingIsAskedForAgainAndAnsweredOnce)
   Peer::Opts fill_at;
   fill_at.seq = 13;
   fill_at.poss_dup = true;
-  r.feed(r.peer.make("4", [](codec::MessageWriter& w) {
-    w.add_bool(tag::GapFillFlag, true);
-    w.add_uint(tag::NewSeqNo, 14);
-  }, fill_at));
+  r.feed(r.peer.make(
+      "4",
+      [](codec::MessageWriter& w) {
+        w.add_bool(tag::GapFillFlag, true);
+        w.add_uint(tag::NewSeqNo, 14);
+      },
+      fill_at));
   out = r.wire.take();
   ASSERT_EQ(out.size(), 2u);  // C10 answered once: New and Fill
   EXPECT_EQ(out[0].get(tag::ClOrdID), "C10");

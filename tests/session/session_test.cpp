@@ -2,9 +2,9 @@
 // one test per case, driven by a scripted peer and a fake clock.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 
 #include "support/session_testing.hpp"
 
@@ -374,7 +374,9 @@ TEST(SessionSequence, garbledBodyLengthIsIgnoredAndTheNextMessageStillFrames) {
   SessionRig r;
   r.logon();
   std::string bad = r.peer.order("A");
-  const auto nine = bad.find("\x01" "9=");
+  const auto nine = bad.find(
+      "\x01"
+      "9=");
   bad[nine + 3] = bad[nine + 3] == '9' ? '8' : static_cast<char>(bad[nine + 3] + 1);
   r.feed(bad + r.peer.order("B", {.seq = 2}));
   ASSERT_EQ(r.app.received.size(), 1u);
@@ -385,8 +387,15 @@ TEST(SessionSequence, missingMsgSeqNumLogsOut) {
   SessionRig r;
   r.logon();
   // Build a frame without 34 by hand.
-  std::string body = "35=0\x01" "49=PEER\x01" "56=KITE\x01" "52=20231114-22:13:20.000\x01";
-  std::string m = "8=FIX.4.4\x01" "9=" + std::to_string(body.size()) + "\x01" + body;
+  std::string body =
+      "35=0\x01"
+      "49=PEER\x01"
+      "56=KITE\x01"
+      "52=20231114-22:13:20.000\x01";
+  std::string m =
+      "8=FIX.4.4\x01"
+      "9=" +
+      std::to_string(body.size()) + "\x01" + body;
   unsigned sum = 0;
   for (unsigned char c : m) sum += c;
   char ck[8];
@@ -532,8 +541,7 @@ TEST(SessionHeartbeat, answeredTestRequestKeepsTheSessionUp) {
 // heartbeat (5), then application message 6.
 void send_some(SessionRig& r) {
   for (const char* id : {"E2", "E3", "E4"}) {
-    ASSERT_EQ(r.session->send("8", [&](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); }),
-              SendResult::ok);
+    ASSERT_EQ(r.session->send("8", [&](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); }), SendResult::ok);
   }
   r.clock.advance_ms(30'000);
   r.feed(r.peer.make("0"));
@@ -562,7 +570,7 @@ TEST(SessionResend, applicationMessagesAreResentWithPossDupAndOrigSendingTime) {
 
 TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
   SessionRig r;
-  r.logon();  // our Logon was 1
+  r.logon();        // our Logon was 1
   r.wire.room = 0;  // the send buffer is full
   const auto fill = [](std::string_view id) {
     return [id](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, id); };
@@ -575,7 +583,7 @@ TEST(SessionResend, sendOrStoreKeepsWhatCannotGoOutAndTheResendDeliversIt) {
   EXPECT_TRUE(r.log.contains("MsgSeqNum 2 not sent now (send buffer full or resend running)"));
   r.wire.room = static_cast<std::size_t>(-1);
   ASSERT_EQ(r.session->send_or_store("8", fill("F3")), SendResult::ok);  // room again: sent as usual
-  EXPECT_EQ(only(r.wire.take()).seq(), 3u);  // the peer sees 2 missing and asks
+  EXPECT_EQ(only(r.wire.take()).seq(), 3u);                              // the peer sees 2 missing and asks
   r.feed(r.peer.resend_request(2, 2));
   const Sent resent = only(r.wire.take());
   EXPECT_EQ(resent.type(), "8");

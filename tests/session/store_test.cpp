@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
-#include <csignal>
-#include <cstdlib>
-#include <filesystem>
-#include <cstdio>
-#include <fstream>
-#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
 
 #include "kite/session/store.hpp"
 
@@ -28,7 +28,14 @@ class FileStoreTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::unique_ptr<FileStore> open() { return std::make_unique<FileStore>(dir_.string(), "S", settings_, 1000); }
-  std::string msg(std::uint64_t seq) { return "8=FIX.4.4\x01" "35=D\x01" "34=" + std::to_string(seq) + "\x01" "58=hello\x01"; }
+  std::string msg(std::uint64_t seq) {
+    return "8=FIX.4.4\x01"
+           "35=D\x01"
+           "34=" +
+           std::to_string(seq) +
+           "\x01"
+           "58=hello\x01";
+  }
 
   fs::path dir_;
   StoreSettings settings_;
@@ -179,8 +186,8 @@ TEST_F(FileStoreTest, kiteStoreToolPrintsEachMessageWithBars) {
     s.store(1, msg(1));
     s.store(2, msg(2));
   }
-  const std::string cmd = std::string(bin) + "/src/session/kite-store list " + dir_.string() +
-                          " --session 'FIX.4.4:KITE->PEER'";
+  const std::string cmd =
+      std::string(bin) + "/src/session/kite-store list " + dir_.string() + " --session 'FIX.4.4:KITE->PEER'";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -298,7 +305,8 @@ TEST_F(FileStoreTest, readJournalHidesAnUnfinishedBatchAndReportsTheRecoveredNum
   EXPECT_EQ(sum.next_sender_seq, 2u);
   s->end_inbound();
   seen.clear();
-  const JournalSummary after = read_journal(s->path(), [&](std::uint64_t seq, std::string_view) { seen.push_back(seq); });
+  const JournalSummary after =
+      read_journal(s->path(), [&](std::uint64_t seq, std::string_view) { seen.push_back(seq); });
   EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2}));
   EXPECT_EQ(after.next_target_seq, 4u);
 }

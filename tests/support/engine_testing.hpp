@@ -3,22 +3,22 @@
 // same echo and pinger.
 #pragma once
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -117,10 +117,15 @@ class Pinger final : public Protocol {
     std::size_t used = 0;
     while (const void* nl = std::memchr(d + used, '\n', n - used)) {
       const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - (d + used)) + 1;
-      if (std::string_view(d + used, len) == expected_) ++answered; else ++wrong;
+      if (std::string_view(d + used, len) == expected_)
+        ++answered;
+      else
+        ++wrong;
       used += len;
-      if (answered + wrong == count_) out_->close("done", true);
-      else send_next();
+      if (answered + wrong == count_)
+        out_->close("done", true);
+      else
+        send_next();
     }
     return used;
   }
@@ -253,7 +258,8 @@ class Client {
   // One recv() once the socket is readable before `deadline`; nullopt when
   // the deadline comes first.
   std::optional<ssize_t> recv_by(std::chrono::steady_clock::time_point deadline, char* to, std::size_t cap) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     pollfd p{fd_, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;

@@ -157,7 +157,8 @@ class Peer {
     return make(type, std::forward<Body>(body), Opts{});
   }
   std::string make(std::string_view type) {
-    return make(type, [](codec::MessageWriter&) {}, Opts{});
+    return make(
+        type, [](codec::MessageWriter&) {}, Opts{});
   }
   std::string logon(int hb = 30, bool reset = false, std::string_view password = {}, Opts o = {}) {
     return make(

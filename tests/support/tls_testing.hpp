@@ -31,15 +31,25 @@ class TestCertificates {
     std::ofstream(dir_ + "/client.ext") << "extendedKeyUsage=clientAuth\n";
     const std::string d = dir_;
     const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    const std::string script =
-        "set -e; cd '" + d + "'; exec >log.txt 2>&1;"
-        "openssl req -x509" + key + " -keyout ca.key -out ca.pem -days 2 -subj '/CN=Kite Test CA';"
-        "openssl req" + key + " -keyout server.key -out server.csr -subj '/CN=localhost';"
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext;"
-        "openssl req" + key + " -keyout client.key -out client.csr -subj '/CN=kite-client';"
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 -extfile client.ext;"
-        "openssl req -x509" + key + " -keyout rogue.key -out rogue.pem -days 2 -subj '/CN=localhost' "
-        "-addext subjectAltName=DNS:localhost,IP:127.0.0.1;";
+    const std::string script = "set -e; cd '" + d +
+                               "'; exec >log.txt 2>&1;"
+                               "openssl req -x509" +
+                               key +
+                               " -keyout ca.key -out ca.pem -days 2 -subj '/CN=Kite Test CA';"
+                               "openssl req" +
+                               key +
+                               " -keyout server.key -out server.csr -subj '/CN=localhost';"
+                               "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out "
+                               "server.pem -days 2 -extfile server.ext;"
+                               "openssl req" +
+                               key +
+                               " -keyout client.key -out client.csr -subj '/CN=kite-client';"
+                               "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out "
+                               "client.pem -days 2 -extfile client.ext;"
+                               "openssl req -x509" +
+                               key +
+                               " -keyout rogue.key -out rogue.pem -days 2 -subj '/CN=localhost' "
+                               "-addext subjectAltName=DNS:localhost,IP:127.0.0.1;";
     if (std::system(("sh -c \"" + escape(script) + "\"").c_str()) != 0) {
       why_ = "openssl failed: see " + d + "/log.txt";
       return;

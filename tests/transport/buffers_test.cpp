@@ -33,7 +33,7 @@ TEST(RecvBuffer, completeFramesAreReadInPlaceAndOnlyThePartialTailMoves) {
   EXPECT_EQ(b.data(), where + 24);  // not moved by consuming
   EXPECT_FALSE(b.make_room(2));     // 2 bytes of room exist: nothing moves
   EXPECT_EQ(b.compactions(), 0u);
-  EXPECT_TRUE(b.make_room(16));     // short of room: the 6-byte tail moves to the front
+  EXPECT_TRUE(b.make_room(16));  // short of room: the 6-byte tail moves to the front
   EXPECT_EQ(b.compactions(), 1u);
   EXPECT_EQ(std::string(b.data(), b.size()), "opqrst");
   EXPECT_EQ(b.write_room(), 26u);
@@ -64,7 +64,7 @@ TEST(SendBuffer, fullBufferBackPressuresInsteadOfGrowing) {
   s.commit(12);
   EXPECT_EQ(s.claim(8), nullptr);  // 4 free: not enough
   EXPECT_EQ(s.capacity(), 16u);
-  s.consume(6);                    // the socket took 6: compacting makes 10 free
+  s.consume(6);  // the socket took 6: compacting makes 10 free
   char* p = s.claim(8);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(s.compactions(), 1u);

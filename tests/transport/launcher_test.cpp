@@ -16,7 +16,7 @@ TEST(VendorLaunch, onloadRunsTheProgramUnderTheOnloadLauncherWithItsProfile) {
   std::string error;
   ASSERT_TRUE(build_launch(c, kProgram, cmd, error)) << error;
   EXPECT_EQ(cmd.argv, (std::vector<std::string>{"onload", "--profile=latency", "./bench_roundtrip", "--server",
-                                                 "--port", "9000"}));
+                                                "--port", "9000"}));
   EXPECT_EQ(cmd.env, (std::vector<EnvVar>{{"EF_POLL_USEC", "100000"}}));
   EXPECT_EQ(cmd.shell(), "EF_POLL_USEC=100000 onload --profile=latency ./bench_roundtrip --server --port 9000");
 }

@@ -42,7 +42,8 @@ TEST(TomlReader, readsTypedValuesAndLeavesAbsentKeysEmpty) {
   EXPECT_EQ(r.strings(t, "l", ""), (std::vector<std::string>{"x", "y"}));
   EXPECT_FALSE(r.string(t, "missing", "").has_value());
   EXPECT_EQ(r.table(t, "missing", ""), nullptr);
-  EXPECT_EQ(error_of([&] { r.expect_integer(*t.get("n"), "n", 4, 9); }), "a.toml: n: value 3 out of range 4..9 (line 1)");
+  EXPECT_EQ(error_of([&] { r.expect_integer(*t.get("n"), "n", 4, 9); }),
+            "a.toml: n: value 3 out of range 4..9 (line 1)");
   const toml::table mixed = r.parse("l = [\"x\", 1]\n");
   EXPECT_EQ(error_of([&] { r.strings(mixed, "l", ""); }),
             "a.toml: l: expected an array of strings, got an element that is an integer (line 1)");
@@ -51,7 +52,9 @@ TEST(TomlReader, readsTypedValuesAndLeavesAbsentKeysEmpty) {
 TEST(TomlReader, unknownKeyListsTheKnownOnes) {
   const TomlReader r("a.toml");
   const toml::table t = r.parse("name = \"x\"\n\ncolour = 1\n");
-  EXPECT_EQ(error_of([&] { r.only(t, "", {"name", "size"}); }),
+  EXPECT_EQ(error_of([&] {
+              r.only(t, "", {"name", "size"});
+            }),
             "a.toml: colour: unknown key (expected one of: name, size) (line 3)");
 }
 

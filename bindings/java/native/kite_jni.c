@@ -17,11 +17,11 @@
 #include "kite/kite.h"
 
 static JavaVM* g_vm;
-static jclass g_exception;       /* kite.KiteException */
+static jclass g_exception; /* kite.KiteException */
 static jmethodID g_exception_init;
-static jmethodID g_thread_started;  /* Bridge.threadStarted */
+static jmethodID g_thread_started; /* Bridge.threadStarted */
 static jmethodID g_on_message, g_on_logon, g_on_logout, g_on_thread_stop, g_rebind;
-static jfieldID g_bridge_app;       /* Bridge.app */
+static jfieldID g_bridge_app; /* Bridge.app */
 
 enum { kFrameBytes = 64 * 1024, kFieldSlots = 1024, kReplyHeader = 16, kReplyBody = 64 * 1024 };
 
@@ -65,10 +65,10 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   g_on_logon = (*env)->GetMethodID(env, disp, "onLogon", "(JI)V");
   g_on_logout = (*env)->GetMethodID(env, disp, "onLogout", "(JILjava/lang/String;)V");
   g_on_thread_stop = (*env)->GetMethodID(env, disp, "onThreadStop", "()V");
-  g_rebind = (*env)->GetMethodID(env, disp, "rebind",
-                                 "(Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V");
-  if (g_exception_init == NULL || g_thread_started == NULL || g_bridge_app == NULL || g_on_message == NULL || g_on_logon == NULL ||
-      g_on_logout == NULL || g_on_thread_stop == NULL || g_rebind == NULL)
+  g_rebind =
+      (*env)->GetMethodID(env, disp, "rebind", "(Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;Ljava/nio/ByteBuffer;)V");
+  if (g_exception_init == NULL || g_thread_started == NULL || g_bridge_app == NULL || g_on_message == NULL ||
+      g_on_logon == NULL || g_on_logout == NULL || g_on_thread_stop == NULL || g_rebind == NULL)
     return JNI_ERR;
   return JNI_VERSION_1_8;
 }
@@ -211,9 +211,9 @@ static void on_message(void* user, kite_session* s, const kite_message* m) {
   }
   memcpy(c->frame, m->frame, m->frame_length);
   memcpy(c->fields, m->fields, (size_t)m->field_count * sizeof(kite_field));
-  const jint r = (*env)->CallIntMethod(env, c->dispatcher, g_on_message, (jlong)(intptr_t)s,
-                                       (jint)kite_session_index(s), (jint)m->frame_length, (jint)m->field_count,
-                                       (jlong)m->msg_seq_num, (jlong)m->time_ns);
+  const jint r =
+      (*env)->CallIntMethod(env, c->dispatcher, g_on_message, (jlong)(intptr_t)s, (jint)kite_session_index(s),
+                            (jint)m->frame_length, (jint)m->field_count, (jlong)m->msg_seq_num, (jlong)m->time_ns);
   if (java_failed(env)) return;
   if (r == 1) {
     int32_t len;

@@ -43,20 +43,20 @@ struct AdminConfig {
 struct MessageLogConfig {
   std::string dir;
   std::uint64_t max_bytes = 64ull << 20;  // rotate at this size
-  int keep = 5;                            // rotated files kept
-  std::vector<std::string> sessions;       // on from the start
+  int keep = 5;                           // rotated files kept
+  std::vector<std::string> sessions;      // on from the start
 };
 
 enum class LogFormat : std::uint8_t { text, json };
 
 struct AcceptorConfig {
-  session::Config sessions;         // path, document, sessions
-  engine::EngineConfig engine;      // [engine]
-  link::AcceptorLimits limits;   // [engine] max_connections, logon_timeout, max_message_size
-  Mode mode = Mode::ack;            // [app] mode
-  int shutdown_wait_ms = 2000;      // [app] shutdown_wait_ms: how long SIGTERM waits for Logout answers
-  AdminConfig admin;                // [admin]
-  MessageLogConfig message_log;     // [message_log]
+  session::Config sessions;                // path, document, sessions
+  engine::EngineConfig engine;             // [engine]
+  link::AcceptorLimits limits;             // [engine] max_connections, logon_timeout, max_message_size
+  Mode mode = Mode::ack;                   // [app] mode
+  int shutdown_wait_ms = 2000;             // [app] shutdown_wait_ms: how long SIGTERM waits for Logout answers
+  AdminConfig admin;                       // [admin]
+  MessageLogConfig message_log;            // [message_log]
   LogFormat log_format = LogFormat::text;  // [log] format: "text" or "json" (JSON lines)
 };
 
@@ -72,10 +72,10 @@ class LoggerEvents;
 struct SessionCommand {
   enum class Kind : std::uint8_t { logout, disconnect, set_seq, reset };
   Kind kind = Kind::logout;
-  std::string_view text;        // logout: the Logout's Text
-  std::uint64_t next_in = 0;    // set_seq: 0 leaves it
+  std::string_view text;      // logout: the Logout's Text
+  std::uint64_t next_in = 0;  // set_seq: 0 leaves it
   std::uint64_t next_out = 0;
-  bool force = false;           // set_seq, reset: also while logged on
+  bool force = false;  // set_seq, reset: also while logged on
 };
 struct CommandResult {
   bool ok = false;
@@ -92,7 +92,7 @@ class AcceptorHooks {
   // Acceptor); nullptr: `builtin`, the OrderApplication in [app] mode made
   // for it (which the returned one may call on to).
   virtual session::Application* application(std::size_t i, const session::SessionSettings& s,
-                                             OrderApplication& builtin) {
+                                            OrderApplication& builtin) {
     (void)i;
     (void)s;
     (void)builtin;

@@ -98,8 +98,8 @@ class InitiatorHost final : public engine::ProtocolFactory, engine::ThreadHooks 
   std::vector<Target> targets_;
   std::vector<std::unique_ptr<link::InitiatorFactory>> factories_;
   std::vector<std::unique_ptr<Connection>> connections_;
-  std::unique_ptr<std::atomic<bool>[]> busy_;  // per session: handed to a thread, not yet released
-  std::mutex mu_;                               // the per-thread hand-over queues below
+  std::unique_ptr<std::atomic<bool>[]> busy_;    // per session: handed to a thread, not yet released
+  std::mutex mu_;                                // the per-thread hand-over queues below
   std::vector<std::deque<std::size_t>> handed_;  // per thread: sessions whose sockets it will open, in order
   std::unique_ptr<engine::Initiator> engine_;
   std::thread connector_;

@@ -29,19 +29,19 @@ struct OrderLine {
 struct OrderSourceConfig {
   enum class Kind : std::uint8_t { none, rate, file };
   Kind kind = Kind::none;
-  double rate = 0;                 // orders per second per session (file: 0 sends them all at once)
-  std::uint64_t count = 0;         // rate: orders per session per run (0: no end)
-  int report_interval_s = 0;       // a line with the interval's orders and latency every this often (0: none)
-  std::string file;                // file: one order per line, "side,symbol,quantity,price"
+  double rate = 0;            // orders per second per session (file: 0 sends them all at once)
+  std::uint64_t count = 0;    // rate: orders per session per run (0: no end)
+  int report_interval_s = 0;  // a line with the interval's orders and latency every this often (0: none)
+  std::string file;           // file: one order per line, "side,symbol,quantity,price"
   OrderLine order{'1', "KITE", 100, {1000, -2}};  // rate: the order sent
-  std::vector<OrderLine> lines;    // file: read at load
+  std::vector<OrderLine> lines;                   // file: read at load
 };
 
 struct InitiatorDaemonConfig {
   session::Config sessions;
-  engine::InitiatorConfig engine;  // [engine]
-  OrderSourceConfig orders;        // [orders]
-  int shutdown_wait_ms = 2000;     // [app] shutdown_wait_ms: SIGTERM waits this long for Logout answers
+  engine::InitiatorConfig engine;          // [engine]
+  OrderSourceConfig orders;                // [orders]
+  int shutdown_wait_ms = 2000;             // [app] shutdown_wait_ms: SIGTERM waits this long for Logout answers
   LogFormat log_format = LogFormat::text;  // [log] format
 };
 

@@ -80,11 +80,11 @@ enum class Side : unsigned char { buy, sell };
 struct BookOrder {
   std::uint64_t order_id = 0;
   Side side = Side::buy;
-  bool market = false;      // no price: crosses anything, never rests
-  std::int64_t price = 0;   // ticks (limit orders)
-  std::int64_t qty = 0;     // OrderQty
-  std::int64_t leaves = 0;  // still open
-  std::int64_t cum = 0;     // filled so far
+  bool market = false;        // no price: crosses anything, never rests
+  std::int64_t price = 0;     // ticks (limit orders)
+  std::int64_t qty = 0;       // OrderQty
+  std::int64_t leaves = 0;    // still open
+  std::int64_t cum = 0;       // filled so far
   std::int64_t notional = 0;  // sum of fill price (ticks) x fill qty, for AvgPx
 };
 
@@ -93,7 +93,7 @@ struct Fill {
   std::uint64_t resting_id = 0;
   std::int64_t price = 0;  // ticks
   std::int64_t qty = 0;
-  BookOrder resting;       // the resting order after this fill (leaves 0: gone)
+  BookOrder resting;  // the resting order after this fill (leaves 0: gone)
 };
 
 // Price-time priority book of one symbol. Bids best (highest) first, asks best
@@ -166,15 +166,15 @@ class Exchange {
 
 // Counters of one application (one session), for tests and the daemon's log.
 struct AppStats {
-  std::uint64_t orders = 0;         // NewOrderSingle handled
-  std::uint64_t cancels = 0;        // OrderCancelRequest handled
-  std::uint64_t replaces = 0;       // OrderCancelReplaceRequest handled
-  std::uint64_t reports = 0;        // ExecutionReports sent (all sessions' fills included)
-  std::uint64_t cancel_rejects = 0; // OrderCancelReject sent
-  std::uint64_t rejects = 0;        // session Rejects / BusinessMessageRejects sent
-  std::uint64_t echoed = 0;         // echo mode: messages sent back
-  std::uint64_t dropped_resends = 0;  // echo mode: PossResend duplicates dropped
-  std::uint64_t send_failures = 0;  // a send that did not go out (not logged on, back-pressure)
+  std::uint64_t orders = 0;             // NewOrderSingle handled
+  std::uint64_t cancels = 0;            // OrderCancelRequest handled
+  std::uint64_t replaces = 0;           // OrderCancelReplaceRequest handled
+  std::uint64_t reports = 0;            // ExecutionReports sent (all sessions' fills included)
+  std::uint64_t cancel_rejects = 0;     // OrderCancelReject sent
+  std::uint64_t rejects = 0;            // session Rejects / BusinessMessageRejects sent
+  std::uint64_t echoed = 0;             // echo mode: messages sent back
+  std::uint64_t dropped_resends = 0;    // echo mode: PossResend duplicates dropped
+  std::uint64_t send_failures = 0;      // a send that did not go out (not logged on, back-pressure)
   std::uint64_t stored_for_resend = 0;  // ExecutionReports that could not go out: stored, sent on resend
 };
 
@@ -210,9 +210,9 @@ class OrderApplication final : public session::Application {
   IdSource& ids_;
   Exchange* exchange_;
   AppStats stats_;
-  std::unordered_set<std::string> seen_cl_ord_ids_;  // echo mode, this session
+  std::unordered_set<std::string> seen_cl_ord_ids_;             // echo mode, this session
   std::unordered_map<std::string, std::uint64_t> open_orders_;  // match: ClOrdID -> order_id (under Exchange::mu)
-  std::vector<Fill> fills_;  // scratch, reserved once
+  std::vector<Fill> fills_;                                     // scratch, reserved once
 };
 
 }  // namespace kite::app

@@ -22,10 +22,10 @@ namespace kite::bench {
 
 class Histogram {
  public:
-  static constexpr int kSubBits = 11;                                  // 2048 sub-buckets per power of two
+  static constexpr int kSubBits = 11;  // 2048 sub-buckets per power of two
   static constexpr std::uint64_t kSubCount = std::uint64_t{1} << kSubBits;
   static constexpr std::uint64_t kHalf = kSubCount / 2;
-  static constexpr int kTopBit = 34;                                   // values < 2^34 ns are exact to 1/2048
+  static constexpr int kTopBit = 34;  // values < 2^34 ns are exact to 1/2048
   static constexpr std::uint64_t kMaxTrackable = (std::uint64_t{1} << kTopBit) - 1;
   static constexpr std::size_t kBuckets = kSubCount + (kTopBit - kSubBits) * kHalf;
 
@@ -81,8 +81,7 @@ class Histogram {
   static std::size_t index_of(std::uint64_t v) noexcept {
     if (v < kSubCount) return static_cast<std::size_t>(v);
     const int shift = std::bit_width(v) - kSubBits;  // >= 1
-    return static_cast<std::size_t>(kSubCount + static_cast<std::uint64_t>(shift - 1) * kHalf +
-                                    ((v >> shift) - kHalf));
+    return static_cast<std::size_t>(kSubCount + static_cast<std::uint64_t>(shift - 1) * kHalf + ((v >> shift) - kHalf));
   }
   static std::uint64_t lowest_of(std::size_t i) noexcept {
     if (i < kSubCount) return i;

@@ -33,7 +33,9 @@ struct ClientLoad {
   std::uint64_t polls = 0;
   std::uint64_t empty_polls = 0;
   double busy_s = 0, idle_s = 0;
-  double empty_share() const noexcept { return polls ? static_cast<double>(empty_polls) / static_cast<double>(polls) : 0; }
+  double empty_share() const noexcept {
+    return polls ? static_cast<double>(empty_polls) / static_cast<double>(polls) : 0;
+  }
   double busy_share() const noexcept { return busy_s + idle_s > 0 ? busy_s / (busy_s + idle_s) : 0; }
 };
 
@@ -61,8 +63,8 @@ struct CellSummary {
   CellLatency service;
   std::optional<CellLatency> response;
   std::optional<CellLatency> lateness;  // open loop: the client's own schedule lateness (medians of the runs)
-  double cv_p50 = 0, cv_p99 = 0;  // of the default view: response when open loop, else service
-  double achieved_rate = 0;       // median
+  double cv_p50 = 0, cv_p99 = 0;        // of the default view: response when open loop, else service
+  double achieved_rate = 0;             // median
   std::uint64_t count = 0, errors = 0, max_in_flight = 0, cap_hits = 0;
   // Medians over the runs of the client's load figures (see ClientLoad).
   double client_empty_share = 0, client_busy_share = 0, client_busy_us_per_order = 0;

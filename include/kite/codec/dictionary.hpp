@@ -31,18 +31,46 @@ namespace kite::codec {
 enum class FieldType : std::uint8_t {
   unknown,
   // integers
-  integer, length, seqnum, numingroup, tagnum, dayofmonth,
+  integer,
+  length,
+  seqnum,
+  numingroup,
+  tagnum,
+  dayofmonth,
   // decimals (fixed point)
-  floating, qty, price, priceoffset, amt, percentage,
+  floating,
+  qty,
+  price,
+  priceoffset,
+  amt,
+  percentage,
   // single characters and booleans
-  character, boolean,
+  character,
+  boolean,
   // strings
-  string, multiplevaluestring, multiplecharvalue, multiplestringvalue, country, currency, exchange, language,
-  xid, xidref,
+  string,
+  multiplevaluestring,
+  multiplecharvalue,
+  multiplestringvalue,
+  country,
+  currency,
+  exchange,
+  language,
+  xid,
+  xidref,
   // dates and times
-  monthyear, utctimestamp, utctimeonly, utcdateonly, utcdate, localmktdate, localmkttime, tztimeonly, tztimestamp,
+  monthyear,
+  utctimestamp,
+  utctimeonly,
+  utcdateonly,
+  utcdate,
+  localmktdate,
+  localmkttime,
+  tztimeonly,
+  tztimestamp,
   // raw data (may contain SOH, governed by a length field)
-  data, xmldata,
+  data,
+  xmldata,
 };
 
 // The dictionary's spelling ("INT", "UTCTIMESTAMP", ...).
@@ -242,7 +270,7 @@ class Dictionary {
   std::string begin_string_;
   std::string app_version_;
   std::vector<FieldDef> fields_;
-  std::vector<std::uint32_t> dense_;                            // tag -> id + 1
+  std::vector<std::uint32_t> dense_;                             // tag -> id + 1
   std::vector<std::pair<std::uint32_t, std::uint32_t>> sparse_;  // (tag, id), sorted
   std::vector<MessageDef> messages_;
   std::vector<MsgSlot> msg_slots_;

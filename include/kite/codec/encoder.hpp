@@ -10,9 +10,9 @@
 // Nothing allocates after construction.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
-#include <climits>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -37,8 +37,8 @@ class HeaderTemplate {
  public:
   explicit HeaderTemplate(const HeaderFields& f);
 
-  std::string_view begin() const noexcept { return begin_; }    // "8=FIX.4.4|9="
-  std::string_view fixed() const noexcept { return fixed_; }    // "49=S|56=T|..." (may be empty)
+  std::string_view begin() const noexcept { return begin_; }  // "8=FIX.4.4|9="
+  std::string_view fixed() const noexcept { return fixed_; }  // "49=S|56=T|..." (may be empty)
   const HeaderFields& fields() const noexcept { return fields_; }
 
  private:
@@ -143,7 +143,8 @@ class MessageWriter {
   // Whether n more bytes fit; once one call fails, every later one does too:
   // failing pulls end_ back to p_, so that one compare is the whole check.
   bool room(std::size_t n) noexcept {
-    if (static_cast<std::size_t>(end_ - p_) >= n) [[likely]] return true;
+    if (static_cast<std::size_t>(end_ - p_) >= n) [[likely]]
+      return true;
     ok_ = false;
     end_ = p_;
     return false;

@@ -70,7 +70,9 @@ namespace detail {
       hi = mid;
     }
   }
-  return lo < std::size(kLengthDataPairs) && kLengthDataPairs[lo].length_tag == length_tag ? kLengthDataPairs[lo].data_tag : 0;
+  return lo < std::size(kLengthDataPairs) && kLengthDataPairs[lo].length_tag == length_tag
+             ? kLengthDataPairs[lo].data_tag
+             : 0;
 }
 
 // Bit t set when tag t is a length field: a cheap test before the search.
@@ -79,7 +81,8 @@ inline constexpr std::uint32_t kLastLengthTag = kLengthDataPairs[std::size(kLeng
 struct LengthTagBits {
   std::uint64_t words[kLastLengthTag / 64 + 1] = {};
   constexpr LengthTagBits() {
-    for (const LengthDataPair& p : kLengthDataPairs) words[p.length_tag / 64] |= std::uint64_t{1} << (p.length_tag % 64);
+    for (const LengthDataPair& p : kLengthDataPairs)
+      words[p.length_tag / 64] |= std::uint64_t{1} << (p.length_tag % 64);
   }
 };
 inline constexpr LengthTagBits kLengthTags{};
@@ -133,7 +136,8 @@ class FieldIndex {
   // as frame() does). Answers exactly what frame() and then build() would;
   // when the frame is not complete the index is left empty.
   template <class Scan = FastScan>
-  FramedIndex frame_and_build(const char* bytes, std::size_t n, std::uint32_t max_size = kDefaultMaxMessageSize) noexcept;
+  FramedIndex frame_and_build(const char* bytes, std::size_t n,
+                              std::uint32_t max_size = kDefaultMaxMessageSize) noexcept;
 
   std::string_view frame() const noexcept { return {base_, size_}; }
   std::uint32_t size() const noexcept { return count_; }
@@ -200,7 +204,8 @@ class FieldIndex {
   [[gnu::always_inline]] Get get_number(std::uint32_t tag, T& out) const noexcept {
     const FieldRef* f;
     if (!locate(tag, f)) return Get::missing;
-    if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]] return Get::ok;
+    if (f->offset + std::uint64_t{8} <= size_ && Word(base_ + f->offset, f->length, out)) [[likely]]
+      return Get::ok;
     return parse_apart<T, Parse>(value(*f), out);
   }
   [[gnu::always_inline]] Get get(std::uint32_t tag, std::uint64_t& out) const noexcept {
@@ -218,7 +223,8 @@ class FieldIndex {
     const FieldRef* f;
     if (!locate(tag, f)) return Get::missing;
     std::size_t digits;
-    if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits, size_ - f->offset)) [[likely]] return Get::ok;
+    if (detail::parse_utc_timestamp_word(base_ + f->offset, f->length, nanos, digits, size_ - f->offset)) [[likely]]
+      return Get::ok;
     std::int64_t parsed = 0;  // as in parse_apart (below)
     if (!parse_utc_timestamp(value(*f), parsed)) return Get::bad_format;
     nanos = parsed;
@@ -270,8 +276,8 @@ class FieldIndex {
   // as for build_body, for the bytes of [0, end). A data field's value and
   // its SOH must end before data_end (at most end; SIZE_MAX: end).
   template <class Scan>
-  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first, std::uint64_t* sum = nullptr,
-                   std::size_t data_end = ~std::size_t{0}) noexcept;
+  IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
+                   std::uint64_t* sum = nullptr, std::size_t data_end = ~std::size_t{0}) noexcept;
   // What a level's bulk walk (detail/index_walk.hpp) writes into: the
   // fields from the first it may write, the slots, and its own arrays of
   // '=' and SOH positions and tags (capacity_ + 64 each).
@@ -309,10 +315,13 @@ inline IndexResult FieldIndex::build<FastScan>(const char* frame, const FrameRes
   return detail::g_active_ops->build_framed(*this, frame, framed);
 }
 template <>
-inline FramedIndex FieldIndex::frame_and_build<FastScan>(const char* bytes, std::size_t n, std::uint32_t max_size) noexcept {
+inline FramedIndex FieldIndex::frame_and_build<FastScan>(const char* bytes, std::size_t n,
+                                                         std::uint32_t max_size) noexcept {
   return detail::g_active_ops->frame_and_build(*this, bytes, n, max_size);
 }
-inline IndexResult FieldIndex::build(std::string_view frame) noexcept { return build<FastScan>(frame.data(), frame.size()); }
+inline IndexResult FieldIndex::build(std::string_view frame) noexcept {
+  return build<FastScan>(frame.data(), frame.size());
+}
 
 }  // namespace kite::codec
 

@@ -93,7 +93,8 @@ bool valid_begin_string(const char* s, std::size_t n) noexcept;
 // with the sum of the bytes before "10=" (frame() with Scan::checksum,
 // FieldIndex::frame_and_build with the sum its walk takes on the way).
 struct Layout {
-  Layout(const FrameResult& r, std::uint32_t s = 0, std::uint32_t b = 0) noexcept : result(r), stated(s), begin_string_end(b) {}
+  Layout(const FrameResult& r, std::uint32_t s = 0, std::uint32_t b = 0) noexcept
+      : result(r), stated(s), begin_string_end(b) {}
   FrameResult result;
   std::uint32_t stated;            // the CheckSum field's value
   std::uint32_t begin_string_end;  // offset of the SOH after BeginString
@@ -117,16 +118,16 @@ template <class Scan>
     const std::uint64_t x = w2 ^ 0x3030303030303030ull;  // digits become 0..9, SOH 0x31
     const std::uint64_t other = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;  // lowest bit exact
     const std::size_t digits = static_cast<std::size_t>(__builtin_ctzll(other | (std::uint64_t{1} << 63))) >> 3;
-    if ((w0 & 0xFF00FFFFFFFFFFFFull) == kFixDotHead && major <= 1 && minor <= 9 &&
-        (w1 & 0xFFFFFF00u) == 0x3D390100u && digits - 1 < 7 && ((x >> (8 * digits)) & 0xFF) == (kSoh ^ 0x30))
-        [[likely]] {
+    if ((w0 & 0xFF00FFFFFFFFFFFFull) == kFixDotHead && major <= 1 && minor <= 9 && (w1 & 0xFFFFFF00u) == 0x3D390100u &&
+        digits - 1 < 7 && ((x >> (8 * digits)) & 0xFF) == (kSoh ^ 0x30)) [[likely]] {
       const std::uint64_t body_begin = 13 + digits, body_end = body_begin + detail::digits_value(x, digits);
       const std::uint64_t total = body_end + 7;
       std::uint32_t stated;
       if (body_end > body_begin && total <= n && total <= max_size && checksum_field(p + body_end, stated)) {
         return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
                  static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
-                stated, 9};
+                stated,
+                9};
       }
     }
   }
@@ -162,7 +163,8 @@ template <class Scan>
   // "9=" digits SOH
   const char* q = bs_end + 1;
   const char* const stop = p + limit;
-  if (stop - q < 2) return n < max_size ? kIncomplete : detail::invalid(FrameError::too_large, detail::resync(p, limit));
+  if (stop - q < 2)
+    return n < max_size ? kIncomplete : detail::invalid(FrameError::too_large, detail::resync(p, limit));
   if (q[0] != '9' || q[1] != '=') return detail::invalid(FrameError::body_length_missing, detail::resync(p, limit));
   q += 2;
   constexpr int kMaxDigits = 9;
@@ -214,7 +216,8 @@ template <class Scan>
   if (kWide && body != 0 && checksum_field(t, stated)) [[likely]] {  // one word: [t - 1, t + 7) is inside the buffer
     return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
              static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
-            stated, static_cast<std::uint32_t>(bs_end - p)};
+            stated,
+            static_cast<std::uint32_t>(bs_end - p)};
   }
   if (body == 0 || t[-1] != kSoh || t[0] != '1' || t[1] != '0' || t[2] != '=') {
     const bool boundary = body != 0 && t[-1] == kSoh;
@@ -227,12 +230,14 @@ template <class Scan>
     // CheckSum's own SOH, not into the next message.
     const std::uint32_t end = detail::trailer_end(p, body_end - 1, total);
     const bool next_starts = end != 0 && end < total && p[end] == '8';
-    return detail::invalid(FrameError::checksum_not_three_digits, next_starts ? end : static_cast<std::uint32_t>(total));
+    return detail::invalid(FrameError::checksum_not_three_digits,
+                           next_starts ? end : static_cast<std::uint32_t>(total));
   }
   stated = static_cast<std::uint32_t>((t[3] - '0') * 100 + (t[4] - '0') * 10 + (t[5] - '0'));
   return {{FrameStatus::complete, FrameError::none, static_cast<std::uint32_t>(total),
            static_cast<std::uint32_t>(body_begin), static_cast<std::uint32_t>(body_end)},
-          stated, static_cast<std::uint32_t>(bs_end - p)};
+          stated,
+          static_cast<std::uint32_t>(bs_end - p)};
 }
 }  // namespace detail
 

@@ -117,9 +117,7 @@ class GroupView {
     return k;
   }
   // Position of the first field after the group (count field included).
-  std::uint32_t end_pos() const noexcept {
-    return def_ == nullptr ? 0 : detail::group_end(*ix_, count_pos_, *def_);
-  }
+  std::uint32_t end_pos() const noexcept { return def_ == nullptr ? 0 : detail::group_end(*ix_, count_pos_, *def_); }
 
   class iterator {
    public:
@@ -152,9 +150,7 @@ class GroupView {
     std::uint32_t next_ = kEnd;
   };
 
-  iterator begin() const noexcept {
-    return def_ == nullptr ? iterator() : iterator(ix_, def_, count_pos_ + 1);
-  }
+  iterator begin() const noexcept { return def_ == nullptr ? iterator() : iterator(ix_, def_, count_pos_ + 1); }
   iterator end() const noexcept { return iterator(); }
 
  private:

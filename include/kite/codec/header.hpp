@@ -38,10 +38,10 @@ enum class HeaderError : std::uint8_t {
   body_length_not_second,
   msg_type_not_third,
   msg_type_empty,
-  bad_msg_seq_num,    // present but not a non-negative integer
+  bad_msg_seq_num,  // present but not a non-negative integer
   bad_body_length,
-  bad_poss_dup,       // not Y or N
-  bad_poss_resend,    // not Y or N
+  bad_poss_dup,     // not Y or N
+  bad_poss_resend,  // not Y or N
 };
 
 const char* to_string(HeaderError e) noexcept;

@@ -143,7 +143,9 @@ struct SwarScan {
     return ~(((x & kLow7) + kLow7) | x | kLow7);
   }
   // The high bits of the eight lanes gathered into bits 0..7.
-  [[gnu::always_inline]] static std::uint64_t gather(std::uint64_t highs) noexcept { return ((highs >> 7) * 0x0102040810204080ull) >> 56; }
+  [[gnu::always_inline]] static std::uint64_t gather(std::uint64_t highs) noexcept {
+    return ((highs >> 7) * 0x0102040810204080ull) >> 56;
+  }
 
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     if (n > 64) n = 64;
@@ -237,6 +239,8 @@ using PortableScan = Sse2Scan;
 using PortableScan = SwarScan;
 #endif
 
-inline const char* FastScan::find(const char* p, const char* end, char c) noexcept { return PortableScan::find(p, end, c); }
+inline const char* FastScan::find(const char* p, const char* end, char c) noexcept {
+  return PortableScan::find(p, end, c);
+}
 
 }  // namespace kite::codec

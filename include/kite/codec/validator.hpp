@@ -56,7 +56,7 @@ struct ValidationOptions {
 struct ValidationResult {
   bool ok = true;
   RejectReason reason = RejectReason::other;
-  std::uint32_t ref_tag = 0;   // RefTagID (371) for the Reject
+  std::uint32_t ref_tag = 0;  // RefTagID (371) for the Reject
   // Index position of the offending field; for a required field missing
   // from a group entry, the entry's delimiter; size() when ok or when a
   // header, body or trailer field is missing.

@@ -268,8 +268,8 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
   // the layout's bytes there (each length's layout is a prefix of the
   // longest; a digit becomes 0..9, the right punctuation 0), may not exceed
   // the row below: 9 for a digit (1 for the month's first), 0 elsewhere.
-  static constexpr char kLayout[2][32] = {"00000000-00:00:00.000000000",
-                                          {9, 9, 9, 9, 1, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 9, 9, 9, 9, 9, 9, 9}};
+  static constexpr char kLayout[2][32] = {
+      "00000000-00:00:00.000000000", {9, 9, 9, 9, 1, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 9, 9, 9, 9, 9, 9, 9}};
   const auto at = [](const char* q) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
   const __m128i head = _mm_xor_si128(at(c), at(kLayout[0]));
   const __m128i tail = _mm_xor_si128(at(c + n - 16), at(kLayout[0] + n - 16));
@@ -280,7 +280,7 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
   if (_mm_movemask_epi8(_mm_cmpeq_epi8(over, _mm_setzero_si128())) != 0xFFFF) return false;
 #endif
   date = static_cast<std::uint64_t>(_mm_cvtsi128_si64(head));  // "YYYYMMDD": digits 0..9
-  date = (date * 10 + (date >> 8)) & 0x00FF00FF00FF00FFull;     // century, year, month, day in bytes 0, 2, 4, 6
+  date = (date * 10 + (date >> 8)) & 0x00FF00FF00FF00FFull;    // century, year, month, day in bytes 0, 2, 4, 6
   time = time * 10 + (time >> 8);  // hours, minutes, seconds in bytes 0, 3, 6; every byte below 100
   // Then (bytes below 100) hours above 23, minutes above 59 or seconds above
   // 60 reach bit 7.
@@ -306,9 +306,8 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
   struct Month {
     std::uint16_t days, before;
   };
-  static constexpr Month kMonths[20] = {{0, 0},     {31, 0},    {29, 124},  {31, 237},  {30, 361},
-                                        {31, 481},  {30, 605},  {31, 725},  {31, 849},  {30, 973},
-                                        {31, 1093}, {30, 1217}, {31, 1337}};
+  static constexpr Month kMonths[20] = {{0, 0},    {31, 0},   {29, 124}, {31, 237},  {30, 361},  {31, 481}, {30, 605},
+                                        {31, 725}, {31, 849}, {30, 973}, {31, 1093}, {30, 1217}, {31, 1337}};
   // February 29 passes the table; then the year must be a leap year (its
   // last two digits a multiple of 4, as 100 is).
   if ((high & 0x8080808080808080ull) != 0 || year - 1901 > 2099 - 1901 || day - 1 >= kMonths[month].days ||
@@ -335,7 +334,8 @@ inline bool parse_decimal_word(const char* p, std::size_t n, Decimal& out) noexc
   // of 1901..year-1) + the days of the months before, is (1461 Y + 4 before) / 4,
   // and the +1 after February counts the year's own leap day (Y % 4 == 3);
   // less the 25202 days of 1901..1969.
-  const std::int64_t days = static_cast<std::int64_t>((1461 * (year - 1901) + kMonths[month].before) >> 2) + day - 1 - 25202;
+  const std::int64_t days =
+      static_cast<std::int64_t>((1461 * (year - 1901) + kMonths[month].before) >> 2) + day - 1 - 25202;
   const std::uint32_t h = time & 0xFF, m = (time >> 24) & 0xFF, sec = (time >> 48) & 0xFF;
   nanos = ((days * 86400 + h * 3600 + m * 60 + sec) * 10 + first) * 100'000'000 + static_cast<std::int64_t>(rest);
   fraction_digits = n == 17 ? 0 : n - 18;
@@ -424,7 +424,8 @@ inline char* write_int(char* p, std::int64_t v) noexcept {
 }
 
 inline char* write_decimal(char* p, Decimal d) noexcept {
-  std::uint64_t m = d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
+  std::uint64_t m =
+      d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
   if (d.mantissa < 0) *p++ = '-';
   if (d.exponent >= 0) {
     p = write_uint(p, m);
@@ -448,7 +449,8 @@ inline char* write_decimal(char* p, Decimal d) noexcept {
 }
 
 inline std::size_t decimal_chars(Decimal d) noexcept {
-  const std::uint64_t m = d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
+  const std::uint64_t m =
+      d.mantissa < 0 ? 0 - static_cast<std::uint64_t>(d.mantissa) : static_cast<std::uint64_t>(d.mantissa);
   const std::size_t sign = d.mantissa < 0 ? 1 : 0;
   const std::size_t n = uint_digits(m);
   if (d.exponent >= 0) return sign + n + (m != 0 ? static_cast<std::size_t>(d.exponent < 20 ? d.exponent : 20) : 0);

@@ -32,18 +32,18 @@ bool parse_idle(const std::string& s, IdleKind& out) noexcept;
 
 struct IdleConfig {
   IdleKind kind = IdleKind::busy_spin;
-  int spins = 1000;          // spin_yield: idle cycles spun before each sched_yield
+  int spins = 1000;             // spin_yield: idle cycles spun before each sched_yield
   int block_timeout_us = 1000;  // block: longest wait
 };
 
 // Where a thread runs, as it reported it itself after pinning.
 struct ThreadInfo {
-  std::string name;        // as given to pthread_setname_np (<= 15 chars)
-  int tid = 0;             // gettid()
-  std::vector<int> cores;  // cores asked for (empty: not pinned)
-  std::vector<int> affinity;  // sched_getaffinity after pinning
-  int cpu = -1;            // sched_getcpu() after pinning
-  std::string error;       // pinning failure, if any
+  std::string name;              // as given to pthread_setname_np (<= 15 chars)
+  int tid = 0;                   // gettid()
+  std::vector<int> cores;        // cores asked for (empty: not pinned)
+  std::vector<int> affinity;     // sched_getaffinity after pinning
+  int cpu = -1;                  // sched_getcpu() after pinning
+  std::string error;             // pinning failure, if any
   std::string describe() const;  // "kite-pool-0 tid=123 cpu=1 affinity=1"
 };
 

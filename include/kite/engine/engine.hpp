@@ -55,9 +55,9 @@ struct EngineConfig {
   Model model = Model::mono;
   transport::Kind transport = transport::Kind::kernel;
   std::string bind_address = "127.0.0.1";
-  std::uint16_t port = 0;  // 0: the kernel picks; Engine::port() tells which
-  int workers = 1;         // pool and shard threads
-  std::vector<int> cores;  // server threads' cores: thread i gets cores[i % size]; empty: unpinned
+  std::uint16_t port = 0;     // 0: the kernel picks; Engine::port() tells which
+  int workers = 1;            // pool and shard threads
+  std::vector<int> cores;     // server threads' cores: thread i gets cores[i % size]; empty: unpinned
   int coordinator_core = -1;  // pool front door core; -1: unpinned
   IdleConfig idle{};
   IdleConfig front_idle{IdleKind::block, 0, 1000};  // the front door does not sit on a hot path
@@ -81,24 +81,24 @@ struct EngineConfig {
   bool uring_sqpoll = false;  // needs a spare core; poor choice on 2 cores
   int uring_sqpoll_cpu = -1;
   unsigned uring_entries = 512;
-  bool log = true;  // one-line notes on stderr at set-up and when the front door waits
-  ThreadHooks* thread_hooks = nullptr;  // every engine thread's start and end (outlives the engine)
-  transport::TlsConfig tls;  // transport tls: the acceptor's certificate, key and client checks
+  bool log = true;                        // one-line notes on stderr at set-up and when the front door waits
+  ThreadHooks* thread_hooks = nullptr;    // every engine thread's start and end (outlives the engine)
+  transport::TlsConfig tls;               // transport tls: the acceptor's certificate, key and client checks
   transport::EventLog* events = nullptr;  // a connection's transport failures (TLS); nullptr: stderr
 };
 
 // Counters, updated by engine threads with relaxed atomics; read at any time.
 struct EngineStats {
   std::uint64_t accepted = 0;
-  std::uint64_t refused = 0;       // factory said no, or table full
+  std::uint64_t refused = 0;  // factory said no, or table full
   std::uint64_t closed = 0;
-  std::uint64_t slow_consumers = 0;  // closed by SendFullPolicy::disconnect
+  std::uint64_t slow_consumers = 0;    // closed by SendFullPolicy::disconnect
   std::uint64_t send_full_events = 0;  // claim() returned nullptr
   std::uint64_t front_door_waits = 0;  // times the pool front door found every worker full
   std::uint64_t rx_compactions = 0;
   std::uint64_t tx_high_water = 0;  // most bytes pending in one send buffer
   int active = 0;
-  std::vector<int> per_thread_accepted;  // per server thread
+  std::vector<int> per_thread_accepted;    // per server thread
   std::vector<AgentLoad> per_thread_load;  // per server thread, same order (pool: the workers)
 };
 
@@ -123,7 +123,7 @@ struct InitiatorConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   int sessions = 1;
-  int threads = 1;  // sessions are dealt round-robin; threads == sessions: one per session
+  int threads = 1;         // sessions are dealt round-robin; threads == sessions: one per session
   std::vector<int> cores;  // thread i gets cores[i % size]
   IdleConfig idle{};
   int busy_poll_usecs = 0;

@@ -36,95 +36,95 @@ namespace kite::lab {
 
 /// Threads the cell owns: a whole process (tids empty) or listed threads of it.
 struct AuditGroup {
-    std::string label;         ///< "server", "client", ...
-    pid_t pid = 0;
-    std::vector<pid_t> tids;   ///< empty: every thread of pid
-    CoreSet allowed;           ///< where a busy thread of the group may run
+  std::string label;  ///< "server", "client", ...
+  pid_t pid = 0;
+  std::vector<pid_t> tids;  ///< empty: every thread of pid
+  CoreSet allowed;          ///< where a busy thread of the group may run
 };
 
 struct AuditOptions {
-    CoreSet measured;              ///< cores on which a foreign burner is a violation
-    double interval_s = 0.2;
-    double burn_fraction = 0.25;
-    double retry_s = 1.0;          ///< wait after an inconclusive sample
-    std::vector<pid_t> foreign_scope;  ///< empty: every process on the machine; else only these
-    std::vector<pid_t> ignore;     ///< processes never counted as foreign (e.g. the lab itself)
-    std::string proc_root = "/proc";
+  CoreSet measured;  ///< cores on which a foreign burner is a violation
+  double interval_s = 0.2;
+  double burn_fraction = 0.25;
+  double retry_s = 1.0;              ///< wait after an inconclusive sample
+  std::vector<pid_t> foreign_scope;  ///< empty: every process on the machine; else only these
+  std::vector<pid_t> ignore;         ///< processes never counted as foreign (e.g. the lab itself)
+  std::string proc_root = "/proc";
 };
 
 struct AuditViolation {
-    std::string kind;    ///< "off-core", "unpinned", "foreign-burner"
-    std::string group;   ///< the watched group, or "foreign"
-    pid_t pid = 0, tid = 0;
-    std::string comm;
-    int cpu = -1;
-    double burn = 0;     ///< share of the sample interval the thread ran
-    std::string detail;
+  std::string kind;   ///< "off-core", "unpinned", "foreign-burner"
+  std::string group;  ///< the watched group, or "foreign"
+  pid_t pid = 0, tid = 0;
+  std::string comm;
+  int cpu = -1;
+  double burn = 0;  ///< share of the sample interval the thread ran
+  std::string detail;
 };
 
 struct AuditReport {
-    int samples = 0;       ///< conclusive samples checked
-    int inconclusive = 0;  ///< samples thrown away and retried
-    int violating_samples = 0;
-    bool enabled = true;
-    std::vector<AuditViolation> violations;  ///< distinct (kind, tid), first seen
-    std::map<std::string, std::string> threads;  ///< "group tid comm" -> cores it was seen on
-    /// No violation, and at least one conclusive sample: a cell the audit
-    /// could never verify (it ended before a sample completed) is refused too.
-    bool passed() const { return !enabled || (violations.empty() && samples > 0); }
-    /// One line naming the first violations, for the cell's result and the terminal.
-    std::string reason() const;
-    nlohmann::json to_json() const;
+  int samples = 0;       ///< conclusive samples checked
+  int inconclusive = 0;  ///< samples thrown away and retried
+  int violating_samples = 0;
+  bool enabled = true;
+  std::vector<AuditViolation> violations;      ///< distinct (kind, tid), first seen
+  std::map<std::string, std::string> threads;  ///< "group tid comm" -> cores it was seen on
+  /// No violation, and at least one conclusive sample: a cell the audit
+  /// could never verify (it ended before a sample completed) is refused too.
+  bool passed() const { return !enabled || (violations.empty() && samples > 0); }
+  /// One line naming the first violations, for the cell's result and the terminal.
+  std::string reason() const;
+  nlohmann::json to_json() const;
 };
 
 enum class SampleOutcome { baseline, clean, violation, inconclusive, ended };
 
 class Audit {
-public:
-    Audit(std::vector<AuditGroup> groups, AuditOptions options);
-    ~Audit();
-    Audit(const Audit&) = delete;
-    Audit& operator=(const Audit&) = delete;
+ public:
+  Audit(std::vector<AuditGroup> groups, AuditOptions options);
+  ~Audit();
+  Audit(const Audit&) = delete;
+  Audit& operator=(const Audit&) = delete;
 
-    /// Starts sampling on a background thread.
-    void start();
-    /// Stops sampling and returns what was found.
-    AuditReport stop();
+  /// Starts sampling on a background thread.
+  void start();
+  /// Stops sampling and returns what was found.
+  AuditReport stop();
 
-    /// One step, for tests and for callers that drive their own clock: takes
-    /// a snapshot and checks it against the previous one.
-    SampleOutcome sample_once();
-    const AuditReport& report() const { return report_; }
+  /// One step, for tests and for callers that drive their own clock: takes
+  /// a snapshot and checks it against the previous one.
+  SampleOutcome sample_once();
+  const AuditReport& report() const { return report_; }
 
-private:
-    struct ThreadState {
-        pid_t pid = 0, tid = 0;
-        std::string comm;
-        int cpu = -1;
-        std::uint64_t run_ns = 0;
-        CoreSet affinity;
-        int group = -1;  ///< index into groups_, -1 for foreign
-        bool kernel = false;
-    };
-    struct Snapshot {
-        std::map<pid_t, ThreadState> threads;
-        std::int64_t at_ns = 0;
-        bool complete = true;
-        bool ended = false;
-    };
-    Snapshot take();
-    bool read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affinity) const;
-    void loop();
+ private:
+  struct ThreadState {
+    pid_t pid = 0, tid = 0;
+    std::string comm;
+    int cpu = -1;
+    std::uint64_t run_ns = 0;
+    CoreSet affinity;
+    int group = -1;  ///< index into groups_, -1 for foreign
+    bool kernel = false;
+  };
+  struct Snapshot {
+    std::map<pid_t, ThreadState> threads;
+    std::int64_t at_ns = 0;
+    bool complete = true;
+    bool ended = false;
+  };
+  Snapshot take();
+  bool read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affinity) const;
+  void loop();
 
-    std::vector<AuditGroup> groups_;
-    AuditOptions opt_;
-    AuditReport report_;
-    Snapshot prev_;
-    bool have_prev_ = false;
-    std::thread thread_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    bool stop_ = false;
+  std::vector<AuditGroup> groups_;
+  AuditOptions opt_;
+  AuditReport report_;
+  Snapshot prev_;
+  bool have_prev_ = false;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
 };
 
 }  // namespace kite::lab

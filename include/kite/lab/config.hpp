@@ -27,10 +27,10 @@ std::string format_core_list(const CoreSet& cores);
 
 /// The transports the lab knows, and what each can do.
 struct TransportInfo {
-    std::string name;
-    bool pool = true;      ///< false: pool cells carry the `nopool` marker
-    bool shard = true;     ///< false: shard cells carry the `noshard` marker
-    bool preload = false;  ///< runs an unchanged binary under a launcher (onload, vma)
+  std::string name;
+  bool pool = true;      ///< false: pool cells carry the `nopool` marker
+  bool shard = true;     ///< false: shard cells carry the `noshard` marker
+  bool preload = false;  ///< runs an unchanged binary under a launcher (onload, vma)
 };
 const std::vector<TransportInfo>& known_transports();
 const TransportInfo* find_transport(const std::string& name);
@@ -38,21 +38,21 @@ extern const std::vector<std::string> kModels;  ///< single, mono, pool, shard
 extern const std::vector<std::string> kLoops;   ///< closed, open
 
 struct NicPair {
-    std::string name;
-    std::string server_if, client_if;
-    std::string server_addr, client_addr;  ///< IPv4 without prefix length
-    std::vector<std::string> transports;   ///< transports routed over this pair (empty = all)
+  std::string name;
+  std::string server_if, client_if;
+  std::string server_addr, client_addr;  ///< IPv4 without prefix length
+  std::vector<std::string> transports;   ///< transports routed over this pair (empty = all)
 };
 
 /// What the CPU reports of itself: the hardware epoch's identity. Two CPUs
 /// sold under one model string ("AMD EPYC") may differ in the instruction
 /// sets the code dispatches on, so the string alone does not name an epoch.
 struct CpuIdentity {
-    std::string vendor;                 ///< vendor_id: GenuineIntel, AuthenticAMD...
-    int family = -1, model = -1, stepping = -1;
-    std::vector<std::string> features;  ///< those of kDispatchFeatures the CPU and kernel enable, in that order
-    /// "AuthenticAMD family 26 model 2 stepping 0; avx2 avx512bw ..." (what the page prints).
-    std::string text() const;
+  std::string vendor;  ///< vendor_id: GenuineIntel, AuthenticAMD...
+  int family = -1, model = -1, stepping = -1;
+  std::vector<std::string> features;  ///< those of kDispatchFeatures the CPU and kernel enable, in that order
+  /// "AuthenticAMD family 26 model 2 stepping 0; avx2 avx512bw ..." (what the page prints).
+  std::string text() const;
 };
 /// The instruction-set features (as /proc/cpuinfo names them) that Kite's
 /// code, or a flavour's, dispatches on at build or run time.
@@ -63,29 +63,29 @@ CpuIdentity host_cpu_identity();
 std::string epoch_of(const std::string& cpu_model, const CpuIdentity& cpu);
 
 struct Machine {
-    std::string name;
-    std::string cpu_model;
-    CpuIdentity cpu;           ///< [cpu] of the file, else this host's (a sitting runs on the host it measures)
-    std::string epoch;         ///< epoch_of(cpu_model, cpu): a new CPU is a new hardware epoch
-    bool local = false;        ///< the file describes the host it runs on: cores must exist
-    std::string kernel;        ///< recorded for a derived machine, informative otherwise
-    CoreSet housekeeping, server, client, reserved;
-    std::optional<int> coordinator;
-    std::string network = "loopback";  ///< loopback | netns | nic
-    std::string netns_server_addr = "10.77.0.1", netns_client_addr = "10.77.0.2";
-    int netns_prefix = 30;
-    std::vector<NicPair> nics;
-    std::vector<std::string> transports;  ///< available on this host
-    int kernel_busy_poll_usecs = 0;
-    bool uring_sqpoll = false;
-    std::map<std::string, std::string> onload_env, vma_env;
-    std::string onload_profile;
-    std::vector<std::string> notes;  ///< e.g. "no housekeeping core"
-    std::string source_text;         ///< the TOML as read or derived
-    std::string source_name;         ///< file name or "local"
+  std::string name;
+  std::string cpu_model;
+  CpuIdentity cpu;     ///< [cpu] of the file, else this host's (a sitting runs on the host it measures)
+  std::string epoch;   ///< epoch_of(cpu_model, cpu): a new CPU is a new hardware epoch
+  bool local = false;  ///< the file describes the host it runs on: cores must exist
+  std::string kernel;  ///< recorded for a derived machine, informative otherwise
+  CoreSet housekeeping, server, client, reserved;
+  std::optional<int> coordinator;
+  std::string network = "loopback";  ///< loopback | netns | nic
+  std::string netns_server_addr = "10.77.0.1", netns_client_addr = "10.77.0.2";
+  int netns_prefix = 30;
+  std::vector<NicPair> nics;
+  std::vector<std::string> transports;  ///< available on this host
+  int kernel_busy_poll_usecs = 0;
+  bool uring_sqpoll = false;
+  std::map<std::string, std::string> onload_env, vma_env;
+  std::string onload_profile;
+  std::vector<std::string> notes;  ///< e.g. "no housekeeping core"
+  std::string source_text;         ///< the TOML as read or derived
+  std::string source_name;         ///< file name or "local"
 
-    bool has_transport(const std::string& t) const;
-    CoreSet measured_cores() const;  ///< server + client + coordinator
+  bool has_transport(const std::string& t) const;
+  CoreSet measured_cores() const;  ///< server + client + coordinator
 };
 
 /// Loads and validates a machine file. Throws ConfigError.
@@ -98,30 +98,30 @@ Machine derive_local_machine();
 std::string machine_to_toml(const Machine& m);
 
 struct Thresholds {
-    double cv_p50 = 0.10, cv_p99 = 0.25, rate_fraction = 0.99, response_over_service = 2.0;
+  double cv_p50 = 0.10, cv_p99 = 0.25, rate_fraction = 0.99, response_over_service = 2.0;
 };
 
 struct Matrix {
-    std::string name;
-    std::vector<std::string> flavours, transports, models, loops;
-    /// [transport_models]: a transport played on these models only (e.g. tls = ["single", "mono"]).
-    std::map<std::string, std::vector<std::string>> transport_models;
-    std::map<std::string, int> sessions{{"single", 1}, {"mono", 32}, {"pool", 32}, {"shard", 32}};
-    int rate = 50000;          ///< open loop, aggregate orders/s
-    int max_in_flight = 1000;  ///< open loop cap per session
-    int think_us = 0;          ///< closed loop
-    double warmup_s = 1.0, duration_s = 5.0;
-    int runs = 5;
-    std::optional<int> workers;  ///< [server] workers: pool/shard server threads; nullopt = "auto" (see workers_for)
-    std::string idle = "spin";
-    std::string store = "null";
-    Thresholds thresholds;
-    double audit_interval_s = 0.2;
-    double audit_burn_fraction = 0.25;  ///< a foreign thread above this share of a sample burns
-    double ready_timeout_s = 10.0;
-    int attempts = 2;                   ///< a failed cell is tried again once; a repeat makes it partial
-    bool installed = false;             ///< measure each flavour's newest install, not the build tree (install.hpp)
-    std::string source_text, source_name;
+  std::string name;
+  std::vector<std::string> flavours, transports, models, loops;
+  /// [transport_models]: a transport played on these models only (e.g. tls = ["single", "mono"]).
+  std::map<std::string, std::vector<std::string>> transport_models;
+  std::map<std::string, int> sessions{{"single", 1}, {"mono", 32}, {"pool", 32}, {"shard", 32}};
+  int rate = 50000;          ///< open loop, aggregate orders/s
+  int max_in_flight = 1000;  ///< open loop cap per session
+  int think_us = 0;          ///< closed loop
+  double warmup_s = 1.0, duration_s = 5.0;
+  int runs = 5;
+  std::optional<int> workers;  ///< [server] workers: pool/shard server threads; nullopt = "auto" (see workers_for)
+  std::string idle = "spin";
+  std::string store = "null";
+  Thresholds thresholds;
+  double audit_interval_s = 0.2;
+  double audit_burn_fraction = 0.25;  ///< a foreign thread above this share of a sample burns
+  double ready_timeout_s = 10.0;
+  int attempts = 2;        ///< a failed cell is tried again once; a repeat makes it partial
+  bool installed = false;  ///< measure each flavour's newest install, not the build tree (install.hpp)
+  std::string source_text, source_name;
 };
 
 Matrix load_matrix(const std::string& path);
@@ -129,21 +129,22 @@ Matrix parse_matrix(const std::string& text, const std::string& name);
 
 /// A flavour: how to find and start its server.
 struct Flavour {
-    std::string name;
-    std::string description;
-    std::string binary;              ///< relative to the build dir, or absolute, or a name on PATH
-    std::vector<std::string> args;   ///< with {placeholders}
-    std::vector<std::string> models, transports;
-    std::map<std::string, std::string> env;
-    int max_sessions = 0;            ///< the most sessions its server takes (a sweep stays under it); 0: no limit
-    std::string source_name;
+  std::string name;
+  std::string description;
+  std::string binary;             ///< relative to the build dir, or absolute, or a name on PATH
+  std::vector<std::string> args;  ///< with {placeholders}
+  std::vector<std::string> models, transports;
+  std::map<std::string, std::string> env;
+  int max_sessions = 0;  ///< the most sessions its server takes (a sweep stays under it); 0: no limit
+  std::string source_name;
 
-    // Build and identity, and what the flavour does not claim (docs/flavours.md).
-    std::vector<std::string> build;      ///< argv that builds the server, run in {source_dir}; empty: built elsewhere
-    std::vector<std::string> required_tools;  ///< `requires`: commands that must be on PATH; a missing one: `unbuilt`
-    std::vector<std::string> artifacts;  ///< files besides `binary` that define the server (jar, dll, .so), same path rules
-    std::map<std::string, std::string> cannot;       ///< transport setting -> why the runtime cannot apply it
-    std::map<std::string, std::string> not_claimed;  ///< contract part or check -> why the flavour does not claim it
+  // Build and identity, and what the flavour does not claim (docs/flavours.md).
+  std::vector<std::string> build;  ///< argv that builds the server, run in {source_dir}; empty: built elsewhere
+  std::vector<std::string> required_tools;  ///< `requires`: commands that must be on PATH; a missing one: `unbuilt`
+  std::vector<std::string>
+      artifacts;  ///< files besides `binary` that define the server (jar, dll, .so), same path rules
+  std::map<std::string, std::string> cannot;       ///< transport setting -> why the runtime cannot apply it
+  std::map<std::string, std::string> not_claimed;  ///< contract part or check -> why the flavour does not claim it
 };
 
 Flavour load_flavour(const std::string& path);
@@ -152,8 +153,7 @@ Flavour parse_flavour(const std::string& text, const std::string& name);
 std::map<std::string, Flavour> load_flavours(const std::string& dir, const std::vector<std::string>& names);
 
 /// Replaces {key} by vars[key]; an unknown placeholder throws ConfigError.
-std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars,
-                   const std::string& where);
+std::string expand(const std::string& tmpl, const std::map<std::string, std::string>& vars, const std::string& where);
 
 // ---- Starting a flavour's server: the placeholders of its args (docs/flavours.md).
 
@@ -167,18 +167,18 @@ extern const std::vector<std::string> kContractChecks;
 
 /// One start of a flavour's server: the value of every placeholder.
 struct ServerStart {
-    std::string model, transport;
-    std::string bind = "127.0.0.1";
-    int port = 0;
-    CoreSet cores;              ///< {cores}: written as a plain comma list, never a range
-    int coordinator_core = -1;
-    int sessions = 1, workers = 2;
-    int busy_poll_usecs = 0;
-    std::string idle = "spin";
-    std::string ready_file, store = "null", store_dir;
-    std::string flavour, build_dir, source_dir;
-    /// {tls_cert} {tls_key} {tls_ca}: the sitting's certificates (lab/src/tls.cpp), "" when it has no tls cell.
-    std::string tls_cert, tls_key, tls_ca;
+  std::string model, transport;
+  std::string bind = "127.0.0.1";
+  int port = 0;
+  CoreSet cores;  ///< {cores}: written as a plain comma list, never a range
+  int coordinator_core = -1;
+  int sessions = 1, workers = 2;
+  int busy_poll_usecs = 0;
+  std::string idle = "spin";
+  std::string ready_file, store = "null", store_dir;
+  std::string flavour, build_dir, source_dir;
+  /// {tls_cert} {tls_key} {tls_ca}: the sitting's certificates (lab/src/tls.cpp), "" when it has no tls cell.
+  std::string tls_cert, tls_key, tls_ca;
 };
 
 /// "9,10,11": what {cores} receives, a plain comma list, never a range.
@@ -189,21 +189,21 @@ std::map<std::string, std::string> placeholder_values(const ServerStart& s);
 std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s);
 
 struct Cell {
-    std::string flavour, transport, model, loop;
-    std::string id() const { return flavour + "/" + transport + "/" + model + "/" + loop; }
-    std::string file_name() const { return flavour + "_" + transport + "_" + model + "_" + loop + ".json"; }
+  std::string flavour, transport, model, loop;
+  std::string id() const { return flavour + "/" + transport + "/" + model + "/" + loop; }
+  std::string file_name() const { return flavour + "_" + transport + "_" + model + "_" + loop + ".json"; }
 };
 
 /// How many server threads a pool or shard cell starts, and where the number
 /// comes from. A spinning thread per server core: more of them than cores
 /// measures the scheduler's time slicing, not the model.
 struct Workers {
-    int count = 1;         ///< {workers}
-    int server_cores = 1;  ///< the machine file's server cores
-    bool from_matrix = false;  ///< an explicit [server] workers; false: "auto", one per server core
-    bool oversubscribed() const { return count > server_cores; }
-    /// "matrix" or "server cores".
-    std::string from() const { return from_matrix ? "matrix" : "server cores"; }
+  int count = 1;             ///< {workers}
+  int server_cores = 1;      ///< the machine file's server cores
+  bool from_matrix = false;  ///< an explicit [server] workers; false: "auto", one per server core
+  bool oversubscribed() const { return count > server_cores; }
+  /// "matrix" or "server cores".
+  std::string from() const { return from_matrix ? "matrix" : "server cores"; }
 };
 /// "auto": one worker per server core of the machine, at least 1.
 int auto_workers(const Machine& m);

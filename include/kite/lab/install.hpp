@@ -24,37 +24,37 @@ namespace kite::lab {
 
 /// One file of an install.
 struct InstalledFile {
-    std::string name;    ///< its name in the install folder
-    std::string source;  ///< the path it was copied from
-    std::string sha256;
+  std::string name;    ///< its name in the install folder
+  std::string source;  ///< the path it was copied from
+  std::string sha256;
 };
 
 /// An install as its folder and install.json describe it.
 struct Install {
-    std::string flavour;
-    std::string id;      ///< "<flavour>-<hash12>", the folder's name
-    std::string dir;     ///< the folder
-    std::string binary;  ///< the installed binary: dir/<the binary's file name>
-    std::string date;    ///< UTC, ISO 8601, when it was installed
-    std::vector<InstalledFile> files;  ///< the binary first, then the artifacts
-    nlohmann::json info;               ///< install.json as read
+  std::string flavour;
+  std::string id;                    ///< "<flavour>-<hash12>", the folder's name
+  std::string dir;                   ///< the folder
+  std::string binary;                ///< the installed binary: dir/<the binary's file name>
+  std::string date;                  ///< UTC, ISO 8601, when it was installed
+  std::vector<InstalledFile> files;  ///< the binary first, then the artifacts
+  nlohmann::json info;               ///< install.json as read
 };
 
 /// <results_dir>/<host>/installs: `host` is the machine's name, as for sittings.
 std::string installs_dir(const std::string& results_dir, const std::string& host);
 
 struct InstallRequest {
-    std::string flavour;       ///< its file is <flavours_dir>/<flavour>.toml
-    std::string flavours_dir;  ///< default <source_dir>/lab/flavours
-    std::string build_dir;     ///< where `binary` and relative `artifacts` are found
-    std::string source_dir;    ///< the source tree whose git state is recorded
-    std::string results_dir;
-    std::string host;
+  std::string flavour;       ///< its file is <flavours_dir>/<flavour>.toml
+  std::string flavours_dir;  ///< default <source_dir>/lab/flavours
+  std::string build_dir;     ///< where `binary` and relative `artifacts` are found
+  std::string source_dir;    ///< the source tree whose git state is recorded
+  std::string results_dir;
+  std::string host;
 };
 
 struct InstallOutcome {
-    Install install;
-    bool reused = false;  ///< an identical install existed and was kept as it is
+  Install install;
+  bool reused = false;  ///< an identical install existed and was kept as it is
 };
 
 /// Installs a flavour's built files, or finds the identical install already
@@ -84,12 +84,12 @@ bool host_tuned_flags(const std::string& flags);
 /// The installs a sitting measures: one per flavour of its matrix, and the
 /// client's, which is cpp's install whenever cpp is installed.
 struct SittingInstalls {
-    std::map<std::string, Install> servers;  ///< by flavour
-    std::optional<Install> client;
+  std::map<std::string, Install> servers;  ///< by flavour
+  std::optional<Install> client;
 
-    /// The flavour's install, nullptr when the sitting measures the build tree for it.
-    const Install* server(const std::string& flavour) const;
-    bool empty() const { return servers.empty() && !client; }
+  /// The flavour's install, nullptr when the sitting measures the build tree for it.
+  const Install* server(const std::string& flavour) const;
+  bool empty() const { return servers.empty() && !client; }
 };
 
 /// The newest install of every flavour given (and of cpp, for the client), or

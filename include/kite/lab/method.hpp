@@ -14,9 +14,9 @@ inline constexpr const char* kMethodVersion = "v1";
 
 /// One line on what the current method is.
 inline std::string method_summary() {
-    return "open loop at a fixed aggregate rate, sent whether or not replies are outstanding; response time from "
-           "the scheduled slot (the default view) and service time from the actual send; an open cell is judged on "
-           "its response CVs, a closed cell on its service CVs";
+  return "open loop at a fixed aggregate rate, sent whether or not replies are outstanding; response time from "
+         "the scheduled slot (the default view) and service time from the actual send; an open cell is judged on "
+         "its response CVs, a closed cell on its service CVs";
 }
 
 /// A result or sitting.json written before methods were recorded names none:

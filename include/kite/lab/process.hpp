@@ -11,48 +11,48 @@
 namespace kite::lab {
 
 struct SpawnSpec {
-    std::vector<std::string> argv;             ///< argv[0] is a path or a name on PATH
-    std::map<std::string, std::string> env;    ///< added to (or replacing in) the lab's environment
-    std::string netns;                         ///< run inside /run/netns/<netns> when set
-    std::string stdout_path = "/dev/null";
-    std::string stderr_path;                   ///< file; empty with pipe_stderr = a pipe
-    bool pipe_stderr = false;
+  std::vector<std::string> argv;           ///< argv[0] is a path or a name on PATH
+  std::map<std::string, std::string> env;  ///< added to (or replacing in) the lab's environment
+  std::string netns;                       ///< run inside /run/netns/<netns> when set
+  std::string stdout_path = "/dev/null";
+  std::string stderr_path;  ///< file; empty with pipe_stderr = a pipe
+  bool pipe_stderr = false;
 };
 
 /// A started process in its own process group (so a Ctrl-C at the terminal
 /// reaches only the lab, which then stops its children in order).
 class Child {
-public:
-    Child() = default;
-    ~Child();
-    Child(Child&& o) noexcept;
-    Child& operator=(Child&& o) noexcept;
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
+ public:
+  Child() = default;
+  ~Child();
+  Child(Child&& o) noexcept;
+  Child& operator=(Child&& o) noexcept;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
 
-    /// Throws std::runtime_error when fork, the netns or a redirection fails.
-    /// An exec failure shows as exit code 127.
-    static Child spawn(const SpawnSpec& spec);
+  /// Throws std::runtime_error when fork, the netns or a redirection fails.
+  /// An exec failure shows as exit code 127.
+  static Child spawn(const SpawnSpec& spec);
 
-    pid_t pid() const { return pid_; }
-    int stderr_fd() const { return err_fd_; }
-    bool running();
-    /// Exit code; 128+N when killed by signal N; nullopt while running.
-    std::optional<int> exit_code();
-    /// SIGTERM, then SIGKILL after grace_s. Returns the exit code.
-    int stop(double grace_s);
-    /// Waits up to timeout_s. Returns the exit code or nullopt.
-    std::optional<int> wait_for(double timeout_s);
+  pid_t pid() const { return pid_; }
+  int stderr_fd() const { return err_fd_; }
+  bool running();
+  /// Exit code; 128+N when killed by signal N; nullopt while running.
+  std::optional<int> exit_code();
+  /// SIGTERM, then SIGKILL after grace_s. Returns the exit code.
+  int stop(double grace_s);
+  /// Waits up to timeout_s. Returns the exit code or nullopt.
+  std::optional<int> wait_for(double timeout_s);
 
-private:
-    pid_t pid_ = -1;
-    int err_fd_ = -1;
-    std::optional<int> code_;
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  std::optional<int> code_;
 };
 
 struct CommandResult {
-    int code = -1;
-    std::string output;  ///< stdout and stderr together
+  int code = -1;
+  std::string output;  ///< stdout and stderr together
 };
 /// Runs a command to completion (bounded by timeout_s, then killed).
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s = 10.0);
@@ -61,30 +61,30 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
 /// up(), removed by down() and by the destructor. Names start with "kite-" so
 /// that remove_stale_namespaces() can find leftovers of a crashed sitting.
 class NetnsPair {
-public:
-    NetnsPair(std::string tag, std::string server_addr, std::string client_addr, int prefix);
-    ~NetnsPair();
-    NetnsPair(const NetnsPair&) = delete;
-    NetnsPair& operator=(const NetnsPair&) = delete;
+ public:
+  NetnsPair(std::string tag, std::string server_addr, std::string client_addr, int prefix);
+  ~NetnsPair();
+  NetnsPair(const NetnsPair&) = delete;
+  NetnsPair& operator=(const NetnsPair&) = delete;
 
-    /// Creates everything; GRO on and TSO off on both ends (busy polling does
-    /// nothing on veth otherwise). Throws std::runtime_error with what failed.
-    void up();
-    void down();
-    bool is_up() const { return up_; }
-    const std::string& server_ns() const { return server_ns_; }
-    const std::string& client_ns() const { return client_ns_; }
-    const std::string& server_addr() const { return server_addr_; }
-    const std::string& client_addr() const { return client_addr_; }
-    /// "gro=on tso=off" per end as read back after setting.
-    const std::string& offloads() const { return offloads_; }
+  /// Creates everything; GRO on and TSO off on both ends (busy polling does
+  /// nothing on veth otherwise). Throws std::runtime_error with what failed.
+  void up();
+  void down();
+  bool is_up() const { return up_; }
+  const std::string& server_ns() const { return server_ns_; }
+  const std::string& client_ns() const { return client_ns_; }
+  const std::string& server_addr() const { return server_addr_; }
+  const std::string& client_addr() const { return client_addr_; }
+  /// "gro=on tso=off" per end as read back after setting.
+  const std::string& offloads() const { return offloads_; }
 
-private:
-    std::string server_ns_, client_ns_, server_if_, client_if_;
-    std::string server_addr_, client_addr_;
-    int prefix_;
-    std::string offloads_;
-    bool up_ = false;
+ private:
+  std::string server_ns_, client_ns_, server_if_, client_if_;
+  std::string server_addr_, client_addr_;
+  int prefix_;
+  std::string offloads_;
+  bool up_ = false;
 };
 
 /// Removes network namespaces and links named kite-* (leftovers of a crash).

@@ -13,30 +13,30 @@ namespace kite::lab {
 std::string matrix_table(const std::vector<CellOutcome>& cells);
 
 struct CompareOptions {
-    std::string flavour = "cpp";   ///< Before/Now columns
-    std::string peer = "quickfix"; ///< the peer column, from B
+  std::string flavour = "cpp";    ///< Before/Now columns
+  std::string peer = "quickfix";  ///< the peer column, from B
 };
 
 /// Two sittings side by side, as the seeds' tables: closed p50 and open service p50.
 struct Comparison {
-    bool ok = false;
-    std::string refusal;  ///< why two sittings are not compared (two epochs, two methods)
-    std::string before, now, flavour, peer;
-    std::string machine, cpu_model, epoch, method;
-    struct Row {
-        std::string cell;                  ///< transport/model
-        std::string before, now, peer;     ///< figure, marker or state; "-" when absent
-        std::vector<std::string> differs;  ///< settings of this row that differ ("network loopback -> netns")
-    };
-    struct Table {
-        std::string loop, title;
-        std::vector<Row> rows;
-    };
-    std::vector<Table> tables;
-    std::vector<std::string> verdict_changes;  ///< "cpp/kernel/mono/closed: ok to partial"
-    /// Every setting that differs in some row, with the rows it touches ("network loopback -> netns: every row").
-    std::vector<std::string> differences;
-    std::size_t only_before = 0, only_now = 0;
+  bool ok = false;
+  std::string refusal;  ///< why two sittings are not compared (two epochs, two methods)
+  std::string before, now, flavour, peer;
+  std::string machine, cpu_model, epoch, method;
+  struct Row {
+    std::string cell;                  ///< transport/model
+    std::string before, now, peer;     ///< figure, marker or state; "-" when absent
+    std::vector<std::string> differs;  ///< settings of this row that differ ("network loopback -> netns")
+  };
+  struct Table {
+    std::string loop, title;
+    std::vector<Row> rows;
+  };
+  std::vector<Table> tables;
+  std::vector<std::string> verdict_changes;  ///< "cpp/kernel/mono/closed: ok to partial"
+  /// Every setting that differs in some row, with the rows it touches ("network loopback -> netns: every row").
+  std::vector<std::string> differences;
+  std::size_t only_before = 0, only_now = 0;
 };
 
 /// Compares sitting A (before) with B (now): refuses two hardware epochs or two method versions.
@@ -45,8 +45,8 @@ Comparison compare(const StoredSitting& a, const StoredSitting& b, const Compare
 std::string comparison_markdown(const Comparison& c);
 
 struct CompareResult {
-    bool ok = false;
-    std::string text;  ///< Markdown, or the refusal
+  bool ok = false;
+  std::string text;  ///< Markdown, or the refusal
 };
 
 /// Compares sitting folder A (before) with B (now). Refuses two hardware epochs or method versions.

@@ -29,56 +29,56 @@ using Settings = std::map<std::string, std::string>;
 
 /// One cell's result file of a sitting.
 struct StoredResult {
-    Cell cell;
-    CellState state = CellState::error;
-    std::string marker;   ///< for marked cells
-    std::string verdict;  ///< ok, partial, saturated, refused; "" when not measured
-    std::string reason;   ///< the lab's reason (refusal, marker, error)
-    std::string file;     ///< path relative to the results folder: <host>/<sitting>/<file>.json
-    std::string method;   ///< method_of_record of its `method`
-    Settings settings;
-    std::string binary;   ///< the server binary: sha256 (12 hex digits), "" when unknown
-    nlohmann::json data;  ///< the whole file
+  Cell cell;
+  CellState state = CellState::error;
+  std::string marker;   ///< for marked cells
+  std::string verdict;  ///< ok, partial, saturated, refused; "" when not measured
+  std::string reason;   ///< the lab's reason (refusal, marker, error)
+  std::string file;     ///< path relative to the results folder: <host>/<sitting>/<file>.json
+  std::string method;   ///< method_of_record of its `method`
+  Settings settings;
+  std::string binary;   ///< the server binary: sha256 (12 hex digits), "" when unknown
+  nlohmann::json data;  ///< the whole file
 
-    bool measured() const { return state == CellState::measured; }
-    /// What a matrix shows in place of figures: the marker, or the state (refused, unbuilt, error...).
-    std::string word() const;
-    /// p50 of a view ("response" or "service"); -1 when the result has none.
-    double p50(const std::string& view) const;
+  bool measured() const { return state == CellState::measured; }
+  /// What a matrix shows in place of figures: the marker, or the state (refused, unbuilt, error...).
+  std::string word() const;
+  /// p50 of a view ("response" or "service"); -1 when the result has none.
+  double p50(const std::string& view) const;
 };
 
 struct StoredSitting {
-    std::string host, name;
-    std::string dir;           ///< its folder
-    std::string start, end;    ///< UTC ISO times from sitting.json ("" when absent)
-    std::string epoch;         ///< recorded epoch id
-    std::string cpu_model;
-    std::string cpu_text;      ///< CpuIdentity::text() of its `cpu`; "" for a sitting that predates it
-    std::string method;        ///< method_of_record of its `method.version`
-    std::string matrix_name;   ///< the matrix file's `name` (or its file name)
-    nlohmann::json stamp;      ///< sitting.json
-    Matrix matrix;             ///< its matrix file as recorded (defaults where it cannot be read)
-    std::vector<StoredResult> results;
-    /// A load sweep (sitting.json's `kind` "sweep", bench-run sweep): it has
-    /// no matrix cells and never enters or sets a composed matrix.
-    bool sweep = false;
-    /// Its sweep.json files (one per flavour and series), each with `file`
-    /// added: its path relative to the results folder.
-    std::vector<nlohmann::json> sweeps;
+  std::string host, name;
+  std::string dir;         ///< its folder
+  std::string start, end;  ///< UTC ISO times from sitting.json ("" when absent)
+  std::string epoch;       ///< recorded epoch id
+  std::string cpu_model;
+  std::string cpu_text;     ///< CpuIdentity::text() of its `cpu`; "" for a sitting that predates it
+  std::string method;       ///< method_of_record of its `method.version`
+  std::string matrix_name;  ///< the matrix file's `name` (or its file name)
+  nlohmann::json stamp;     ///< sitting.json
+  Matrix matrix;            ///< its matrix file as recorded (defaults where it cannot be read)
+  std::vector<StoredResult> results;
+  /// A load sweep (sitting.json's `kind` "sweep", bench-run sweep): it has
+  /// no matrix cells and never enters or sets a composed matrix.
+  bool sweep = false;
+  /// Its sweep.json files (one per flavour and series), each with `file`
+  /// added: its path relative to the results folder.
+  std::vector<nlohmann::json> sweeps;
 
-    /// Settings of a cell of this sitting (from its matrix file and effective settings).
-    Settings settings_for(const std::string& transport, const std::string& model, const std::string& loop) const;
-    const StoredResult* find(const Cell& c) const;
-    /// A sitting of the reference matrix run as the file says: no --network,
-    /// --busy-poll-usecs, --idle or --no-audit override.
-    bool runs_reference_matrix() const;
-    /// Counts of its results by verdict or state ("ok", "partial", "refused", "marked", ...).
-    std::map<std::string, int> outcome() const;
+  /// Settings of a cell of this sitting (from its matrix file and effective settings).
+  Settings settings_for(const std::string& transport, const std::string& model, const std::string& loop) const;
+  const StoredResult* find(const Cell& c) const;
+  /// A sitting of the reference matrix run as the file says: no --network,
+  /// --busy-poll-usecs, --idle or --no-audit override.
+  bool runs_reference_matrix() const;
+  /// Counts of its results by verdict or state ("ok", "partial", "refused", "marked", ...).
+  std::map<std::string, int> outcome() const;
 };
 
 struct Host {
-    std::string name;
-    std::vector<StoredSitting> sittings;  ///< oldest first (by start time, then name)
+  std::string name;
+  std::vector<StoredSitting> sittings;  ///< oldest first (by start time, then name)
 };
 
 /// Reads every sitting (a folder with sitting.json) of every host under
@@ -91,13 +91,13 @@ StoredSitting load_stored_sitting(const std::string& dir, const std::string& hos
 
 /// A group of a host's sittings that may share a page: one epoch and one method.
 struct Era {
-    std::string epoch, method;
-    std::string cpu_model, cpu_text;   ///< of its newest sitting
-    std::string first, last;           ///< start of its first and last sitting
-    std::vector<const StoredSitting*> sittings;  ///< oldest first
-    bool current = false;              ///< the host's current epoch and the lab's method
-    /// A folder name for its archive page: <epoch>-<method>.
-    std::string id() const { return epoch + "-" + method; }
+  std::string epoch, method;
+  std::string cpu_model, cpu_text;             ///< of its newest sitting
+  std::string first, last;                     ///< start of its first and last sitting
+  std::vector<const StoredSitting*> sittings;  ///< oldest first
+  bool current = false;                        ///< the host's current epoch and the lab's method
+  /// A folder name for its archive page: <epoch>-<method>.
+  std::string id() const { return epoch + "-" + method; }
 };
 
 /// A host's eras, oldest first. The current epoch is the newest sitting's.
@@ -105,23 +105,23 @@ std::vector<Era> eras_of(const Host& h);
 
 /// One cell of a composed matrix.
 struct ComposedCell {
-    const StoredResult* shown = nullptr;  ///< the newest measured result, else the newest result
-    const StoredSitting* from = nullptr;  ///< the sitting of `shown`
-    /// The newest result of the cell when it is not `shown` (a later refusal or error), else null.
-    const StoredResult* newer_unmeasured = nullptr;
-    const StoredSitting* newer_from = nullptr;
+  const StoredResult* shown = nullptr;  ///< the newest measured result, else the newest result
+  const StoredSitting* from = nullptr;  ///< the sitting of `shown`
+  /// The newest result of the cell when it is not `shown` (a later refusal or error), else null.
+  const StoredResult* newer_unmeasured = nullptr;
+  const StoredSitting* newer_from = nullptr;
 };
 
 /// A matrix composed from sittings of one era.
 struct ComposedMatrix {
-    std::vector<std::string> rows;                          ///< transport/model, in the lab's order
-    std::vector<std::pair<std::string, std::string>> cols;  ///< (loop, flavour)
-    std::map<std::string, ComposedCell> cells;              ///< by Cell::id()
-    const StoredSitting* reference = nullptr;  ///< whose settings are the reference (null: none)
-    std::vector<const StoredSitting*> used;    ///< sittings that gave at least one cell
-    std::vector<const StoredSitting*> left_out;  ///< sittings of the era with other settings
+  std::vector<std::string> rows;                          ///< transport/model, in the lab's order
+  std::vector<std::pair<std::string, std::string>> cols;  ///< (loop, flavour)
+  std::map<std::string, ComposedCell> cells;              ///< by Cell::id()
+  const StoredSitting* reference = nullptr;               ///< whose settings are the reference (null: none)
+  std::vector<const StoredSitting*> used;                 ///< sittings that gave at least one cell
+  std::vector<const StoredSitting*> left_out;             ///< sittings of the era with other settings
 
-    const ComposedCell* at(const Cell& c) const;
+  const ComposedCell* at(const Cell& c) const;
 };
 
 /// The matrix of an era: the reference is its newest sitting that
@@ -133,12 +133,12 @@ ComposedMatrix compose_sitting(const StoredSitting& s);
 
 /// The server binary a flavour's cells of a sitting ran: from sitting.json's binaries.
 struct BinaryInfo {
-    std::string path;     ///< as sitting.json keys it
-    std::string sha256;   ///< full hex
-    std::string version;  ///< its --version answer, or the build stamp its results carry
-    std::string git;      ///< the git revision it names, "" when unknown
-    std::string flags;    ///< its build flags, "" when unknown
-    std::string install;  ///< the install it came from, "" for the build tree
+  std::string path;     ///< as sitting.json keys it
+  std::string sha256;   ///< full hex
+  std::string version;  ///< its --version answer, or the build stamp its results carry
+  std::string git;      ///< the git revision it names, "" when unknown
+  std::string flags;    ///< its build flags, "" when unknown
+  std::string install;  ///< the install it came from, "" for the build tree
 };
 BinaryInfo server_binary_of(const StoredSitting& s, const std::string& flavour);
 

@@ -15,8 +15,8 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,40 +29,41 @@
 namespace kite::lab {
 
 struct SittingOptions {
-    std::string source_dir;     ///< repository root
-    std::string build_dir;      ///< where flavour binaries and bench_roundtrip are found
-    std::string results_dir;    ///< default <source_dir>/results
-    std::string flavours_dir;   ///< default <source_dir>/lab/flavours
-    std::string client_binary;  ///< default <build_dir>/bench_roundtrip
-    std::string sitting_name;   ///< default: UTC time; an existing folder of that name is resumed
-    std::string resume_dir;     ///< resume this folder (its recorded machine and matrix are used)
-    Machine machine;
-    Matrix matrix;
-    std::optional<int> busy_poll_usecs;  ///< overrides transports.kernel.busy_poll_usecs
-    std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
-    std::optional<std::string> network;  ///< overrides the machine's network path
-    /// Measure each flavour's newest install (and take the client from cpp's
-    /// when there is one) instead of the build tree; so does the matrix's
-    /// `installed = true`. A flavour without an install: ConfigError.
-    bool installed = false;
-    /// flavour -> install id: a resumed sitting's installs, read from its sitting.json.
-    std::map<std::string, std::string> pinned_installs;
-    bool audit = true;
-    bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
-    bool build_site = true;
-    bool progress = true;
-    std::string command_line;
+  std::string source_dir;     ///< repository root
+  std::string build_dir;      ///< where flavour binaries and bench_roundtrip are found
+  std::string results_dir;    ///< default <source_dir>/results
+  std::string flavours_dir;   ///< default <source_dir>/lab/flavours
+  std::string client_binary;  ///< default <build_dir>/bench_roundtrip
+  std::string sitting_name;   ///< default: UTC time; an existing folder of that name is resumed
+  std::string resume_dir;     ///< resume this folder (its recorded machine and matrix are used)
+  Machine machine;
+  Matrix matrix;
+  std::optional<int> busy_poll_usecs;  ///< overrides transports.kernel.busy_poll_usecs
+  std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
+  std::optional<std::string> network;  ///< overrides the machine's network path
+  /// Measure each flavour's newest install (and take the client from cpp's
+  /// when there is one) instead of the build tree; so does the matrix's
+  /// `installed = true`. A flavour without an install: ConfigError.
+  bool installed = false;
+  /// flavour -> install id: a resumed sitting's installs, read from its sitting.json.
+  std::map<std::string, std::string> pinned_installs;
+  bool audit = true;
+  bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
+  bool build_site = true;
+  bool progress = true;
+  std::string command_line;
 };
 
 /// How a cell of a sitting ended. Its text (to_string) is the `lab.state` of
 /// the cell's result file.
 enum class CellState {
-    measured,  ///< the client measured it, and the audit passed or was off
-    refused,   ///< measured, but the audit refused the set-up: no figures published
-    marked,    ///< never run: nopool, noshard, unmeasurable or unsupported (the marker says)
-    unbuilt,   ///< never run: its server binary, a required command, an artifact or the client is missing
-    error,     ///< every attempt failed (the reason says how)
-    check_failed,  ///< never run: its flavour failed check-flavour at the start of the sitting (the reason lists the failures)
+  measured,      ///< the client measured it, and the audit passed or was off
+  refused,       ///< measured, but the audit refused the set-up: no figures published
+  marked,        ///< never run: nopool, noshard, unmeasurable or unsupported (the marker says)
+  unbuilt,       ///< never run: its server binary, a required command, an artifact or the client is missing
+  error,         ///< every attempt failed (the reason says how)
+  check_failed,  ///< never run: its flavour failed check-flavour at the start of the sitting (the reason lists the
+                 ///< failures)
 };
 
 /// "measured", "refused", "marked", "unbuilt", "error" or "check-failed".
@@ -73,21 +74,21 @@ std::optional<CellState> cell_state_from_string(std::string_view text);
 std::ostream& operator<<(std::ostream& out, CellState s);
 
 struct CellOutcome {
-    Cell cell;
-    CellState state = CellState::error;
-    std::string marker;   ///< for marked cells
-    std::string verdict;  ///< ok, partial, saturated, refused ("" otherwise)
-    double p50 = -1;      ///< default view: response in open loop, service in closed
-    double service_p50 = -1;
-    std::string reason;
-    bool reused = false;  ///< kept from an interrupted run of the same sitting
+  Cell cell;
+  CellState state = CellState::error;
+  std::string marker;   ///< for marked cells
+  std::string verdict;  ///< ok, partial, saturated, refused ("" otherwise)
+  double p50 = -1;      ///< default view: response in open loop, service in closed
+  double service_p50 = -1;
+  std::string reason;
+  bool reused = false;  ///< kept from an interrupted run of the same sitting
 };
 
 struct SittingResult {
-    std::string dir;
-    std::vector<CellOutcome> cells;
-    int exit_code = 0;
-    std::string message;
+  std::string dir;
+  std::vector<CellOutcome> cells;
+  int exit_code = 0;
+  std::string message;
 };
 
 /// Runs (or resumes) a sitting. Throws ConfigError for bad inputs.
@@ -97,21 +98,21 @@ SittingResult run_sitting(SittingOptions opt);
 /// and open-loop rate, by the sitting's runner (same stamp, audit, attempts
 /// and verdict), its result written to <sitting>/<dir>/<name>.json.
 struct Step {
-    Cell cell;
-    int sessions = 1;
-    int rate = 0;            ///< open loop, aggregate orders/s
-    int client_threads = 1;  ///< bench_roundtrip client --threads
-    std::string dir;         ///< folder under the sitting's, e.g. "sweep/cpp/rate"
-    std::string name;        ///< file stem, e.g. "step-01"
-    std::string label;       ///< what the progress line calls it
-    std::size_t planned = 0; ///< steps planned at most, this one included (the progress line's total)
+  Cell cell;
+  int sessions = 1;
+  int rate = 0;             ///< open loop, aggregate orders/s
+  int client_threads = 1;   ///< bench_roundtrip client --threads
+  std::string dir;          ///< folder under the sitting's, e.g. "sweep/cpp/rate"
+  std::string name;         ///< file stem, e.g. "step-01"
+  std::string label;        ///< what the progress line calls it
+  std::size_t planned = 0;  ///< steps planned at most, this one included (the progress line's total)
 };
 
 struct StepResult {
-    Step step;
-    CellOutcome outcome;
-    nlohmann::json result;  ///< the step's result file as written
-    std::string file;       ///< relative to the sitting's folder
+  Step step;
+  CellOutcome outcome;
+  nlohmann::json result;  ///< the step's result file as written
+  std::string file;       ///< relative to the sitting's folder
 };
 
 /// Chooses the next step from the steps run so far; nullopt ends the sitting.

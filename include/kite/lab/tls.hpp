@@ -11,10 +11,10 @@ namespace kite::lab {
 
 /// The files of one set: what {tls_ca}, {tls_cert} and {tls_key} receive.
 struct LabCertificates {
-    std::string ca;    ///< PEM certificate of the CA (the client's trust anchor)
-    std::string cert;  ///< PEM server certificate, signed by the CA
-    std::string key;   ///< PEM private key of the server certificate
-    bool made() const { return !ca.empty(); }
+  std::string ca;    ///< PEM certificate of the CA (the client's trust anchor)
+  std::string cert;  ///< PEM server certificate, signed by the CA
+  std::string key;   ///< PEM private key of the server certificate
+  bool made() const { return !ca.empty(); }
 };
 
 /// Makes a P-256 CA and a server certificate naming `addresses` (IPv4, each

@@ -26,7 +26,7 @@ std::string host_name();
 std::string host_kernel();
 std::string host_cpu_model();
 std::vector<int> host_online_cores();
-bool host_has_io_uring();  ///< io_uring_setup(2) works here
+bool host_has_io_uring();     ///< io_uring_setup(2) works here
 std::string host_isolcpus();  ///< from /proc/cmdline, "" if none
 /// Sysctls that change latency results, when readable.
 std::map<std::string, std::string> host_latency_sysctls();

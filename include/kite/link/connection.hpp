@@ -85,12 +85,12 @@ class OutboundOutput final : public session::SessionOutput {
 // (a restart) all get their turn. Only when no connection can make room is
 // the new one refused. Every closed or refused connection is logged.
 struct AcceptorLimits {
-  std::size_t max_connections = 64;          // MaxConnections
-  std::int32_t logon_timeout_ms = 10000;     // LogonTimeout (before a Logon arrives)
-  std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize before the session is known
-  std::size_t max_unauthenticated = 16;      // not yet logged on, in total
+  std::size_t max_connections = 64;                 // MaxConnections
+  std::int32_t logon_timeout_ms = 10000;            // LogonTimeout (before a Logon arrives)
+  std::uint32_t max_message_size = 64 * 1024;       // MaxMessageSize before the session is known
+  std::size_t max_unauthenticated = 16;             // not yet logged on, in total
   std::size_t max_unauthenticated_per_address = 4;  // not yet logged on, from one remote address
-  std::int32_t logon_grace_ms = 1000;        // an unauthenticated connection this young is not closed for another
+  std::int32_t logon_grace_ms = 1000;  // an unauthenticated connection this young is not closed for another
   // Connections held at once: max_connections, and room for as many evicted
   // ones waiting for their thread to close them.
   std::size_t table_size() const noexcept { return max_connections + max_unauthenticated; }
@@ -170,7 +170,7 @@ class SessionConnection final : public engine::Protocol {
   char peer_[48] = {};
   std::atomic<Gate> gate_{Gate::free};
   std::uint64_t opened_order_ = 0;
-  std::int64_t opened_ns_ = 0;  // Clock time it was lent
+  std::int64_t opened_ns_ = 0;   // Clock time it was lent
   std::size_t garbled_run_ = 0;  // bytes discarded since the last whole frame
   codec::FrameError garbled_first_ = codec::FrameError::none;
   // Counting (observe()): the bound session's slot, its log, and the time the

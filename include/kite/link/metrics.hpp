@@ -21,7 +21,9 @@ namespace kite::link {
 
 class Counter {
  public:
-  void add(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(std::uint64_t n = 1) noexcept {
+    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
 
  private:
@@ -53,12 +55,12 @@ struct SessionMetrics {
   std::atomic<const char*> last_refusal{nullptr};  // why the last Logon for it was refused
   // Published by the owning thread after each message and timer turn.
   std::atomic<std::uint64_t> next_in{0}, next_out{0};
-  std::atomic<std::uint8_t> state{0};      // session::SessionState
+  std::atomic<std::uint8_t> state{0};  // session::SessionState
   std::atomic<bool> in_gap{false};
   // Monotonic (CLOCK_MONOTONIC) time of the last message out, or of the last
   // inbound read: readers convert it to UTC (one clock read fewer per order).
   std::atomic<std::int64_t> last_activity_mono_ns{0};
-  std::atomic<bool> message_log{false};           // switched by the admin channel
+  std::atomic<bool> message_log{false};  // switched by the admin channel
 
   void count_disconnect(const char* cause) noexcept;
 };

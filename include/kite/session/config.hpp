@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kite/util/toml.hpp"
 #include "kite/util/config_error.hpp"
+#include "kite/util/toml.hpp"
 
 #include "kite/session/settings.hpp"
 

@@ -25,7 +25,7 @@ struct Schedule {
   std::int32_t end_sec = 0;    // may be <= start_sec: the period crosses midnight
   // Days on which a period may START, bit 0 = Sunday ... bit 6 = Saturday.
   std::uint8_t days = 0x7f;
-  std::int32_t utc_offset_sec = 0;  // local time = UTC + offset (when no zone)
+  std::int32_t utc_offset_sec = 0;       // local time = UTC + offset (when no zone)
   std::shared_ptr<const TimeZone> zone;  // overrides utc_offset_sec when set
 
   // Whether `utc_ns` falls inside a session period.

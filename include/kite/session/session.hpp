@@ -110,11 +110,11 @@ class MessageValidator {
 };
 
 enum class SessionState : unsigned char {
-  disconnected,   // no connection
-  awaiting_logon, // connected, no Logon yet (acceptor) / Logon sent, no answer (initiator)
-  active,         // logged on
-  logout_sent,    // our Logout is out, waiting for the answer
-  closing,        // disconnect asked for; waiting for on_disconnected()
+  disconnected,    // no connection
+  awaiting_logon,  // connected, no Logon yet (acceptor) / Logon sent, no answer (initiator)
+  active,          // logged on
+  logout_sent,     // our Logout is out, waiting for the answer
+  closing,         // disconnect asked for; waiting for on_disconnected()
 };
 const char* to_string(SessionState s) noexcept;
 
@@ -128,8 +128,7 @@ enum class SendResult : unsigned char {
 
 class Session {
  public:
-  Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock,
-          Logger& log);
+  Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock, Logger& log);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 

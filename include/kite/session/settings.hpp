@@ -28,12 +28,12 @@ enum class FlushPolicy : unsigned char {
 };
 
 struct StoreSettings {
-  StoreKind kind = StoreKind::memory;        // StoreKind: "file" | "memory" | "null"
-  std::string path;                          // FileStorePath: a folder, one journal per session
-  FlushPolicy flush = FlushPolicy::none;     // FlushPolicy: "none" | "message" | "count" | "time"
-  std::uint32_t flush_every_n = 100;         // FlushEveryN
-  std::uint32_t flush_every_ms = 10;         // FlushEveryMs
-  std::size_t capacity_bytes = 16u << 20;    // StoreCapacity: journal size, allocated and mapped at open
+  StoreKind kind = StoreKind::memory;      // StoreKind: "file" | "memory" | "null"
+  std::string path;                        // FileStorePath: a folder, one journal per session
+  FlushPolicy flush = FlushPolicy::none;   // FlushPolicy: "none" | "message" | "count" | "time"
+  std::uint32_t flush_every_n = 100;       // FlushEveryN
+  std::uint32_t flush_every_ms = 10;       // FlushEveryMs
+  std::size_t capacity_bytes = 16u << 20;  // StoreCapacity: journal size, allocated and mapped at open
 };
 
 // The BeginStrings a session may have.
@@ -42,38 +42,38 @@ inline constexpr const char* kBeginStringList = "FIX.4.0, FIX.4.1, FIX.4.2, FIX.
 bool known_begin_string(std::string_view b) noexcept;
 
 struct SessionSettings {
-  Role role = Role::acceptor;                // ConnectionType: "acceptor" | "initiator"
-  std::string begin_string = "FIX.4.4";      // BeginString: FIX.4.0 | FIX.4.1 | FIX.4.2 | FIX.4.3 |
-                                             // FIX.4.4 | FIXT.1.1
-  std::string sender_comp_id;                // SenderCompID (required)
-  std::string target_comp_id;                // TargetCompID (required)
-  std::string sender_sub_id;                 // SenderSubID
-  std::string target_sub_id;                 // TargetSubID
-  std::string sender_location_id;            // SenderLocationID
-  std::string target_location_id;            // TargetLocationID
-  std::string default_appl_ver_id = "9";     // DefaultApplVerID (FIXT only): "7" FIX.5.0, "8" FIX.5.0SP1,
-                                             // "9" FIX.5.0SP2
+  Role role = Role::acceptor;             // ConnectionType: "acceptor" | "initiator"
+  std::string begin_string = "FIX.4.4";   // BeginString: FIX.4.0 | FIX.4.1 | FIX.4.2 | FIX.4.3 |
+                                          // FIX.4.4 | FIXT.1.1
+  std::string sender_comp_id;             // SenderCompID (required)
+  std::string target_comp_id;             // TargetCompID (required)
+  std::string sender_sub_id;              // SenderSubID
+  std::string target_sub_id;              // TargetSubID
+  std::string sender_location_id;         // SenderLocationID
+  std::string target_location_id;         // TargetLocationID
+  std::string default_appl_ver_id = "9";  // DefaultApplVerID (FIXT only): "7" FIX.5.0, "8" FIX.5.0SP1,
+                                          // "9" FIX.5.0SP2
 
-  std::int32_t heart_bt_int = 30;            // HeartBtInt, seconds (initiator proposes it)
-  double test_request_delay = 0.5;           // TestRequestDelayMultiplier: silence of
-                                             // HeartBtInt * (1 + this) triggers a TestRequest
-  std::uint16_t socket_accept_port = 0;      // SocketAcceptPort (read by the daemon)
-  std::string socket_connect_host;           // SocketConnectHost (read by the runtime)
-  std::uint16_t socket_connect_port = 0;     // SocketConnectPort
-  std::int32_t reconnect_interval_ms = 1000; // ReconnectInterval (first back-off step)
-  std::int32_t reconnect_max_ms = 30000;     // ReconnectIntervalMax (back-off doubles up to this)
+  std::int32_t heart_bt_int = 30;             // HeartBtInt, seconds (initiator proposes it)
+  double test_request_delay = 0.5;            // TestRequestDelayMultiplier: silence of
+                                              // HeartBtInt * (1 + this) triggers a TestRequest
+  std::uint16_t socket_accept_port = 0;       // SocketAcceptPort (read by the daemon)
+  std::string socket_connect_host;            // SocketConnectHost (read by the runtime)
+  std::uint16_t socket_connect_port = 0;      // SocketConnectPort
+  std::int32_t reconnect_interval_ms = 1000;  // ReconnectInterval (first back-off step)
+  std::int32_t reconnect_max_ms = 30000;      // ReconnectIntervalMax (back-off doubles up to this)
 
-  bool reset_on_logon = false;               // ResetOnLogon
-  bool reset_on_logout = false;              // ResetOnLogout
-  bool reset_on_disconnect = false;          // ResetOnDisconnect
-  bool send_reset_seq_num_flag = false;      // SendResetSeqNumFlag: initiator asks for a reset at logon
+  bool reset_on_logon = false;           // ResetOnLogon
+  bool reset_on_logout = false;          // ResetOnLogout
+  bool reset_on_disconnect = false;      // ResetOnDisconnect
+  bool send_reset_seq_num_flag = false;  // SendResetSeqNumFlag: initiator asks for a reset at logon
 
-  Schedule schedule;                         // StartTime, EndTime, Days, TimeZone
+  Schedule schedule;  // StartTime, EndTime, Days, TimeZone
 
   StoreSettings store;
 
-  bool validate = false;                     // UseDataDictionary
-  std::string data_dictionary;               // DataDictionary: path of the XML dictionary
+  bool validate = false;        // UseDataDictionary
+  std::string data_dictionary;  // DataDictionary: path of the XML dictionary
   // With UseDataDictionary (QuickFIX's meanings):
   bool validate_fields_have_values = true;   // ValidateFieldsHaveValues: empty value -> Reject(4)
   bool validate_user_defined_fields = true;  // ValidateUserDefinedFields: N lets tags >= 5000 pass
@@ -83,22 +83,22 @@ struct SessionSettings {
   bool check_comp_id = true;                 // CheckCompID: N accepts any Sender/TargetCompID after Logon
 
   std::uint32_t max_message_size = 64 * 1024;  // MaxMessageSize: larger inbound frames are refused
-  std::int32_t logon_timeout_ms = 10000;     // LogonTimeout
-  std::int32_t logout_timeout_ms = 2000;     // LogoutTimeout
-  std::int32_t resend_timeout_ms = 10000;    // ResendRequestTimeout: a gap that does not move for this
-                                             // long is asked for again (0: never)
-  std::uint32_t resend_retries = 2;          // ResendRequestRetries: asked again this many times, then
-                                             // Logout and disconnect
-  std::uint32_t max_queued = 10000;          // MaxQueuedWhileGap: messages held while a gap is open
-  std::size_t queue_bytes = 4u << 20;        // MaxQueuedBytes: bytes held while a gap is open
-  std::size_t send_claim_bytes = 8192;       // SendClaimBytes: room asked of the send buffer per message
-  std::size_t overflow_bytes = 256 * 1024;   // OverflowBytes: admin/resend bytes held under back-pressure
+  std::int32_t logon_timeout_ms = 10000;       // LogonTimeout
+  std::int32_t logout_timeout_ms = 2000;       // LogoutTimeout
+  std::int32_t resend_timeout_ms = 10000;      // ResendRequestTimeout: a gap that does not move for this
+                                               // long is asked for again (0: never)
+  std::uint32_t resend_retries = 2;            // ResendRequestRetries: asked again this many times, then
+                                               // Logout and disconnect
+  std::uint32_t max_queued = 10000;            // MaxQueuedWhileGap: messages held while a gap is open
+  std::size_t queue_bytes = 4u << 20;          // MaxQueuedBytes: bytes held while a gap is open
+  std::size_t send_claim_bytes = 8192;         // SendClaimBytes: room asked of the send buffer per message
+  std::size_t overflow_bytes = 256 * 1024;     // OverflowBytes: admin/resend bytes held under back-pressure
 
-  std::string username;                      // Username (initiator sends it)
-  std::string password;                      // Password (initiator sends it; acceptor checks it)
+  std::string username;  // Username (initiator sends it)
+  std::string password;  // Password (initiator sends it; acceptor checks it)
 
-  bool check_latency = true;                 // CheckLatency
-  std::int32_t max_latency_s = 120;          // MaxLatency: allowed |SendingTime - now|, seconds
+  bool check_latency = true;         // CheckLatency
+  std::int32_t max_latency_s = 120;  // MaxLatency: allowed |SendingTime - now|, seconds
   codec::TimePrecision timestamp_precision = codec::TimePrecision::millis;  // TimestampPrecision
 
   // "FIX.4.4:SENDER->TARGET" (QuickFIX's session ID form).

@@ -144,8 +144,7 @@ class FileStore final : public MessageStore {
   // Opens (or creates) the journal for `name` in `dir` (created if missing)
   // and recovers numbers and messages from it. `capacity_bytes` is the size
   // of the mapping (a sparse file); a full journal refuses further messages.
-  FileStore(const std::string& dir, const std::string& name, const StoreSettings& settings,
-            std::int64_t now_ns);
+  FileStore(const std::string& dir, const std::string& name, const StoreSettings& settings, std::int64_t now_ns);
   ~FileStore() override;
   FileStore(const FileStore&) = delete;
   FileStore& operator=(const FileStore&) = delete;
@@ -223,12 +222,12 @@ class FileStore final : public MessageStore {
   int fd_ = -1;
   char* base_ = nullptr;
   std::size_t size_ = 0;
-  std::size_t tail_ = 0;         // where the next record goes
-  std::size_t synced_to_ = 0;    // bytes of records known to be msynced
-  std::uint32_t unsynced_ = 0;   // messages since the last msync
+  std::size_t tail_ = 0;        // where the next record goes
+  std::size_t synced_to_ = 0;   // bytes of records known to be msynced
+  std::uint32_t unsynced_ = 0;  // messages since the last msync
   std::int64_t last_sync_ns_ = 0;
   std::int64_t now_hint_ns_ = 0;
-  SlotTable index_;              // in journal order; seqs increase within a generation
+  SlotTable index_;  // in journal order; seqs increase within a generation
   std::size_t recovered_ = 0;
   std::size_t discarded_ = 0;
   std::size_t discarded_batch_ = 0;
@@ -236,8 +235,8 @@ class FileStore final : public MessageStore {
   // committed one) and the batch being handled.
   std::uint64_t target_ = 1;
   bool in_batch_ = false;
-  bool batch_stored_ = false;      // a record was stored in this batch
-  std::size_t batch_last_ = 0;     // offset of the batch's last record header
+  bool batch_stored_ = false;   // a record was stored in this batch
+  std::size_t batch_last_ = 0;  // offset of the batch's last record header
 };
 
 // What a journal holds, read without changing it (the inspection tool).
@@ -252,8 +251,7 @@ struct JournalSummary {
 // Calls each(seq, message) for every valid record of the journal at `path`
 // in order, up to the last committed one; the numbers are the ones a
 // FileStore opening it would recover. Throws std::runtime_error when the file is not a Kite journal.
-JournalSummary read_journal(const std::string& path,
-                            const std::function<void(std::uint64_t, std::string_view)>& each);
+JournalSummary read_journal(const std::string& path, const std::function<void(std::uint64_t, std::string_view)>& each);
 
 // Makes the store a session's settings ask for (a FileStore under
 // settings.path named after `session_id`). Throws at set-up on failure.

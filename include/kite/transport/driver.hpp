@@ -38,12 +38,12 @@ struct Conn {
   std::uint32_t gen = 0;   // bumped on each reuse (stale io_uring completions are told apart)
   RecvBuffer rx;
   SendBuffer tx;
-  bool watching = false;       // the driver is reading it
-  bool write_blocked = false;  // kernel: last write saw EAGAIN
-  bool send_in_flight = false;  // io_uring: a send SQE reads tx
-  int ops_in_flight = 0;        // io_uring: SQEs whose completion is still due
+  bool watching = false;         // the driver is reading it
+  bool write_blocked = false;    // kernel: last write saw EAGAIN
+  bool send_in_flight = false;   // io_uring: a send SQE reads tx
+  int ops_in_flight = 0;         // io_uring: SQEs whose completion is still due
   std::uint64_t bytes_sent = 0;  // bytes the socket accepted from tx (progress marker)
-  bool recv_paused = false;     // io_uring: no receive armed until rx has room again
+  bool recv_paused = false;      // io_uring: no receive armed until rx has room again
 };
 
 class Sink {
@@ -78,7 +78,7 @@ struct DriverConfig {
   unsigned uring_entries = 256;
   bool uring_sqpoll = false;  // a kernel thread polls the SQ: needs a spare core
   int uring_sqpoll_cpu = -1;
-  unsigned uring_buffers = 256;     // provided buffers (power of two)
+  unsigned uring_buffers = 256;  // provided buffers (power of two)
   unsigned uring_buffer_size = 4096;
 };
 

@@ -32,7 +32,7 @@ struct OptionReport {
   int busy_poll_errno = 0;
   int prefer_busy_poll_errno = 0;
   int busy_poll_usecs_read_back = 0;  // getsockopt(SO_BUSY_POLL) after setting
-  std::string describe() const;       // one line, e.g. "nodelay quickack busy_poll=50us prefer_busy_poll=refused(EPERM)"
+  std::string describe() const;  // one line, e.g. "nodelay quickack busy_poll=50us prefer_busy_poll=refused(EPERM)"
 };
 
 OptionReport apply_options(int fd, const SocketOptions& o) noexcept;

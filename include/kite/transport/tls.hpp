@@ -53,7 +53,7 @@ struct TlsConfig {
   // Client: check that the server's certificate names `server_name` (or the
   // connect host when empty); an IP address is matched against IP SANs.
   bool verify_host = true;
-  std::string server_name;  // client: the name checked and sent as SNI; empty: the connect host
+  std::string server_name;                    // client: the name checked and sent as SNI; empty: the connect host
   ClientCert client_cert = ClientCert::none;  // server
   TlsVersion min_version = TlsVersion::tls1_2;
   int handshake_timeout_ms = 10000;  // a connection not through its handshake by then is closed
@@ -95,7 +95,7 @@ class TlsContext {
   TlsRole role() const noexcept { return role_; }
   const TlsConfig& config() const noexcept { return config_; }
   const std::string& check_name() const noexcept { return check_name_; }  // client: the name verified
-  void* native() const noexcept { return ctx_; }  // SSL_CTX*
+  void* native() const noexcept { return ctx_; }                          // SSL_CTX*
 
  private:
   TlsContext() = default;

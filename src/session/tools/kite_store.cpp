@@ -32,14 +32,16 @@ void print_journal(const fs::path& path) {
         std::printf("%s\n", line.c_str());
       });
   char created[32] = "-";
-  if (s.creation_ns > 0) *kite::codec::write_utc_timestamp(created, s.creation_ns, kite::codec::TimePrecision::seconds) = 0;
+  if (s.creation_ns > 0)
+    *kite::codec::write_utc_timestamp(created, s.creation_ns, kite::codec::TimePrecision::seconds) = 0;
   std::printf("# %s: next sender seq %llu, next target seq %llu, %zu messages, period since %s, generation %u\n",
               path.filename().c_str(), static_cast<unsigned long long>(s.next_sender_seq),
               static_cast<unsigned long long>(s.next_target_seq), s.messages, created, s.generation);
   if (s.unfinished != 0)
-    std::printf("# %s: %zu messages of an inbound message still being handled (not listed; dropped if the process "
-                "died)\n",
-                path.filename().c_str(), s.unfinished);
+    std::printf(
+        "# %s: %zu messages of an inbound message still being handled (not listed; dropped if the process "
+        "died)\n",
+        path.filename().c_str(), s.unfinished);
 }
 
 }  // namespace

@@ -62,10 +62,12 @@ FramedIndex FieldIndex::frame_and_build(const char* bytes, std::size_t n, std::u
 }
 
 template <class Scan>
-[[gnu::always_inline]] inline IndexResult FieldIndex::build_body(const char* frame, std::uint32_t size, std::uint32_t body_begin,
-                                                                 std::uint32_t body_end, std::uint32_t begin_string_end,
+[[gnu::always_inline]] inline IndexResult FieldIndex::build_body(const char* frame, std::uint32_t size,
+                                                                 std::uint32_t body_begin, std::uint32_t body_end,
+                                                                 std::uint32_t begin_string_end,
                                                                  std::uint64_t* sum) noexcept {
-  if (capacity_ < 3) [[unlikely]] return build<Scan>(frame, size);
+  if (capacity_ < 3) [[unlikely]]
+    return build<Scan>(frame, size);
   reset();
   base_ = frame;
   size_ = size;
@@ -77,7 +79,8 @@ template <class Scan>
   const IndexResult r = walk<Scan>(frame, body_begin, body_end, 2, sum);
   // A body that does not index, or no room for CheckSum: the whole frame's
   // walk says what and where, as build(frame, size) would (errors are rare).
-  if (!r || count_ == capacity_) [[unlikely]] return build<Scan>(frame, size);
+  if (!r || count_ == capacity_) [[unlikely]]
+    return build<Scan>(frame, size);
   std::uint32_t* const slots = slots_;
   const std::uint32_t generation_bits = generation_ << 16;
   // The first two fields come first, whatever the body repeats.
@@ -90,8 +93,9 @@ template <class Scan>
 }
 
 template <class Scan>
-[[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
-                                                           [[maybe_unused]] std::uint64_t* sum, std::size_t data_end) noexcept {
+[[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end,
+                                                           std::uint32_t first, [[maybe_unused]] std::uint64_t* sum,
+                                                           std::size_t data_end) noexcept {
   if (data_end > end) data_end = end;
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
@@ -143,12 +147,13 @@ template <class Scan>
     pending &= ~std::uint64_t{0} << (pos - start);
   };
   std::size_t p = begin;
-  bool bulk_done = false;  // a level's vector walk ran: p is where the walks below go on
+  bool bulk_done = false;                          // a level's vector walk ran: p is where the walks below go on
   if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a block walk (x86-64)
     if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
       count = first + Scan::bulk_walk(bulk_arrays(first), frame, begin, end, first, p, sum);
       bulk_done = true;
-      if (p >= end) [[likely]] return done(IndexError::none, 0, 0);  // it took every field
+      if (p >= end) [[likely]]
+        return done(IndexError::none, 0, 0);  // it took every field
       load(p);
       pending &= ~std::uint64_t{0} << (p - start);
     }
@@ -168,19 +173,23 @@ template <class Scan>
   const auto common_field = [&](std::uint64_t w) __attribute__((always_inline)) {
     // One pass finds the tag's end and checks its digits: the first byte
     // that is not a digit must be the '=' and must not be the first byte.
-    const std::uint64_t x = w ^ 0x3030303030303030ull;  // digits become 0..9
+    const std::uint64_t x = w ^ 0x3030303030303030ull;                                      // digits become 0..9
     const std::uint64_t other = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;  // lowest bit exact
-    if (other == 0) [[unlikely]] return false;
+    if (other == 0) [[unlikely]]
+      return false;
     const auto bit = static_cast<unsigned>(__builtin_ctzll(other));  // 8 * tag_len + 7
     const std::size_t tag_len = bit >> 3;
     if (tag_len == 0 || static_cast<unsigned char>(w >> (bit - 7)) != '=' || static_cast<unsigned char>(w) == '0')
-      [[unlikely]] return false;
+        [[unlikely]]
+      return false;
     const std::uint32_t tag = detail::digits_value(x, tag_len);
-    if (detail::is_length_tag(tag)) [[unlikely]] return false;  // a data field may follow
+    if (detail::is_length_tag(tag)) [[unlikely]]
+      return false;  // a data field may follow
     if (pending == 0) [[unlikely]] {
       if (end - start <= 64) return false;
       load(start + 64);
-      if (pending == 0) [[unlikely]] return false;
+      if (pending == 0) [[unlikely]]
+        return false;
     }
     const std::size_t soh = start + static_cast<unsigned>(__builtin_ctzll(pending));
     pending &= pending - 1;
@@ -197,7 +206,8 @@ template <class Scan>
     while (p <= stop) {
       std::uint64_t w;
       std::memcpy(&w, frame + p, sizeof w);
-      if (!common_field(w)) [[unlikely]] break;  // then p <= stop: no tail below
+      if (!common_field(w)) [[unlikely]]
+        break;  // then p <= stop: no tail below
     }
     // The last field (usually CheckSum) within the last 8 bytes: the frame's
     // last word, shifted so that p's byte comes first.
@@ -222,7 +232,8 @@ template <class Scan>
     }
     if (eq8 != 0) [[likely]] {
       tag_len = static_cast<std::size_t>(__builtin_ctzll(eq8)) >> 3;
-      if (tag_len == 0 || frame[p] == '0' || !detail::parse_digits8(w, tag_len, tag)) return done(IndexError::bad_tag, p, 0);
+      if (tag_len == 0 || frame[p] == '0' || !detail::parse_digits8(w, tag_len, tag))
+        return done(IndexError::bad_tag, p, 0);
     } else {  // a long tag, the frame's last bytes, or no '=' at all
       const char* eq = Scan::find(frame + p, frame + end, '=');
       if (eq == frame + end) return done(IndexError::missing_equals, p, 0);

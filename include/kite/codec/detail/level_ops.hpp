@@ -44,7 +44,9 @@ extern const LevelOps* g_active_ops;
 // FieldIndex::build<FastScan> and frame_and_build<FastScan> (the defaults)
 // are one call into that level's walk; these three go through its table too.
 struct FastScan {
-  static std::uint32_t checksum(const char* p, const char* end) noexcept { return detail::g_active_ops->checksum(p, end); }
+  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+    return detail::g_active_ops->checksum(p, end);
+  }
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     detail::g_active_ops->classify(p, n, eq, soh);
   }

@@ -15,12 +15,16 @@ constexpr LevelOps make_level_ops(Level level) noexcept {
       level,
       [](const char* p, std::size_t n, std::uint32_t max_size) noexcept { return frame<Scan>(p, n, max_size); },
       [](FieldIndex& ix, const char* frame, std::size_t size) noexcept { return ix.build<Scan>(frame, size); },
-      [](FieldIndex& ix, const char* frame, const FrameResult& framed) noexcept { return ix.build<Scan>(frame, framed); },
+      [](FieldIndex& ix, const char* frame, const FrameResult& framed) noexcept {
+        return ix.build<Scan>(frame, framed);
+      },
       [](FieldIndex& ix, const char* bytes, std::size_t n, std::uint32_t max_size) noexcept {
         return ix.frame_and_build<Scan>(bytes, n, max_size);
       },
       [](const char* p, const char* end) noexcept { return Scan::checksum(p, end); },
-      [](const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept { Scan::classify(p, n, eq, soh); },
+      [](const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
+        Scan::classify(p, n, eq, soh);
+      },
       [](const char* p, const char* end, char c) noexcept { return Scan::find(p, end, c); },
   };
 }

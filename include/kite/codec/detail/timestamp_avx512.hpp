@@ -6,7 +6,8 @@
 #pragma once
 
 // Defined only in a translation unit built with those instructions.
-#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VNNI__) && defined(__BMI2__)
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__AVX512VNNI__) && \
+    defined(__BMI2__)
 #include <immintrin.h>
 
 #include <cstddef>
@@ -36,13 +37,18 @@ namespace kite::codec::detail {
     std::int16_t words[16], words3[16];
     std::int32_t bias[8], fields[8];
   };
-  static constexpr char kL[33] = "00000000-\0" "00:00:00.0\0\0\0\0" "00000000";
+  static constexpr char kL[33] =
+      "00000000-\0"
+      "00:00:00.0\0\0\0\0"
+      "00000000";
   static constexpr auto kRows = [] {
     Rows r{};
-    const std::int8_t limit[32] = {9, 9, 9, 9, 1, 9, 9, 9, 0, 0, 9, 9, 0, 5, 9, 0, 9, 9, 0, 9, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9};
+    const std::int8_t limit[32] = {9, 9, 9, 9, 1, 9, 9, 9, 0, 0, 9, 9, 0, 5, 9, 0,
+                                   9, 9, 0, 9, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9};
     // Pairs: century, year, month, day, -, hours, 10 x minute tens, minute
     // units, seconds, fraction tenths, -, and the next 8 fraction digits.
-    const std::int8_t bytes[32] = {10, 1, 10, 1, 10, 1, 10, 1, 0, 0, 10, 1, 0, 10, 1, 0, 10, 1, 0, 1, 0, 0, 0, 0, 10, 1, 10, 1, 10, 1, 10, 1};
+    const std::int8_t bytes[32] = {10, 1, 10, 1, 10, 1, 10, 1, 0,  0, 10, 1, 0,  10, 1,  0,
+                                   10, 1, 0,  1, 0,  0, 0,  0, 10, 1, 10, 1, 10, 1,  10, 1};
     for (int i = 0; i < 32; ++i) {
       r.layout[i] = r.preload[i] = kL[i];
       r.limit[i] = static_cast<char>(limit[i]);
@@ -99,8 +105,8 @@ namespace kite::codec::detail {
   // past n out), else only the n bytes (the masked load does not touch the
   // others). The plain load spares the wait for n before the load.
   const __m256i bytes = readable >= 32 ? row(c) : _mm256_maskz_loadu_epi8(_bzhi_u32(~0u, static_cast<unsigned>(n)), c);
-  const __m256i x =
-      _mm256_sub_epi8(_mm256_mask_permutexvar_epi8(row(kRows.preload), kFilled.m[n], row(kFrom.i), bytes), row(kRows.layout));
+  const __m256i x = _mm256_sub_epi8(_mm256_mask_permutexvar_epi8(row(kRows.preload), kFilled.m[n], row(kFrom.i), bytes),
+                                    row(kRows.layout));
   const __mmask32 bad_bytes = _mm256_cmpgt_epu8_mask(x, row(kRows.limit));
   const __m256i w = _mm256_maddubs_epi16(x, row(kRows.bytes));
   const __m256i q = _mm256_dpwssd_epi32(row(kRows.bias), w, row(kRows.words));
@@ -108,7 +114,8 @@ namespace kite::codec::detail {
   if (!_kortestz_mask32_u8(bad_bytes, bad_fields)) return false;
   const __m256i z = _mm256_dpwssd_epi32(_mm256_srli_epi64(q, 32), q, row(kRows.words3));
   const auto year = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(q)));  // - 1901
-  const auto md = static_cast<std::uint32_t>(_mm_extract_epi32(_mm256_castsi256_si128(q), 1));  // month + 256 x (day - 1)
+  const auto md =
+      static_cast<std::uint32_t>(_mm_extract_epi32(_mm256_castsi256_si128(q), 1));  // month + 256 x (day - 1)
   // Per month 0..19 (0 days for none): 256 x its days (February 29
   // included) + the month, and 4 x the days of the months before it, plus 1
   // after February, less 4 x the 25202 days of 1901..1969 (see below).
@@ -135,8 +142,8 @@ namespace kite::codec::detail {
   const std::int64_t days = ((static_cast<std::int64_t>(1461 * year) + kMonthsW.before[month]) >> 2) + (md >> 8);
   const __m128i high = _mm256_extracti128_si256(z, 1);
   const auto hm = static_cast<std::int64_t>(_mm_extract_epi64(_mm256_castsi256_si128(z), 1));  // 36000 h + 600 m
-  const auto st = static_cast<std::uint32_t>(_mm_cvtsi128_si32(high));                        // 10 s + tenths
-  const auto rest = static_cast<std::uint32_t>(_mm_extract_epi32(high, 2));                   // below 10^8
+  const auto st = static_cast<std::uint32_t>(_mm_cvtsi128_si32(high));                         // 10 s + tenths
+  const auto rest = static_cast<std::uint32_t>(_mm_extract_epi32(high, 2));                    // below 10^8
   // The time of day apart from the days: the two products are computed
   // side by side, not one after the other.
   const std::int64_t time_of_day = (hm + st) * 100'000'000 + rest;
