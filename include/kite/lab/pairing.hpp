@@ -1,0 +1,117 @@
+// Paired groups: the cells of one group differ in one dimension (the flavour
+// by default) and are measured in interleaved rounds, each member once per
+// round in a seeded random order, so that a host that drifts between fast and
+// slow states moves every member of a round alike. Members are judged by the
+// per-round ratio of their p50 to the reference's p50: the median of those
+// ratios, its percentile-bootstrap interval, and a verdict.
+//
+// Everything here is a pure function of its inputs and a seed: the same
+// rounds and seed give the same order, interval and verdict.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kite::lab {
+
+/// A member against the reference: `faster` and `slower` when the ratio's
+/// interval lies wholly below or above 1, `level` when it contains 1.
+enum class PairVerdict { faster, slower, level };
+
+/// "faster", "slower" or "level".
+const char* to_string(PairVerdict v);
+
+/// When a group stops, and how its intervals are drawn.
+struct PairingRule {
+  int min_rounds = 8;   ///< no group stops before this many rounds
+  int max_rounds = 30;  ///< the round limit
+  /// A ratio is settled when both ends of its interval lie within this
+  /// fraction of its median: high <= median * (1 + target) and
+  /// low >= median * (1 - target).
+  double target = 0.05;
+  double confidence = 0.95;  ///< of the percentile-bootstrap interval
+  int resamples = 2000;      ///< bootstrap resamples per interval
+};
+
+/// The median of per-round ratios and its interval.
+struct RatioInterval {
+  double median = 0, low = 0, high = 0;
+  /// The larger distance of an end from the median, over the median
+  /// (0.05 reads "+-5%"); 0 for an empty interval.
+  double relative_width() const;
+};
+
+/// The order of round `round` (from 0): a permutation of 0..members-1 drawn
+/// from a generator seeded by `seed` and `round` alone.
+std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, std::size_t round);
+
+/// The median of `ratios` with its percentile-bootstrap interval at
+/// `rule.confidence` over `rule.resamples` resamples drawn from `seed`.
+/// An empty input gives a zero interval.
+RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t seed, const PairingRule& rule);
+
+/// The verdict an interval gives (see PairVerdict).
+PairVerdict verdict_of(const RatioInterval& r);
+
+/// Why a group stopped.
+enum class PairingStop {
+  running,      ///< neither the target nor the round limit reached yet
+  target,       ///< every member's interval settled after at least min_rounds
+  round_limit,  ///< max_rounds run, some interval still wider than the target
+};
+
+/// "running", "target" or "round limit".
+const char* to_string(PairingStop s);
+
+/// One paired group while it is measured: the rounds so far and what they give.
+class PairedGroup {
+ public:
+  /// `members` names the cells (flavours, or values of the one server
+  /// setting that differs); `reference` indexes the one the others are
+  /// divided by. Throws std::invalid_argument for fewer than two members or
+  /// a reference out of range.
+  PairedGroup(std::vector<std::string> members, std::size_t reference, PairingRule rule, std::uint64_t seed);
+
+  /// The order in which the next round runs the members (indexes into members()).
+  std::vector<std::size_t> next_order() const { return round_order(members_.size(), seed_, rounds_.size()); }
+
+  /// Records a round: each member's p50 of the judged time, in members()
+  /// order. A value <= 0 marks a member whose run failed: its ratio is left
+  /// out of that round, and a failed reference leaves the round out for all.
+  void add_round(const std::vector<double>& p50);
+
+  int rounds() const { return static_cast<int>(rounds_.size()); }
+  PairingStop stop() const;
+  bool done() const { return stop() != PairingStop::running; }
+
+  struct Member {
+    std::string name;
+    bool reference = false;
+    std::vector<double> ratios;  ///< one per round it and the reference both ran
+    RatioInterval interval;      ///< zero for the reference
+    PairVerdict verdict = PairVerdict::level;
+  };
+  /// Every member with its ratios, interval and verdict (the reference's is `level`).
+  std::vector<Member> summary() const;
+  /// The widest relative_width() among the non-reference members.
+  double width_reached() const;
+
+  const std::vector<std::string>& members() const { return members_; }
+  std::size_t reference() const { return reference_; }
+  std::uint64_t seed() const { return seed_; }
+  const PairingRule& rule() const { return rule_; }
+
+ private:
+  std::vector<double> ratios_of(std::size_t member) const;
+  RatioInterval interval_of(std::size_t member) const;
+
+  std::vector<std::string> members_;
+  std::size_t reference_;
+  PairingRule rule_;
+  std::uint64_t seed_;
+  std::vector<std::vector<double>> rounds_;
+};
+
+}  // namespace kite::lab

@@ -1,0 +1,154 @@
+#include "kite/lab/pairing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+namespace kite::lab {
+
+namespace {
+
+// splitmix64: spreads nearby seeds (a seed and round 0, 1, 2...) into
+// unrelated generator states.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Linear interpolation between the order statistics of a sorted sample.
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile(v, 0.5);
+}
+
+}  // namespace
+
+const char* to_string(PairVerdict v) {
+  switch (v) {
+    case PairVerdict::faster: return "faster";
+    case PairVerdict::slower: return "slower";
+    case PairVerdict::level: return "level";
+  }
+  return "?";
+}
+
+const char* to_string(PairingStop s) {
+  switch (s) {
+    case PairingStop::running: return "running";
+    case PairingStop::target: return "target";
+    case PairingStop::round_limit: return "round limit";
+  }
+  return "?";
+}
+
+double RatioInterval::relative_width() const {
+  if (median <= 0) return 0;
+  return std::max(high - median, median - low) / median;
+}
+
+std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, std::size_t round) {
+  std::vector<std::size_t> order(members);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937_64 gen(mix(seed ^ mix(round + 1)));
+  // Fisher-Yates by hand: std::shuffle's draws differ between standard libraries.
+  for (std::size_t i = members; i > 1; --i) std::swap(order[i - 1], order[gen() % i]);
+  return order;
+}
+
+RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t seed, const PairingRule& rule) {
+  RatioInterval r;
+  if (ratios.empty()) return r;
+  r.median = median_of(ratios);
+  std::mt19937_64 gen(mix(seed));
+  std::vector<double> medians(static_cast<std::size_t>(std::max(rule.resamples, 1)));
+  std::vector<double> sample(ratios.size());
+  for (double& m : medians) {
+    for (double& s : sample) s = ratios[gen() % ratios.size()];
+    m = median_of(sample);
+  }
+  std::sort(medians.begin(), medians.end());
+  const double tail = (1 - rule.confidence) / 2;
+  r.low = std::min(quantile(medians, tail), r.median);
+  r.high = std::max(quantile(medians, 1 - tail), r.median);
+  return r;
+}
+
+PairVerdict verdict_of(const RatioInterval& r) {
+  if (r.high < 1) return PairVerdict::faster;
+  if (r.low > 1) return PairVerdict::slower;
+  return PairVerdict::level;
+}
+
+PairedGroup::PairedGroup(std::vector<std::string> members, std::size_t reference, PairingRule rule, std::uint64_t seed)
+    : members_(std::move(members)), reference_(reference), rule_(rule), seed_(seed) {
+  if (members_.size() < 2) throw std::invalid_argument("a paired group needs at least two members");
+  if (reference_ >= members_.size()) throw std::invalid_argument("the reference is not a member of the group");
+}
+
+void PairedGroup::add_round(const std::vector<double>& p50) {
+  if (p50.size() != members_.size()) throw std::invalid_argument("a round gives one p50 per member");
+  rounds_.push_back(p50);
+}
+
+std::vector<double> PairedGroup::ratios_of(std::size_t member) const {
+  std::vector<double> out;
+  for (const auto& round : rounds_) {
+    const double ref = round[reference_], v = round[member];
+    if (ref > 0 && v > 0) out.push_back(v / ref);
+  }
+  return out;
+}
+
+RatioInterval PairedGroup::interval_of(std::size_t member) const {
+  // Each member its own resampling stream, so adding a member leaves the others' intervals as they were.
+  return median_interval(ratios_of(member), seed_ ^ mix(member + 0x51ed), rule_);
+}
+
+PairingStop PairedGroup::stop() const {
+  if (rounds() < rule_.min_rounds) return PairingStop::running;
+  bool settled = true;
+  for (std::size_t m = 0; m < members_.size() && settled; ++m) {
+    if (m == reference_) continue;
+    const RatioInterval r = interval_of(m);
+    settled = r.median > 0 && r.relative_width() <= rule_.target;
+  }
+  if (settled) return PairingStop::target;
+  return rounds() >= rule_.max_rounds ? PairingStop::round_limit : PairingStop::running;
+}
+
+std::vector<PairedGroup::Member> PairedGroup::summary() const {
+  std::vector<Member> out;
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    Member s;
+    s.name = members_[m];
+    s.reference = m == reference_;
+    if (!s.reference) {
+      s.ratios = ratios_of(m);
+      s.interval = interval_of(m);
+      s.verdict = verdict_of(s.interval);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+double PairedGroup::width_reached() const {
+  double w = 0;
+  for (std::size_t m = 0; m < members_.size(); ++m)
+    if (m != reference_) w = std::max(w, interval_of(m).relative_width());
+  return w;
+}
+
+}  // namespace kite::lab

@@ -1,0 +1,176 @@
+// Paired groups: round orders, the bootstrap interval of the median ratio,
+// verdicts, the stopping rule, and (DriftingHost) why pairing exists: on a
+// host that flips between a fast and a slow state, members measured one after
+// another can come out in the wrong order, members measured in rounds do not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "kite/lab/pairing.hpp"
+
+using namespace kite::lab;
+
+namespace {
+
+std::vector<double> lognormal(std::size_t n, double center, double sigma, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> noise(0, sigma);
+  std::vector<double> v(n);
+  for (double& x : v) x = center * std::exp(noise(gen));
+  return v;
+}
+
+TEST(PairingTest, roundOrderIsAPermutationFixedBySeedAndRound) {
+  std::set<std::size_t> firsts;
+  for (std::size_t round = 0; round < 40; ++round) {
+    const auto order = round_order(5, 42, round);
+    std::vector<std::size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(order, round_order(5, 42, round)) << "the same seed and round give the same order";
+    firsts.insert(order.front());
+  }
+  EXPECT_EQ(firsts.size(), 5u) << "over 40 rounds every member goes first at least once";
+  bool differs = false;
+  for (std::size_t round = 0; round < 10; ++round) differs |= round_order(5, 42, round) != round_order(5, 43, round);
+  EXPECT_TRUE(differs) << "another seed draws other orders";
+}
+
+TEST(PairingTest, constantRatiosGiveAPointInterval) {
+  const RatioInterval r = median_interval(std::vector<double>(10, 1.2), 1, PairingRule{});
+  EXPECT_DOUBLE_EQ(r.median, 1.2);
+  EXPECT_DOUBLE_EQ(r.low, 1.2);
+  EXPECT_DOUBLE_EQ(r.high, 1.2);
+  EXPECT_EQ(verdict_of(r), PairVerdict::slower);
+  EXPECT_EQ(verdict_of(median_interval(std::vector<double>(10, 0.8), 1, PairingRule{})), PairVerdict::faster);
+}
+
+TEST(PairingTest, intervalHoldsTheMedianAndIsFixedBySeed) {
+  const auto ratios = lognormal(20, 1.1, 0.05, 7);
+  const RatioInterval a = median_interval(ratios, 9, PairingRule{});
+  const RatioInterval b = median_interval(ratios, 9, PairingRule{});
+  EXPECT_EQ(a.low, b.low);
+  EXPECT_EQ(a.high, b.high);
+  EXPECT_LE(a.low, a.median);
+  EXPECT_GE(a.high, a.median);
+  EXPECT_LT(a.low, a.high);
+  EXPECT_EQ(verdict_of(a), PairVerdict::slower) << a.low << " .. " << a.high;
+}
+
+TEST(PairingTest, intervalNarrowsWithMoreRounds) {
+  const auto many = lognormal(60, 1.0, 0.05, 3);
+  const std::vector<double> few(many.begin(), many.begin() + 8);
+  const double w_few = median_interval(few, 5, PairingRule{}).relative_width();
+  const double w_many = median_interval(many, 5, PairingRule{}).relative_width();
+  EXPECT_LT(w_many, w_few);
+}
+
+TEST(PairingTest, theSameEngineTwiceComesOutLevel) {
+  // A/A: both members draw from one distribution; the ratio's interval holds 1.
+  PairedGroup g({"cpp", "cpp-again"}, 0, PairingRule{}, 11);
+  const auto a = lognormal(30, 10.0, 0.03, 21), b = lognormal(30, 10.0, 0.03, 22);
+  for (std::size_t i = 0; i < a.size() && !g.done(); ++i) g.add_round({a[i], b[i]});
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].verdict, PairVerdict::level) << s[1].interval.low << " .. " << s[1].interval.high;
+  EXPECT_TRUE(s[0].reference);
+}
+
+TEST(PairingTest, stopsAtTheTargetNotBeforeTheMinimumRounds) {
+  PairingRule rule;
+  PairedGroup g({"cpp", "rust-pure"}, 0, rule, 1);
+  for (int i = 0; i < rule.min_rounds - 1; ++i) {
+    g.add_round({10.0, 11.0});
+    EXPECT_EQ(g.stop(), PairingStop::running) << "round " << i + 1;
+  }
+  g.add_round({10.0, 11.0});
+  EXPECT_EQ(g.stop(), PairingStop::target);
+  EXPECT_EQ(g.rounds(), rule.min_rounds);
+  EXPECT_DOUBLE_EQ(g.width_reached(), 0);
+}
+
+TEST(PairingTest, aNoisyGroupStopsAtTheRoundLimit) {
+  PairingRule rule;
+  rule.max_rounds = 12;
+  PairedGroup g({"cpp", "java-pure"}, 0, rule, 1);
+  const auto noisy = lognormal(40, 1.0, 0.5, 4);
+  for (std::size_t i = 0; !g.done(); ++i) g.add_round({10.0, 10.0 * noisy[i]});
+  EXPECT_EQ(g.stop(), PairingStop::round_limit);
+  EXPECT_EQ(g.rounds(), 12);
+  EXPECT_GT(g.width_reached(), rule.target);
+}
+
+TEST(PairingTest, aFailedRunLeavesItsRatioOut) {
+  PairedGroup g({"cpp", "raw", "quickfix"}, 0, PairingRule{}, 1);
+  g.add_round({10, 9, 20});
+  g.add_round({10, -1, 20});  // raw's run failed
+  g.add_round({-1, 9, 20});   // the reference's run failed: no ratio this round
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].ratios.size(), 1u);
+  EXPECT_EQ(s[2].ratios.size(), 2u);
+}
+
+TEST(PairingTest, refusesAGroupOfOne) {
+  EXPECT_THROW(PairedGroup({"cpp"}, 0, PairingRule{}, 1), std::invalid_argument);
+  EXPECT_THROW(PairedGroup({"cpp", "raw"}, 2, PairingRule{}, 1), std::invalid_argument);
+}
+
+// A host that flips between a fast and a slow state (x1.5) every `period`
+// seconds, from a phase the seed draws; a run takes one second and reports
+// its member's cost in the state at its middle, with 1% noise.
+struct DriftingHost {
+  double period = 12;
+  double phase;
+  std::mt19937_64 noise_gen;
+  double now = 0;
+
+  explicit DriftingHost(std::uint64_t seed) : phase(0), noise_gen(seed) {
+    phase = std::uniform_real_distribution<double>(0, 2 * period)(noise_gen);
+  }
+  double run(double cost) {
+    const double mid = now + 0.5;
+    now += 1.0;
+    const bool slow = std::fmod(mid + phase, 2 * period) >= period;
+    return cost * (slow ? 1.5 : 1.0) * std::exp(std::normal_distribution<double>(0, 0.01)(noise_gen));
+  }
+};
+
+const std::vector<double> kCosts = {10.0, 11.0, 12.1};  // us: each member 10% slower than the one before
+
+bool sequential_orders_right(std::uint64_t seed) {
+  DriftingHost host(seed);
+  std::vector<double> p50;
+  for (double cost : kCosts) {
+    std::vector<double> runs;
+    for (int r = 0; r < 5; ++r) runs.push_back(host.run(cost));
+    std::sort(runs.begin(), runs.end());
+    p50.push_back(runs[2]);
+  }
+  return p50[0] < p50[1] && p50[1] < p50[2];
+}
+
+bool paired_orders_right(std::uint64_t seed) {
+  DriftingHost host(seed);
+  PairedGroup g({"a", "b", "c"}, 0, PairingRule{}, seed);
+  while (!g.done()) {
+    std::vector<double> p50(kCosts.size());
+    for (std::size_t m : g.next_order()) p50[m] = host.run(kCosts[m]);
+    g.add_round(p50);
+  }
+  const auto s = g.summary();
+  return s[1].verdict == PairVerdict::slower && s[2].verdict == PairVerdict::slower &&
+         s[2].interval.low > s[1].interval.high;
+}
+
+TEST(PairingTest, roundsOrderMembersRightOnADriftingHostWhereSequentialRunsDoNot) {
+  int sequential_wrong = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    sequential_wrong += !sequential_orders_right(seed);
+    EXPECT_TRUE(paired_orders_right(seed)) << "seed " << seed;
+  }
+  EXPECT_GE(sequential_wrong, 1) << "the drifting host should fool sequential runs for at least one seed";
+}
+
+}  // namespace
