@@ -40,6 +40,7 @@ std::string cpp_server_config(const ServerOptions& o) {
   t += std::string("idle = ") + (o.spin ? "\"busy_spin\"" : "\"block\"") + "\n";
   t += "busy_poll_usecs = " + std::to_string(o.busy_poll_usecs) + "\n";
   t += std::string("quickack = ") + (o.quickack ? "true" : "false") + "\n";
+  if (o.uring_sqpoll) t += "uring_sqpoll = true\n";
   // Room for a client's reconnect while its old connection is being closed.
   t += "max_connections = " + std::to_string(sessions + 4) + "\n";
   if (o.transport == "tls") {

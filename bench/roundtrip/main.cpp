@@ -218,6 +218,7 @@ int main(int argc, char** argv) {
   server->add_flag("--quickack", quickack,
                    "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
   server->add_flag("--no-quickack", no_quickack, "cpp: no TCP_QUICKACK re-arm (the default)");
+  server->add_flag("--uring-sqpoll", so.uring_sqpoll, "cpp, transport uring: a kernel thread polls the submission queue");
   server->add_option("--tls-cert", so.tls_cert, "cpp, transport tls: the server's PEM certificate chain");
   server->add_option("--tls-key", so.tls_key, "cpp, transport tls: its PEM private key");
   server->add_option("--ready-file", so.ready_file, "written with the port and a newline once listening");

@@ -27,6 +27,7 @@ struct ServerOptions {
   int busy_poll_usecs = 0;
   bool spin = true;
   bool quickack = false;  // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
+  bool uring_sqpoll = false;  // cpp, transport uring: a kernel thread polls the submission queue
   std::string store = "null";
   std::string store_dir;
   std::string ready_file;

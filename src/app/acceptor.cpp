@@ -52,6 +52,8 @@ void read_engine(AcceptorConfig& c, const toml::table& t, const TableReader& r, 
       e.busy_poll_usecs = static_cast<int>(r.integer(v, key, 0, 1000000));
     } else if (key == "quickack") {
       e.quickack = r.boolean(v, key);
+    } else if (key == "uring_sqpoll") {
+      e.uring_sqpoll = r.boolean(v, key);
     } else if (key == "max_connections") {
       c.limits.max_connections = static_cast<std::size_t>(r.integer(v, key, 1, 100000));
     } else if (key == "logon_timeout") {
