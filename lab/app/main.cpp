@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
       "machine, audited and stamped, with results under results/<host>/<sitting>/. Exit codes: 0 every cell\n"
       "measured, marked, unbuilt or refused by the audit; 1 bad input; 2 a cell ended in error or its flavour\n"
       "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
+  std::string cells_arg;
   std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
   bool installed = false;
   int busy_poll = -1;
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
                  "machine file: 'local' (derived for this host), a path, or a name in lab/machines");
   app.add_option("--matrix", matrix_arg, "matrix file: a path or a name in lab/matrices (default: default, or quick)");
   app.add_flag("--quick", quick, "the quick matrix (about a minute): lab/matrices/quick.toml");
+  app.add_option("--cells", cells_arg,
+                 "run only these cells of the matrix: comma list of FLAVOUR/TRANSPORT/MODEL/LOOP, parts may be * "
+                 "or globs (e.g. 'rust-pure/*/mono/closed,cpp/kernel/*/*')");
   app.add_option("--sitting", sitting, "sitting name (default: UTC time); an existing sitting of that name is resumed");
   app.add_option("--resume", resume, "resume an interrupted sitting folder, keeping the cells already done");
   app.add_option("--build-dir", build_dir,
@@ -295,6 +299,7 @@ int main(int argc, char** argv) {
     if (busy_poll >= 0) o.busy_poll_usecs = busy_poll;
     if (!idle.empty()) o.idle = idle;
     if (!network.empty()) o.network = network;
+    if (!cells_arg.empty()) o.cells = split_cell_selection(cells_arg);
     o.audit = !no_audit;
     o.check = !no_check;
     o.build_site = !no_site;

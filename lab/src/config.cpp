@@ -1,5 +1,7 @@
 #include "kite/lab/config.hpp"
 
+#include <fnmatch.h>
+
 // g++ 12 reports a false -Wrestrict inside std::string concatenation at -O3
 // (GCC bug 105329); error text is built here at set-up only.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -419,7 +421,7 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   toml::table root = r.parse(text);
   r.only(root, "",
          {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s", "sessions",
-          "open", "closed", "server", "thresholds", "audit", "cell", "installed", "transport_models"});
+          "open", "closed", "server", "thresholds", "audit", "cell", "installed", "transport_models", "cells"});
   Matrix m;
   m.source_text = text;
   m.source_name = name;
@@ -457,6 +459,8 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
       m.transport_models[t] = *models;
     }
   }
+  m.cells = r.strings(root, "cells", "").value_or(std::vector<std::string>{});
+  if (std::string bad = check_cell_selection(m, m.cells); !bad.empty()) r.fail("cells", bad);
   m.idle = r.string(root, "idle", "").value_or("spin");
   check_one_of(r, "idle", m.idle, {"spin", "block"}, "idle strategy");
   m.installed = r.boolean(root, "installed", "").value_or(false);
@@ -721,7 +725,53 @@ std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const 
   return "";
 }
 
+namespace {
+std::vector<std::string> split_on(const std::string& text, char sep) {
+  std::vector<std::string> out(1);
+  for (const char ch : text) {
+    if (ch == sep)
+      out.emplace_back();
+    else
+      out.back() += ch;
+  }
+  return out;
+}
+}  // namespace
+
+bool cell_matches(const Cell& c, const std::string& pattern) {
+  const std::vector<std::string> part = split_on(pattern, '/');
+  if (part.size() != 4) return false;
+  const std::string value[4] = {c.flavour, c.transport, c.model, c.loop};
+  for (int i = 0; i < 4; ++i)
+    if (fnmatch(part[i].c_str(), value[i].c_str(), 0) != 0) return false;
+  return true;
+}
+
+std::vector<std::string> split_cell_selection(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& p : split_on(text, ','))
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+std::string check_cell_selection(const Matrix& mx, const std::vector<std::string>& patterns) {
+  Matrix all = mx;
+  all.cells.clear();
+  const std::vector<Cell> cells = plan_cells(all);
+  for (const auto& p : patterns) {
+    if (split_on(p, '/').size() != 4)
+      return "'" + p + "' is not FLAVOUR/TRANSPORT/MODEL/LOOP (a part may be * or a glob)";
+    if (std::none_of(cells.begin(), cells.end(), [&](const Cell& c) { return cell_matches(c, p); }))
+      return "'" + p + "' matches no cell of the matrix" + (mx.name.empty() ? "" : " '" + mx.name + "'");
+  }
+  return "";
+}
+
 std::vector<Cell> plan_cells(const Matrix& mx) {
+  const auto selected = [&](const Cell& c) {
+    return mx.cells.empty() ||
+           std::any_of(mx.cells.begin(), mx.cells.end(), [&](const std::string& p) { return cell_matches(c, p); });
+  };
   std::vector<Cell> out;
   for (const auto& t : mx.transports)
     for (const auto& m : mx.models) {
@@ -730,7 +780,8 @@ std::vector<Cell> plan_cells(const Matrix& mx) {
           std::find(only->second.begin(), only->second.end(), m) == only->second.end())
         continue;
       for (const auto& l : mx.loops)
-        for (const auto& f : mx.flavours) out.push_back({f, t, m, l});
+        for (const auto& f : mx.flavours)
+          if (Cell c{f, t, m, l}; selected(c)) out.push_back(c);
     }
   return out;
 }

@@ -789,6 +789,7 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
   if (ov.contains("busy_poll_usecs")) opt.busy_poll_usecs = ov["busy_poll_usecs"].get<int>();
   if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
   if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
+  if (ov.contains("cells")) opt.cells = ov["cells"].get<std::vector<std::string>>();
   if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
   if (ov.contains("check")) opt.check = ov["check"].get<bool>();
   return previous;
@@ -874,6 +875,7 @@ json overrides_json(const SittingOptions& opt) {
   if (opt.busy_poll_usecs) overrides["busy_poll_usecs"] = *opt.busy_poll_usecs;
   if (opt.idle) overrides["idle"] = *opt.idle;
   if (opt.network) overrides["network"] = *opt.network;
+  if (opt.cells) overrides["cells"] = *opt.cells;
   if (opt.installed) overrides["installed"] = true;
   if (!opt.audit) overrides["audit"] = false;
   if (!opt.check) overrides["check"] = false;
@@ -1466,6 +1468,11 @@ SittingResult run_sitting(SittingOptions opt) {
   fill_defaults(opt);
   const std::string dir = sitting_dir(opt);
   const json previous = opt.resume_dir.empty() ? json() : resume_stamp(opt, dir);
+  if (opt.cells) {
+    if (std::string bad = check_cell_selection(opt.matrix, *opt.cells); !bad.empty())
+      throw ConfigError("--cells: " + bad);
+    opt.matrix.cells = *opt.cells;
+  }
   Context c(opt);
   set_up_context(c, dir);
   use_installs(c);

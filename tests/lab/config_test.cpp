@@ -319,3 +319,25 @@ TEST(FlavourFile, placeholderValuesGiveEveryPlaceholderAndCoresAsACommaList) {
   Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
   EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
 }
+
+TEST(MatrixFile, aCellSelectionKeepsOnlyTheCellsItMatches) {
+  const std::string m =
+      "flavours=['cpp','rust-pure','raw']\ntransports=['kernel','uring']\nmodels=['single','mono']\n"
+      "loops=['closed','open']\n";
+  EXPECT_EQ(plan_cells(parse_matrix(m, "q")).size(), 24u);
+  const Matrix sel = parse_matrix(m + "cells=['rust-pure/*/mono/closed','cpp/kernel/*/*']\n", "q");
+  std::vector<std::string> ids;
+  for (const auto& c : plan_cells(sel)) ids.push_back(c.id());
+  EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/single/open",
+                                           "cpp/kernel/mono/closed", "rust-pure/kernel/mono/closed",
+                                           "cpp/kernel/mono/open", "rust-pure/uring/mono/closed"}));
+  Matrix globbed = parse_matrix(m, "q");
+  globbed.cells = split_cell_selection("r*/kernel/single/open,");
+  ASSERT_EQ(globbed.cells.size(), 1u);
+  EXPECT_EQ(plan_cells(globbed).size(), 2u) << "rust-pure and raw";
+  EXPECT_THAT(error_of([&] { parse_matrix(m + "cells=['cpp/kernel/single']\n", "q"); }),
+              HasSubstr("cells: 'cpp/kernel/single' is not FLAVOUR/TRANSPORT/MODEL/LOOP"));
+  EXPECT_THAT(error_of([&] { parse_matrix(m + "cells=['quickfix/*/*/*']\n", "q"); }),
+              HasSubstr("'quickfix/*/*/*' matches no cell of the matrix"));
+  EXPECT_EQ(check_cell_selection(parse_matrix(m, "q"), {"cpp/uring/mono/open"}), "");
+}

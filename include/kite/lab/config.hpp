@@ -121,8 +121,18 @@ struct Matrix {
   double ready_timeout_s = 10.0;
   int attempts = 2;        ///< a failed cell is tried again once; a repeat makes it partial
   bool installed = false;  ///< measure each flavour's newest install, not the build tree (install.hpp)
+  /// `cells` (or bench-run --cells): the matrix's cells to run, as patterns
+  /// FLAVOUR/TRANSPORT/MODEL/LOOP whose parts are names or shell globs
+  /// (`rust-pure/*/mono/closed`); empty: every cell.
+  std::vector<std::string> cells;
   std::string source_text, source_name;
 };
+
+/// Checks a cell selection against a matrix: each pattern has four parts
+/// and matches at least one of its cells. Returns "" or what is wrong.
+std::string check_cell_selection(const Matrix& mx, const std::vector<std::string>& patterns);
+/// Splits "a,b" into patterns (the --cells form).
+std::vector<std::string> split_cell_selection(const std::string& text);
 
 Matrix load_matrix(const std::string& path);
 Matrix parse_matrix(const std::string& text, const std::string& name);
@@ -215,7 +225,10 @@ Workers workers_for(const Matrix& mx, const Machine& m);
 /// flavour), oversubscribed (a pool or shard cell with more workers than server cores).
 std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w = {});
 
-/// Every cell of the matrix in sitting order (transport, model, loop, flavour).
+/// Every cell of the matrix in sitting order (transport, model, loop, flavour),
+/// only those its `cells` selection matches when it has one.
 std::vector<Cell> plan_cells(const Matrix& mx);
+/// Whether a cell matches a pattern FLAVOUR/TRANSPORT/MODEL/LOOP (globs per part).
+bool cell_matches(const Cell& c, const std::string& pattern);
 
 }  // namespace kite::lab

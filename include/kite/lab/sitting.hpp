@@ -41,6 +41,8 @@ struct SittingOptions {
   std::optional<int> busy_poll_usecs;  ///< overrides transports.kernel.busy_poll_usecs
   std::optional<std::string> idle;     ///< overrides the matrix's idle strategy
   std::optional<std::string> network;  ///< overrides the machine's network path
+  /// --cells: run only these cells of the matrix (Matrix::cells' patterns), recorded for a resume.
+  std::optional<std::vector<std::string>> cells;
   /// Measure each flavour's newest install (and take the client from cpp's
   /// when there is one) instead of the build tree; so does the matrix's
   /// `installed = true`. A flavour without an install: ConfigError.
