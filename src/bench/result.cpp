@@ -1,6 +1,7 @@
 #include "kite/bench/result.hpp"
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace kite::bench {
 namespace {
@@ -27,7 +28,67 @@ json client_json(const RunFigures& r) {
   return j;
 }
 
+Latency latency_from(const json& j) {
+  return {j.at("p50").get<double>(),  j.at("p90").get<double>(), j.at("p99").get<double>(),
+          j.at("p999").get<double>(), j.at("max").get<double>(), j.at("mean").get<double>()};
+}
+
+RunFigures run_from(const json& x) {
+  RunFigures run;
+  run.count = x.at("count").get<std::uint64_t>();
+  run.errors = x.at("errors").get<std::uint64_t>();
+  run.achieved_rate = x.at("achieved_rate").get<double>();
+  run.max_in_flight = x.at("max_in_flight").get<std::uint64_t>();
+  run.cap_hits = x.at("cap_hits").get<std::uint64_t>();
+  run.complete = x.at("complete").get<bool>();
+  run.service = latency_from(x.at("service"));
+  if (x.contains("response")) run.response = latency_from(x.at("response"));
+  const json& c = x.at("client");
+  run.client.polls = c.at("polls").get<std::uint64_t>();
+  run.client.empty_polls = c.at("empty_polls").get<std::uint64_t>();
+  run.client.busy_s = c.at("busy_s").get<double>();
+  run.client.idle_s = c.at("idle_s").get<double>();
+  if (c.contains("lateness")) run.lateness = latency_from(c.at("lateness"));
+  return run;
+}
+
 }  // namespace
+
+CellResult cell_result_from_json(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    CellResult r;
+    const json& cell = j.at("cell");
+    r.flavour = cell.at("flavour").get<std::string>();
+    r.transport = cell.at("transport").get<std::string>();
+    r.model = cell.at("model").get<std::string>();
+    r.loop = cell.at("loop").get<std::string>();
+    r.sessions = j.at("sessions").get<unsigned>();
+    r.rate = j.at("rate").get<double>();
+    r.think_us = j.at("think_us").get<double>();
+    r.warmup_s = j.at("warmup_s").get<double>();
+    r.duration_s = j.at("duration_s").get<double>();
+    r.clock_method = j.at("clock").at("method").get<std::string>();
+    r.tsc_ghz = j.at("clock").at("tsc_ghz").get<double>();
+    r.idle = j.at("idle").get<std::string>();
+    r.client_threads = j.at("client_threads").get<unsigned>();
+    r.orders_total = j.at("orders_total").get<std::uint64_t>();
+    for (const auto& x : j.at("runs")) r.runs.push_back(run_from(x));
+    r.summary = summarize(r.runs);
+    const json& t = j.at("thresholds");
+    r.thresholds = {t.at("cv_p50").get<double>(), t.at("cv_p99").get<double>(), t.at("rate_fraction").get<double>(),
+                    t.at("response_over_service").get<double>()};
+    r.verdict = judge(r.runs, r.summary, r.rate, r.thresholds);
+    for (const auto& p : j.at("cdf")) r.cdf.emplace_back(p.at(0).get<double>(), p.at(1).get<double>());
+    const json& st = j.at("stamp");
+    r.stamp = {st.at("binary").get<std::string>(), st.at("build_flags").get<std::string>(),
+               st.at("compiler").get<std::string>(), st.at("git").get<std::string>(),
+               st.value("codec_level", std::string())};
+    return r;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("bench_roundtrip result: ") + e.what());
+  }
+}
 
 std::string to_json(const CellResult& r) {
   json j;

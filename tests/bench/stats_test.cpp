@@ -4,6 +4,7 @@
 #include <random>
 
 #include "kite/bench/histogram.hpp"
+#include "kite/bench/result.hpp"
 #include "kite/bench/stats.hpp"
 
 namespace kite::bench {
@@ -214,6 +215,34 @@ TEST(VerdictTest, closedLoopIsNeverSaturated) {
   std::vector<RunFigures> runs = {run(10, 30, 100), run(10, 30, 100)};
   runs[0].achieved_rate = 1;
   EXPECT_EQ(judge(runs, summarize(runs), 0, Thresholds{}).verdict, Verdict::ok);
+}
+
+TEST(ResultTest, readsBackWhatItWrites) {
+  CellResult r;
+  r.flavour = "cpp";
+  r.transport = "kernel";
+  r.model = "mono";
+  r.loop = "open";
+  r.sessions = 32;
+  r.rate = 1000;
+  r.warmup_s = 0.5;
+  r.duration_s = 1;
+  r.clock_method = "tsc";
+  r.tsc_ghz = 3.4;
+  r.idle = "spin";
+  r.orders_total = 4000;
+  r.runs = {run(10, 30, 100, true, 11), run(12, 40, 100, true, 13)};
+  r.runs[1].lateness = Latency{1, 2, 3, 4, 5, 1.5};
+  r.runs[1].client.polls = 77;
+  r.summary = summarize(r.runs);
+  r.verdict = judge(r.runs, r.summary, r.rate, r.thresholds);
+  r.cdf = {{10, 0.5}, {30, 1.0}};
+  r.stamp.git = "abc";
+  const std::string text = to_json(r);
+  const CellResult back = cell_result_from_json(text);
+  EXPECT_EQ(to_json(back), text);
+  EXPECT_EQ(back.runs.at(1).client.polls, 77u);
+  EXPECT_THROW(cell_result_from_json("{\"cell\": {}}"), std::runtime_error);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ struct CellResult {
 
 // The result as JSON text (schema 1).
 std::string to_json(const CellResult& r);
+// Reads what to_json wrote (extra keys a lab adds are ignored). Throws
+// std::runtime_error naming the first key that is missing or of the wrong type.
+CellResult cell_result_from_json(const std::string& text);
 // A table per run and the cell summary with its verdict.
 void print_summary(std::FILE* out, const CellResult& r);
 
