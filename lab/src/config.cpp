@@ -420,8 +420,9 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   const TomlReader r(name);
   toml::table root = r.parse(text);
   r.only(root, "",
-         {"name", "flavours", "transports", "models", "loops", "idle", "runs", "warmup_s", "duration_s", "sessions",
-          "open", "closed", "server", "thresholds", "audit", "cell", "installed", "transport_models", "cells"});
+         {"name",       "flavours",         "transports", "models",  "loops",  "idle",       "runs",  "warmup_s",
+          "duration_s", "sessions",         "open",       "closed",  "server", "thresholds", "audit", "cell",
+          "installed",  "transport_models", "cells",      "pairing", "rounds"});
   Matrix m;
   m.source_text = text;
   m.source_name = name;
@@ -526,6 +527,22 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     m.ready_timeout_s = r.number(*c, "ready_timeout_s", "cell.").value_or(m.ready_timeout_s);
     m.attempts = static_cast<int>(r.integer(*c, "attempts", "cell.").value_or(m.attempts));
     if (m.attempts < 1 || m.attempts > 5) r.fail("cell.attempts", "must be 1..5");
+  }
+  m.pairing = r.string(root, "pairing", "").value_or("sequential");
+  check_one_of(r, "pairing", m.pairing, {"sequential", "rounds"}, "pairing");
+  if (const toml::table* t = r.table(root, "rounds", "")) {
+    r.only(*t, "rounds.", {"reference", "target", "min_rounds", "max_rounds", "seed"});
+    m.rounds.reference = r.string(*t, "reference", "rounds.").value_or(m.rounds.reference);
+    m.rounds.target = r.number(*t, "target", "rounds.").value_or(m.rounds.target);
+    m.rounds.min_rounds = static_cast<int>(r.integer(*t, "min_rounds", "rounds.").value_or(m.rounds.min_rounds));
+    m.rounds.max_rounds = static_cast<int>(r.integer(*t, "max_rounds", "rounds.").value_or(m.rounds.max_rounds));
+    m.rounds.seed = static_cast<std::uint64_t>(r.integer(*t, "seed", "rounds.").value_or(0));
+    if (m.rounds.target <= 0 || m.rounds.target >= 1) r.fail("rounds.target", "must be in (0, 1): 0.05 is +-5%");
+    if (m.rounds.min_rounds < 2 || m.rounds.min_rounds > 1000) r.fail("rounds.min_rounds", "must be 2..1000");
+    if (m.rounds.max_rounds < m.rounds.min_rounds || m.rounds.max_rounds > 1000)
+      r.fail("rounds.max_rounds", "must be min_rounds..1000");
+    if (std::find(m.flavours.begin(), m.flavours.end(), m.rounds.reference) == m.flavours.end())
+      r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's flavours");
   }
   return m;
 }

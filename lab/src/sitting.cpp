@@ -12,17 +12,22 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
 #include "kite/lab/audit.hpp"
 #include "kite/lab/check.hpp"
+#include "kite/lab/hold.hpp"
 #include "kite/lab/install.hpp"
 #include "kite/lab/method.hpp"
+#include "kite/lab/pairing.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
 #include "kite/lab/tls.hpp"
 #include "kite/lab/util.hpp"
+
+#include "kite/bench/result.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -151,6 +156,7 @@ struct Context {
   std::vector<std::size_t> to_run_after;  ///< cells left to run (not marked, not done) after cell i
   const Step* step = nullptr;             ///< a stepped sitting's (a sweep's) current step; null in a sitting
   LabCertificates tls;                    ///< the tls cells' certificates, made at the start (.work/tls)
+  std::uint64_t pairing_seed = 0;         ///< paired rounds' orders and intervals (recorded in sitting.json)
 };
 
 // How an attempt at a cell ended: measured or refused (a result to record), or why there is none.
@@ -545,7 +551,8 @@ struct ClientRun {
 
 // Audits both processes while the client measures, until it exits, the sitting
 // is interrupted or its deadline passes; then stops both.
-ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, Child& server, Child& client) {
+ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, Child& server, Child& client,
+                           bool stop_server = true) {
   const Context& c = progress.c;
   const Machine& m = c.opt.machine;
   const Matrix& mx = c.opt.matrix;
@@ -589,7 +596,7 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
   run.client_code = client.exit_code() ? *client.exit_code() : client.stop(3.0);
   err.drain(client.stderr_fd());
   run.err = err.text + err.partial;
-  run.server_code = server.stop(5.0);
+  run.server_code = stop_server ? server.stop(5.0) : 0;
   write_text_atomic(p.work + "/client.err", run.err);
   return run;
 }
@@ -696,7 +703,9 @@ json check_json(const Context& c, const std::string& flavour, bool full) {
 // flavour's check and, for pool and shard, how many workers and why.
 void write_cell(const Context& c, const Cell& cell, json j) {
   j["lab"]["check"] = check_json(c, cell.flavour, false);
-  j["method"] = kMethodVersion;
+  j["method"] = method_for(c.opt.matrix.pairing);
+  if (c.opt.matrix.pairing == "rounds" && !j.contains("pairing"))
+    j["pairing"] = {{"mode", "sequential"}, {"reason", "the only flavour of its group that ran"}};
   if (pool_or_shard(cell.model)) j["lab"]["workers"] = workers_json(c.workers);
   const std::string path =
       c.step ? c.dir + "/" + c.step->dir + "/" + c.step->name + ".json" : c.dir + "/" + cell.file_name();
@@ -899,7 +908,13 @@ json start_stamp(const Context& c, const json& previous) {
                   {"model", cpu.model},
                   {"stepping", cpu.stepping},
                   {"features", cpu.features}};
-  stamp["method"] = {{"version", kMethodVersion}, {"summary", method_summary()}};
+  if (opt.matrix.pairing == "rounds") {
+    const Matrix::Rounds& r = opt.matrix.rounds;
+    stamp["pairing"] = {{"mode", "rounds"},           {"reference", r.reference},   {"target", r.target},
+                        {"min_rounds", r.min_rounds}, {"max_rounds", r.max_rounds}, {"seed", c.pairing_seed}};
+  }
+  stamp["method"] = {{"version", method_for(opt.matrix.pairing)},
+                     {"summary", opt.matrix.pairing == "rounds" ? paired_method_summary() : method_summary()}};
   stamp["binaries"] = binaries_json(c);
   stamp["installs"] = installs_json(c.installed);
   stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
@@ -1247,15 +1262,345 @@ bool run_checks(Context& c, const std::vector<Cell>& cells, json& stamp) {
 }
 
 // Why the cells stopped before the last: an interruption, or a binary that changed.
+
+// ---- Paired rounds (matrix `pairing = "rounds"`, method v2) ----
+
+// The matrix's seed, a resumed sitting's, or a fresh one (recorded in sitting.json).
+std::uint64_t pairing_seed_for(const Matrix& mx, const json& previous) {
+  if (mx.rounds.seed != 0) return mx.rounds.seed;
+  if (previous.is_object() && previous.contains("pairing")) return previous["pairing"].value("seed", std::uint64_t{1});
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32 | rd()) | 1;
+}
+
+// A member of a paired group: its server, started once and held between its runs.
+struct Member {
+  Cell cell;
+  std::size_t index = 0;
+  AttemptPlan plan;
+  Child server;
+  Attempt start;              ///< how starting the server went; its effective stamp
+  bool live = false;          ///< its server runs (held or measured)
+  std::vector<json> rounds;   ///< the client result of each round measured and passed by the audit
+  std::vector<int> round_of;  ///< the round number of each of `rounds`
+  std::vector<std::string> failures, refusals;
+  json refused_last;  ///< the last round the audit refused (its figures withheld if no round passed)
+  double server_cpu_s = 0;
+};
+
+// The client of one round: a single run into its own result file.
+AttemptPlan round_plan(const AttemptPlan& base, int round) {
+  AttemptPlan p = base;
+  p.client_json = base.work + "/client-r" + std::to_string(round) + ".json";
+  fs::remove(p.client_json);
+  for (std::size_t i = 0; i + 1 < p.client.argv.size(); ++i) {
+    if (p.client.argv[i] == "--runs") p.client.argv[i + 1] = "1";
+    if (p.client.argv[i] == "--json") p.client.argv[i + 1] = p.client_json;
+  }
+  return p;
+}
+
+// The p50 a cell is judged on: response time in open loop, service time in closed.
+double judged_p50(const json& result, const std::string& loop) {
+  const json& s = result.at("summary");
+  const std::string view = loop == "open" && s.contains("response") ? "response" : "service";
+  return s.at(view).at("p50").get<double>();
+}
+
+// Starts a member's server and waits for it; false (with m.start's reason) when it did not come up.
+bool start_member(Context& c, Member& m) {
+  m.plan = plan_attempt(c, m.cell, 1);
+  m.start.effective = m.plan.effective;
+  const CellProgress progress{c, m.cell, m.index, 1};
+  if (!start_process(m.plan.server, "server", m.server, m.start)) return false;
+  progress.show("starting server");
+  if (!wait_for_server(c, m.plan, m.server, m.start)) return false;
+  point_client_at_ready_port(m.plan, m.start);
+  m.start.end = AttemptEnd::measured;
+  m.live = true;
+  return true;
+}
+
+// Resumes the member, runs one client against it and holds it again; the
+// round's judged p50, or -1 when the run failed or the audit refused it.
+double run_round(Context& c, Member& m, int round, bool& interrupted) {
+  const pid_t group = m.server.pid();
+  if (!m.live || m.server.exit_code()) {
+    m.live = false;
+    m.failures.push_back("round " + std::to_string(round + 1) + ": the server is gone");
+    return -1;
+  }
+  if (std::string e = resume_group(group); !e.empty()) m.failures.push_back(e);
+  AttemptPlan p = round_plan(m.plan, round);
+  const CellProgress progress{c, m.cell, m.index, 1};
+  Attempt a;
+  a.effective = m.start.effective;
+  Child client;
+  double p50 = -1;
+  if (start_process(p.client, "client", client, a)) {
+    ClientRun run = supervise_client(progress, p, m.server, client, false);
+    judge_client_run(c, p, run, a);
+    if (run.server_before.cpu_s >= 0 && run.server_after.cpu_s >= run.server_before.cpu_s)
+      m.server_cpu_s += run.server_after.cpu_s - run.server_before.cpu_s;
+  }
+  const std::string tag = "round " + std::to_string(round + 1) + ": ";
+  if (a.end == AttemptEnd::measured) {
+    p50 = judged_p50(a.result, m.cell.loop);
+    m.rounds.push_back(std::move(a.result));
+    m.round_of.push_back(round);
+  } else if (a.end == AttemptEnd::refused) {
+    m.refusals.push_back(tag + a.reason);
+    m.refused_last = std::move(a.result);
+  } else if (a.end == AttemptEnd::interrupted) {
+    interrupted = true;
+  } else {
+    m.failures.push_back(tag + a.reason);
+  }
+  if (m.server.exit_code()) {
+    m.live = false;
+  } else if (std::string e = hold_group(group); e.empty()) {
+    if (std::string held = verify_held(group, 0.0, 2.0); !held.empty()) m.failures.push_back(tag + "hold: " + held);
+  }
+  return p50;
+}
+
+// The pooled distribution of the rounds: F(x) is the mean over the rounds of
+// each round's cumulative fraction at x (every round weighs the same).
+json mixed_cdf(const std::vector<json>& rounds) {
+  std::vector<std::vector<std::pair<double, double>>> cdfs;
+  std::vector<double> xs;
+  for (const auto& r : rounds) {
+    auto& cdf = cdfs.emplace_back();
+    for (const auto& pt : r.value("cdf", json::array())) {
+      cdf.emplace_back(pt.at(0).get<double>(), pt.at(1).get<double>());
+      xs.push_back(cdf.back().first);
+    }
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  const std::size_t most = 400, step = xs.size() > most ? (xs.size() + most - 1) / most : 1;
+  json out = json::array();
+  for (std::size_t i = 0; i < xs.size(); i += step) {
+    const double x = (i + step >= xs.size()) ? xs.back() : xs[i];
+    double f = 0;
+    for (const auto& cdf : cdfs) {
+      auto it = std::upper_bound(cdf.begin(), cdf.end(), x, [](double v, const auto& pt) { return v < pt.first; });
+      f += it == cdf.begin() ? 0 : std::prev(it)->second;
+    }
+    out.push_back(json::array({x, cdfs.empty() ? 0 : f / static_cast<double>(cdfs.size())}));
+    if (x == xs.back()) break;
+  }
+  return out;
+}
+
+// The pairing record every member's result carries.
+json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
+                  const std::vector<std::vector<std::size_t>>& orders, const std::vector<std::vector<double>>& p50s,
+                  std::size_t member) {
+  json j = {{"mode", "rounds"},
+            {"group", cell.transport + "/" + cell.model + "/" + cell.loop},
+            {"members", g.members()},
+            {"reference", g.members()[g.reference()]},
+            {"seed", g.seed()},
+            {"rounds", g.rounds()},
+            {"stop", to_string(g.stop())},
+            {"target", g.rule().target},
+            {"width_reached", g.width_reached()},
+            {"orders", orders}};
+  json own = json::array();
+  for (const auto& round : p50s) own.push_back(round[member] > 0 ? json(round[member]) : json());
+  j["p50_per_round"] = own;
+  if (s.reference) {
+    j["ratio"] = nullptr;
+  } else {
+    j["ratio"] = {{"median", s.interval.median}, {"low", s.interval.low}, {"high", s.interval.high}};
+    j["ratios"] = s.ratios;
+    j["verdict"] = to_string(s.verdict);
+  }
+  return j;
+}
+
+// A member's result from its rounds: the runs of every round it passed, the
+// summary and verdict recomputed over them, the server's CPU per order over
+// its runs alone, and the group's ratio.
+json member_result(const Member& m, json pairing) {
+  bench::CellResult all = bench::cell_result_from_json(m.rounds.front().dump());
+  all.runs.clear();
+  all.orders_total = 0;
+  for (const auto& r : m.rounds) {
+    const bench::CellResult one = bench::cell_result_from_json(r.dump());
+    all.runs.insert(all.runs.end(), one.runs.begin(), one.runs.end());
+    all.orders_total += one.orders_total;
+  }
+  all.summary = bench::summarize(all.runs);
+  all.verdict = bench::judge(all.runs, all.summary, all.rate, all.thresholds);
+  all.cdf.clear();
+  json j = json::parse(bench::to_json(all));
+  j["cdf"] = mixed_cdf(m.rounds);
+  j["audit"] = m.rounds.back().at("audit");
+  json audits = json::array();
+  for (std::size_t i = 0; i < m.rounds.size(); ++i)
+    audits.push_back({{"round", m.round_of[i] + 1}, {"audit", m.rounds[i].at("audit")}});
+  j["audits"] = audits;
+  j["server"] = m.rounds.back().at("server");
+  j["server"]["cpu_s"] = m.server_cpu_s;
+  j["server"]["cpu_us_per_order"] = all.orders_total ? json(m.server_cpu_s * 1e6 / all.orders_total) : json();
+  j["server_exit_code"] = 0;
+  pairing["refused_rounds"] = m.refusals;
+  j["pairing"] = std::move(pairing);
+  return j;
+}
+
+// Writes each member's result once its group has finished.
+void record_members(Context& c, std::vector<Member>& ms, const PairedGroup& g, const std::vector<std::size_t>& live,
+                    const std::vector<std::vector<std::size_t>>& orders, const std::vector<std::vector<double>>& p50s,
+                    json& stamp, SittingResult& res) {
+  const auto summary = g.summary();
+  for (std::size_t k = 0; k < live.size(); ++k) {
+    Member& m = ms[live[k]];
+    Attempts t;
+    t.made = 1;
+    t.last = m.start;
+    if (m.rounds.empty() && !m.refusals.empty()) {
+      t.last.end = AttemptEnd::refused;  // every round refused: figures withheld
+      t.last.result = m.refused_last;
+      t.last.result["pairing"] = pairing_json(g, summary[k], m.cell, orders, p50s, k);
+      t.last.reason = join(m.refusals, "; ");
+    } else if (m.rounds.empty()) {
+      t.last.end = AttemptEnd::error;
+      t.last.reason = "no round measured: " + join(m.failures, "; ");
+    } else {
+      t.last.end = AttemptEnd::measured;
+      t.last.result = member_result(m, pairing_json(g, summary[k], m.cell, orders, p50s, k));
+      t.last.reason = c.opt.audit ? "audit passed in " + std::to_string(m.rounds.size()) + " of " +
+                                        std::to_string(g.rounds()) + " rounds"
+                                  : "audit disabled";
+      t.failures = m.failures;
+    }
+    res.cells.push_back(record_cell(c, m.cell, t, stamp));
+    show_outcome(c, m.index, res.cells.back());
+  }
+}
+
+// One line per group on the terminal: rounds, why it stopped, each member's ratio.
+void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
+  std::string line = "[group " + cell.transport + "/" + cell.model + "/" + cell.loop + "] " +
+                     std::to_string(g.rounds()) + " rounds (" + to_string(g.stop()) + ", +-" +
+                     num(std::round(g.width_reached() * 1000) / 10) + "%):";
+  for (const auto& s : g.summary()) {
+    if (s.reference) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " %s %.3f [%.3f, %.3f] %s;", s.name.c_str(), s.interval.median, s.interval.low,
+                  s.interval.high, to_string(s.verdict));
+    line += buf;
+  }
+  c.progress.show(line, true);
+}
+
+// Measures a group of cells that differ only in the flavour in interleaved
+// rounds. Returns false when the sitting was interrupted.
+bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& idx, json& stamp,
+                      SittingResult& res) {
+  if (idx.size() < 2) {  // a group of one (the tls cells, which only cpp serves) runs as a sequential cell
+    Attempts t = run_attempts(c, cells[idx[0]], idx[0]);
+    if (t.interrupted) return false;
+    res.cells.push_back(record_cell(c, cells[idx[0]], t, stamp));
+    show_outcome(c, idx[0], res.cells.back());
+    return true;
+  }
+  std::vector<Member> ms(idx.size());
+  std::vector<std::size_t> live;
+  std::optional<std::size_t> ref;
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    ms[k].cell = cells[idx[k]];
+    ms[k].index = idx[k];
+    if (!start_member(c, ms[k])) {
+      if (ms[k].start.end == AttemptEnd::interrupted) return false;
+      Attempts t;
+      t.made = 1;
+      t.last = ms[k].start;
+      res.cells.push_back(record_cell(c, ms[k].cell, t, stamp));
+      show_outcome(c, ms[k].index, res.cells.back());
+      continue;
+    }
+    hold_group(ms[k].server.pid());
+    if (ms[k].cell.flavour == c.opt.matrix.rounds.reference) ref = live.size();
+    live.push_back(k);
+  }
+  auto stop_all = [&] {
+    for (std::size_t k : live) {
+      resume_group(ms[k].server.pid());
+      ms[k].server.stop(5.0);
+    }
+  };
+  if (live.size() < 2 || !ref) {
+    stop_all();  // too few to pair: the members that started run one after another
+    for (std::size_t k : live) {
+      Attempts t = run_attempts(c, ms[k].cell, ms[k].index);
+      if (t.interrupted) return false;
+      res.cells.push_back(record_cell(c, ms[k].cell, t, stamp));
+      show_outcome(c, ms[k].index, res.cells.back());
+    }
+    return true;
+  }
+  std::vector<std::string> names;
+  for (std::size_t k : live) names.push_back(ms[k].cell.flavour);
+  const Matrix::Rounds& mr = c.opt.matrix.rounds;
+  PairingRule rule;
+  rule.min_rounds = mr.min_rounds;
+  rule.max_rounds = mr.max_rounds;
+  rule.target = mr.target;
+  PairedGroup g(names, *ref, rule, c.pairing_seed);
+  std::vector<std::vector<std::size_t>> orders;
+  std::vector<std::vector<double>> p50s;
+  bool interrupted = false;
+  while (!g.done() && !interrupted && !stop_requested()) {
+    std::vector<double> p50(live.size(), -1);
+    std::vector<std::size_t> order = g.next_order();
+    for (std::size_t k : order)
+      if (!interrupted) p50[k] = run_round(c, ms[live[k]], g.rounds(), interrupted);
+    if (interrupted) break;
+    g.add_round(p50);
+    orders.push_back(order);
+    p50s.push_back(p50);
+  }
+  stop_all();
+  if (interrupted || stop_requested()) return false;
+  show_group(c, g, ms[live.front()].cell);
+  record_members(c, ms, g, live, orders, p50s, stamp, res);
+  return true;
+}
+
 struct Stop {
   bool interrupted = false;
   std::string reason;  ///< the binary that changed
 };
 
+// Paired rounds: the cells to run grouped by transport, model and loop (in
+// sitting order), each group measured in rounds.
+void run_groups(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& pending, json& stamp,
+                SittingResult& res, Stop& stop) {
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
+  for (std::size_t i : pending) {
+    const std::string key = cells[i].transport + "/" + cells[i].model + "/" + cells[i].loop;
+    if (groups.empty() || groups.back().first != key) groups.push_back({key, {}});
+    groups.back().second.push_back(i);
+  }
+  for (const auto& [key, idx] : groups) {
+    stop.reason = changed_binary(c, hash_binaries(c));
+    if (!stop.reason.empty()) return;
+    if (!run_paired_group(c, cells, idx, stamp, res) || stop_requested()) {
+      stop.interrupted = true;
+      return;
+    }
+  }
+}
+
 // Runs every cell in order, keeping those an earlier run finished; the network
 // set up for them is taken down however they end.
 Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingResult& res) {
   Stop stop;
+  std::vector<std::size_t> pending;  // paired rounds: the cells to run, grouped once all are known
   try {
     set_up_network(c, stamp);
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -1272,6 +1617,10 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
         res.cells.push_back(*settled);
         continue;
       }
+      if (c.opt.matrix.pairing == "rounds") {
+        pending.push_back(i);
+        continue;
+      }
       stop.reason = changed_binary(c, hash_binaries(c));
       if (!stop.reason.empty()) break;
       Attempts t = run_attempts(c, cell, i);
@@ -1282,6 +1631,7 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
       res.cells.push_back(record_cell(c, cell, t, stamp));
       show_outcome(c, i, res.cells.back());
     }
+    if (!stop.interrupted && stop.reason.empty()) run_groups(c, cells, pending, stamp, res, stop);
   } catch (...) {
     if (c.netns) c.netns->down();
     throw;
@@ -1476,6 +1826,7 @@ SittingResult run_sitting(SittingOptions opt) {
   Context c(opt);
   set_up_context(c, dir);
   use_installs(c);
+  c.pairing_seed = pairing_seed_for(opt.matrix, previous);
   const std::vector<Cell> cells = plan_cells(opt.matrix);
   c.binaries = hash_binaries(c);
   SittingResult res;

@@ -125,6 +125,17 @@ struct Matrix {
   /// FLAVOUR/TRANSPORT/MODEL/LOOP whose parts are names or shell globs
   /// (`rust-pure/*/mono/closed`); empty: every cell.
   std::vector<std::string> cells;
+  /// `pairing`: "sequential" runs the cells one after another (method v1);
+  /// "rounds" measures each group of cells that differ only in the flavour
+  /// in interleaved rounds (method v2, docs/lab.md "Paired sittings").
+  std::string pairing = "sequential";
+  /// [rounds]: the paired groups' reference, stopping rule and seed.
+  struct Rounds {
+    std::string reference = "cpp";
+    double target = 0.05;  ///< each ratio's interval within +-target of its median
+    int min_rounds = 8, max_rounds = 30;
+    std::uint64_t seed = 0;  ///< 0: drawn at the sitting's start (and recorded)
+  } rounds;
   std::string source_text, source_name;
 };
 
