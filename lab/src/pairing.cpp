@@ -86,6 +86,7 @@ RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t s
 }
 
 PairVerdict verdict_of(const RatioInterval& r) {
+  if (r.median <= 0) return PairVerdict::level;  // no ratio at all: nothing to rank
   if (r.high < 1) return PairVerdict::faster;
   if (r.low > 1) return PairVerdict::slower;
   return PairVerdict::level;

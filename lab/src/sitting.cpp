@@ -564,7 +564,8 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
   Audit audit({{"server", server.pid(), {}, p.allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
   bool audit_started = false;
   // Threads pin themselves before their hot loops; judge them once they have.
-  double audit_delay = std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0));
+  // A held server (paired rounds) pinned its threads long ago; only the new client's must settle.
+  double audit_delay = stop_server ? std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0)) : std::min(0.05, mx.warmup_s);
   ClientRun run;
   run.deadline_s = mx.warmup_s + mx.runs * mx.duration_s * 1.5 + 30.0 + p.sessions * 0.05;
   ClientStderr err;
@@ -1410,8 +1411,9 @@ json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell
   json own = json::array();
   for (const auto& round : p50s) own.push_back(round[member] > 0 ? json(round[member]) : json());
   j["p50_per_round"] = own;
-  if (s.reference) {
-    j["ratio"] = nullptr;
+  if (s.reference || s.ratios.empty()) {
+    j["ratio"] = nullptr;  // the reference, or a member with no round beside a measured reference
+    if (!s.reference) j["verdict"] = nullptr;
   } else {
     j["ratio"] = {{"median", s.interval.median}, {"low", s.interval.low}, {"high", s.interval.high}};
     j["ratios"] = s.ratios;
@@ -1488,7 +1490,7 @@ void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
                      std::to_string(g.rounds()) + " rounds (" + to_string(g.stop()) + ", +-" +
                      num(std::round(g.width_reached() * 1000) / 10) + "%):";
   for (const auto& s : g.summary()) {
-    if (s.reference) continue;
+    if (s.reference || s.ratios.empty()) continue;
     char buf[160];
     std::snprintf(buf, sizeof buf, " %s %.3f [%.3f, %.3f] %s;", s.name.c_str(), s.interval.median, s.interval.low,
                   s.interval.high, to_string(s.verdict));

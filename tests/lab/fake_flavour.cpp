@@ -12,7 +12,9 @@
 // arrival when the server was idle), so it answers at most 1,000,000 / N
 // orders a second however often other work on the machine takes its core:
 // replies that fell due meanwhile go out together (the sweep test finds
-// its knee there).
+// its knee there). With `--slow-flag FILE` too, an order costs twice N while
+// FILE exists (checked on every order): a host that drifts between a fast
+// and a slow state, on a schedule a test controls.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -53,6 +55,7 @@ struct Options {
   std::string model = "single", transport = "kernel", bind = "127.0.0.1", ready, broken;
   int port = 0, core = -1, busy_poll = 0;
   int order_us = 0;
+  std::string slow_flag;
 };
 
 // One FIX session on one connection: enough of the session layer for the contract.
@@ -142,7 +145,8 @@ class Session {
                                                                 kite::codec::utc_now_ns(), e, orders_, orders_);
       if (o_.order_us > 0) {
         const auto now = std::chrono::steady_clock::now();
-        busy_until_ = std::max(now, busy_until_) + std::chrono::microseconds(o_.order_us);
+        const bool slow = !o_.slow_flag.empty() && ::access(o_.slow_flag.c_str(), F_OK) == 0;
+        busy_until_ = std::max(now, busy_until_) + std::chrono::microseconds(o_.order_us * (slow ? 2 : 1));
         due_.emplace_back(busy_until_, std::string(buf, n));
       } else {
         (void)::send(fd_, buf, n, MSG_NOSIGNAL);
@@ -249,6 +253,8 @@ int main(int argc, char** argv) {
       o.broken = v;
     else if (k == "--order-us")
       o.order_us = std::atoi(v.c_str());
+    else if (k == "--slow-flag")
+      o.slow_flag = v;
   }
   if (o.model != "single" || o.transport != "kernel") {
     std::fprintf(stderr, "unsupported: the fake flavour serves single on kernel only\n");
