@@ -183,9 +183,7 @@ OrderShape check_orders(const session::SessionSettings& s, const OrderSourceConf
     if (n != 0 && ix.build(buf.data(), n) && codec::read_header(ix, h)) r = v->validate(h, ix);
     if (r.ok) return;
     const std::string at = line.line != 0 ? o.file + ":" + std::to_string(line.line) + ": " : "[orders]: ";
-    throw ConfigError(at + s.id() + "'s dictionary refuses this NewOrderSingle: " + r.text +
-                      (r.ref_tag != 0 ? " (tag " + std::to_string(r.ref_tag) + ")" : std::string()) +
-                      "; nothing is sent");
+    throw ConfigError(at + s.id() + "'s dictionary refuses this NewOrderSingle: " + r.text + "; nothing is sent");
   };
   if (o.kind == OrderSourceConfig::Kind::file)
     for (const OrderLine& line : o.lines) check(line);
