@@ -1,5 +1,6 @@
 #include "kite/app/initiator_daemon.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -8,8 +9,11 @@
 #include <sstream>
 
 #include "kite/app/tls_config.hpp"
+#include "kite/codec/codec.hpp"
 #include "kite/codec/fix.hpp"
 #include "kite/session/session.hpp"
+#include "kite/session/validation.hpp"
+#include "kite/util/dictionary_dir.hpp"
 #include "kite/util/toml_reader.hpp"
 #include "table_reader.hpp"
 
@@ -115,6 +119,79 @@ void read_orders(InitiatorDaemonConfig& c, const toml::table& t, const TableRead
   }
 }
 
+// The one order writer: what a session sends (OrderFlow) and what the load
+// checks against the dictionary.
+void write_order(codec::MessageWriter& w, const OrderShape& shape, std::string_view cl_ord_id, const OrderLine& o,
+                 std::int64_t now_ns) noexcept {
+  w.add_string(codec::tag::ClOrdID, cl_ord_id);
+  if (shape.handl_inst) w.add_char(codec::tag::HandlInst, '1');  // automated, no broker intervention
+  w.add_string(codec::tag::Symbol, o.symbol);
+  w.add_char(codec::tag::Side, o.side);
+  if (shape.transact_time) w.add_timestamp(codec::tag::TransactTime, now_ns);
+  w.add_int(codec::tag::OrderQty, o.quantity);
+  w.add_char(codec::tag::OrdType, '2');
+  w.add_decimal(codec::tag::Price, o.price);
+}
+
+// Session s's NewOrderSingle as its dictionary defines it; every order of the
+// source is written and validated as it would be sent.
+OrderShape check_orders(const session::SessionSettings& s, const OrderSourceConfig& o, const std::string& where) {
+  session::SessionSettings d = s;
+  if (d.data_dictionary.empty()) d.data_dictionary = util::dictionary_dir();
+  std::unique_ptr<session::DictionaryValidator> v;
+  try {
+    v = session::DictionaryValidator::for_settings(d);
+  } catch (const std::exception& e) {
+    throw ConfigError(where + "the order check needs the session's dictionary: " + e.what());
+  }
+  const codec::MessageDef* m = v->dictionary().message("D");
+  if (m == nullptr) throw ConfigError(where + "its dictionary (" + d.data_dictionary + ") has no NewOrderSingle (D)");
+  OrderShape shape;
+  shape.handl_inst = m->body.contains(codec::tag::HandlInst);
+  shape.transact_time = m->body.contains(codec::tag::TransactTime);
+  static constexpr std::uint32_t kFilled[] = {codec::tag::ClOrdID, codec::tag::HandlInst,    codec::tag::Symbol,
+                                              codec::tag::Side,    codec::tag::TransactTime, codec::tag::OrderQty,
+                                              codec::tag::OrdType, codec::tag::Price};
+  for (const std::uint32_t pos : m->body.required()) {
+    const std::uint32_t t = m->body.members()[pos].tag;
+    if (std::find(std::begin(kFilled), std::end(kFilled), t) != std::end(kFilled)) continue;
+    const codec::FieldDef* f = v->dictionary().field(t);
+    throw ConfigError(where + "its dictionary requires tag " + std::to_string(t) + " (" +
+                      (f != nullptr ? std::string(f->name) : std::string("?")) +
+                      ") on NewOrderSingle, which kite-initiator does not fill");
+  }
+  codec::HeaderFields hf;
+  hf.begin_string = s.begin_string;
+  hf.sender_comp_id = s.sender_comp_id;
+  hf.target_comp_id = s.target_comp_id;
+  hf.sender_sub_id = s.sender_sub_id;
+  hf.target_sub_id = s.target_sub_id;
+  hf.sender_location_id = s.sender_location_id;
+  hf.target_location_id = s.target_location_id;
+  const codec::HeaderTemplate header(hf);
+  codec::MessageWriter w(header, s.timestamp_precision);
+  std::vector<char> buf(4096 + 2 * s.sender_comp_id.size());
+  codec::FieldIndex ix;
+  const std::int64_t now = codec::utc_now_ns();
+  const std::string id = s.sender_comp_id.substr(0, 40) + "-2";
+  const auto check = [&](const OrderLine& line) {
+    w.begin(buf.data(), buf.size(), "D", 2, now);
+    write_order(w, shape, id, line, now);
+    const std::size_t n = w.finish();
+    codec::Header h;
+    session::Validation r{false, codec::RejectReason::other, 0, "the order does not fit 4 KiB"};
+    if (n != 0 && ix.build(buf.data(), n) && codec::read_header(ix, h)) r = v->validate(h, ix);
+    if (r.ok) return;
+    const std::string at = line.line != 0 ? o.file + ":" + std::to_string(line.line) + ": " : "[orders]: ";
+    throw ConfigError(at + s.id() + "'s dictionary refuses this NewOrderSingle: " + r.text + "; nothing is sent");
+  };
+  if (o.kind == OrderSourceConfig::Kind::file)
+    for (const OrderLine& line : o.lines) check(line);
+  else
+    check(o.order);
+  return shape;
+}
+
 InitiatorDaemonConfig finish(session::Config sessions) {
   InitiatorDaemonConfig c;
   c.sessions = std::move(sessions);
@@ -172,11 +249,22 @@ InitiatorDaemonConfig finish(session::Config sessions) {
       reader.fail(where + "ConnectionType",
                   "kite-initiator runs initiator sessions only (ConnectionType = \"initiator\")");
     if (s.socket_connect_port == 0) reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
+    if (c.orders.kind != OrderSourceConfig::Kind::none)
+      c.orders.shapes.push_back(
+          check_orders(s, c.orders, name + ": session " + std::to_string(i) + " (" + s.id() + "): "));
   }
   return c;
 }
 
 }  // namespace
+
+OrderShape OrderShape::for_version(std::string_view begin_string) noexcept {
+  OrderShape shape;
+  shape.handl_inst =
+      begin_string == "FIX.4.0" || begin_string == "FIX.4.1" || begin_string == "FIX.4.2" || begin_string == "FIX.4.3";
+  shape.transact_time = begin_string != "FIX.4.0" && begin_string != "FIX.4.1";
+  return shape;
+}
 
 std::vector<OrderLine> parse_order_lines(std::string_view text, const std::string& name) {
   std::vector<OrderLine> out;
@@ -209,6 +297,7 @@ std::vector<OrderLine> parse_order_lines(std::string_view text, const std::strin
       if (n == 3) bad("more than 4 fields");
     }
     OrderLine o;
+    o.line = line_no;
     if (!parse_side(f[0], o.side)) bad("side \"" + std::string(f[0]) + "\" is not buy, sell, 1 or 2");
     if (f[1].empty()) bad("empty symbol");
     o.symbol = std::string(f[1]);
@@ -241,6 +330,7 @@ struct OrderFlow::PerSession final : session::Application {
   std::size_t next_line = 0;  // file: the next order to send
   char cl_ord_id[64] = {};
   std::size_t prefix = 0;
+  OrderShape shape;
 
   void on_logon(session::Session& s) noexcept override {
     logon_ns = s.time_ns();
@@ -275,6 +365,7 @@ session::Application& OrderFlow::application(std::size_t i, const session::Sessi
   const std::string prefix = s.sender_comp_id.substr(0, 40) + "-";
   std::memcpy(p.cl_ord_id, prefix.data(), prefix.size());
   p.prefix = prefix.size();
+  p.shape = i < config_.shapes.size() ? config_.shapes[i] : OrderShape::for_version(s.begin_string);
   return p;
 }
 
@@ -306,15 +397,8 @@ int OrderFlow::on_timer(std::size_t i, session::Session& s) noexcept {
     const auto [end, ec] = std::to_chars(p.cl_ord_id + p.prefix, p.cl_ord_id + sizeof p.cl_ord_id, seq);
     (void)ec;
     const std::string_view id(p.cl_ord_id, static_cast<std::size_t>(end - p.cl_ord_id));
-    const session::SendResult r = s.send("D", [&](codec::MessageWriter& w) {
-      w.add_string(codec::tag::ClOrdID, id);
-      w.add_string(codec::tag::Symbol, o.symbol);
-      w.add_char(codec::tag::Side, o.side);
-      w.add_timestamp(codec::tag::TransactTime, s.time_ns());
-      w.add_int(codec::tag::OrderQty, o.quantity);
-      w.add_char(codec::tag::OrdType, '2');
-      w.add_decimal(codec::tag::Price, o.price);
-    });
+    const session::SendResult r =
+        s.send("D", [&](codec::MessageWriter& w) { write_order(w, p.shape, id, o, s.time_ns()); });
     if (r != session::SendResult::ok) break;  // back-pressure: the rest on a later turn
     p.planned[seq & (PerSession::kPlanned - 1)] =
         config_.rate > 0 ? p.logon_ns + static_cast<std::int64_t>(static_cast<double>(k - p.sent_before) * ns_per_order)

@@ -100,23 +100,28 @@ struct Report {
   Decimal last_qty;
 };
 
-void write_report(codec::MessageWriter& w, bool old, const Report& r, std::int64_t now) noexcept {
+// FIX.4.0 and 4.1: LastShares and LastPx required on every report; FIX.4.0
+// has no ExecType and no LeavesQty.
+bool before_fix42(const Session& s) noexcept { return s.settings().before_fix42(); }
+
+void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
+                  std::int64_t now) noexcept {
   w.add_uint(tag::OrderID, r.order_id);
   w.add_string(tag::ClOrdID, r.cl_ord_id);
   if (!r.orig_cl_ord_id.empty()) w.add_string(tag::OrigClOrdID, r.orig_cl_ord_id);
   w.add_uint(tag::ExecID, r.exec_id);
   if (old) w.add_char(tag::ExecTransType, '0');
-  w.add_char(tag::ExecType, r.exec_type);
+  if (!fix40) w.add_char(tag::ExecType, r.exec_type);
   w.add_char(tag::OrdStatus, r.ord_status);
   w.add_string(tag::Symbol, r.symbol);
   w.add_char(tag::Side, r.side);
   w.add_decimal(tag::OrderQty, r.qty);
   if (r.has_price) w.add_decimal(tag::Price, r.price);
-  if (r.fill) {
-    w.add_decimal(tag::LastQty, r.last_qty);  // LastShares in FIX.4.2: same tag
-    w.add_decimal(tag::LastPx, r.last_px);
+  if (r.fill || oldest) {
+    w.add_decimal(tag::LastQty, r.fill ? r.last_qty : Decimal{0, 0});  // LastShares before FIX.4.3: same tag
+    w.add_decimal(tag::LastPx, r.fill ? r.last_px : Decimal{0, 0});
   }
-  w.add_decimal(tag::LeavesQty, r.leaves);
+  if (!fix40) w.add_decimal(tag::LeavesQty, r.leaves);
   w.add_decimal(tag::CumQty, r.cum);
   w.add_decimal(tag::AvgPx, r.avg_px);
   w.add_timestamp(tag::TransactTime, now);
@@ -125,11 +130,13 @@ void write_report(codec::MessageWriter& w, bool old, const Report& r, std::int64
 
 SendResult send_report(Session& s, const Report& r) noexcept {
   const bool old = pre_fix43(s);
+  const bool oldest = before_fix42(s);
+  const bool fix40 = s.settings().begin_string == "FIX.4.0";
   const std::int64_t now = s.time_ns();  // read once per inbound message
   // A report is never dropped: when it cannot go out now (the resting
   // side's session is slow or gone, or a sweep filled the reply room) it is
   // stored under its number and reaches the peer by resend.
-  return s.send_or_store("8", [&](codec::MessageWriter& w) { write_report(w, old, r, now); });
+  return s.send_or_store("8", [&](codec::MessageWriter& w) { write_report(w, old, oldest, fix40, r, now); });
 }
 
 // Reads the fields a NewOrderSingle must carry; answers a session Reject

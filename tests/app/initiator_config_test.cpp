@@ -3,7 +3,10 @@
 // the table or session (or line), and the setting.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -100,6 +103,96 @@ TEST(InitiatorConfig, orderFileLinesAreReadOrNamedByLine) {
   EXPECT_EQ(bad("buy,KITE,1,2,3\n"), "o.csv:1: more than 4 fields" + expected);
   EXPECT_EQ(bad("buy,,1,2\n"), "o.csv:1: empty symbol" + expected);
   EXPECT_EQ(bad("buy,K,1,0\n"), "o.csv:1: price \"0\" is not a positive decimal" + expected);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string dictionaries() {
+  const char* d = std::getenv("KITE_DICTIONARY_DIR");
+  return d != nullptr ? d : "dictionaries";
+}
+
+std::string initiator_with(const std::string& session_lines, const std::string& orders) {
+  return orders +
+         "[defaults]\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\n"
+         "SocketConnectHost = \"127.0.0.1\"\nSocketConnectPort = 9000\n" +
+         session_lines + "[[session]]\nSenderCompID = \"C1\"\n";
+}
+
+TEST(InitiatorOrders, eachVersionsNewOrderSingleAsItsDictionaryDefinesIt) {
+  struct Case {
+    const char* lines;
+    bool handl_inst;
+    bool transact_time;
+  };
+  const Case cases[] = {
+      {"BeginString = \"FIX.4.0\"\n", true, false},
+      {"BeginString = \"FIX.4.1\"\n", true, false},
+      {"BeginString = \"FIX.4.2\"\n", true, true},
+      {"BeginString = \"FIX.4.3\"\n", true, true},
+      {"BeginString = \"FIX.4.4\"\n", true, true},  // defined there, optional: '1' is valid
+      {"BeginString = \"FIXT.1.1\"\nDefaultApplVerID = \"FIX.5.0\"\n", true, true},
+      {"BeginString = \"FIXT.1.1\"\nDefaultApplVerID = \"FIX.5.0SP1\"\n", true, true},
+      {"BeginString = \"FIXT.1.1\"\nDefaultApplVerID = \"FIX.5.0SP2\"\n", true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lines);
+    const InitiatorDaemonConfig cfg =
+        parse_initiator_config(initiator_with(c.lines, "[orders]\nsource = \"rate\"\nrate = 10\n"), "init.toml");
+    ASSERT_EQ(cfg.orders.shapes.size(), 1u);
+    EXPECT_EQ(cfg.orders.shapes[0].handl_inst, c.handl_inst);
+    EXPECT_EQ(cfg.orders.shapes[0].transact_time, c.transact_time);
+  }
+  // No source, no check: no dictionary is read.
+  EXPECT_TRUE(parse_initiator_config(initiator_with("", ""), "init.toml").orders.shapes.empty());
+}
+
+class InitiatorOrderCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kite-orders-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  // FIX42.xml with `from` replaced by `to` (once), as dir/FIX42.xml.
+  void edited_fix42(const std::string& from, const std::string& to) {
+    std::string x = read_text(dictionaries() + "/FIX42.xml");
+    const std::size_t at = x.find(from);
+    ASSERT_NE(at, std::string::npos);
+    x.replace(at, from.size(), to);
+    std::ofstream(dir + "/FIX42.xml") << x;
+  }
+  std::string dir;
+};
+
+TEST_F(InitiatorOrderCheck, aLineTheDictionaryRefusesIsNamedByLineBeforeAnythingIsSent) {
+  // A dictionary whose Side allows buy only: line 3 (a sell) is refused.
+  edited_fix42("   <value enum='2' description='SELL' />\n", "");
+  std::ofstream(dir + "/orders.csv") << "# side,symbol,quantity,price\nbuy,KITE,100,10.25\nsell,KITE,5,10\n";
+  const std::string text = initiator_with("BeginString = \"FIX.4.2\"\nDataDictionary = \"" + dir + "/FIX42.xml\"\n",
+                                          "[orders]\nsource = \"file\"\nfile = \"" + dir + "/orders.csv\"\n");
+  EXPECT_EQ(error_of_config(text), dir + "/orders.csv:3: FIX.4.2:C1->KITE's dictionary refuses this NewOrderSingle: " +
+                                       "Value is incorrect (out of range) for this tag: tag 54 (Side), not one of the "
+                                       "field's values; nothing is sent");
+  // The same file with buys only loads.
+  std::ofstream(dir + "/orders.csv") << "buy,KITE,100,10.25\nbuy,KITE,5,10\n";
+  EXPECT_EQ(parse_initiator_config(text, "init.toml").orders.lines.size(), 2u);
+}
+
+TEST_F(InitiatorOrderCheck, aRequiredFieldTheSourceCannotFillIsRefusedAtLoad) {
+  edited_fix42("<message name='NewOrderSingle' msgtype='D' msgcat='app'>\n",
+               "<message name='NewOrderSingle' msgtype='D' msgcat='app'>\n   <field name='Account' required='Y' />\n");
+  const std::string text = initiator_with("BeginString = \"FIX.4.2\"\nDataDictionary = \"" + dir + "/FIX42.xml\"\n",
+                                          "[orders]\nsource = \"rate\"\nrate = 10\n");
+  EXPECT_EQ(error_of_config(text),
+            "init.toml: session 1 (FIX.4.2:C1->KITE): its dictionary requires tag 1 (Account) "
+            "on NewOrderSingle, which kite-initiator does not fill");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@ if(KITE_QUICKFIX)
   add_executable(kite_qf_peer ${CMAKE_CURRENT_LIST_DIR}/session_qf_peer.cpp)
   set_target_properties(kite_qf_peer PROPERTIES CXX_STANDARD 14 CXX_EXTENSIONS ON)
   target_link_libraries(kite_qf_peer PRIVATE PkgConfig::QUICKFIX Threads::Threads)
+  target_compile_definitions(kite_qf_peer PRIVATE KITE_DICTIONARY_DIR="${CMAKE_SOURCE_DIR}/dictionaries")
 
   kite_test(session_interop_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/session_interop_test.cpp
             LIBS kite_link LABELS interop)
@@ -29,4 +30,12 @@ if(KITE_QUICKFIX)
   target_compile_options(admin_interop_test PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
   target_include_directories(admin_interop_test PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   add_dependencies(admin_interop_test kite-acceptor kite_qf_peer kite-admin)
+endif()
+
+if(KITE_QUICKFIX)
+  # Every version both ways, dictionaries on both sides (issue 35's proof).
+  kite_test(version_interop_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/version_interop_test.cpp LABELS interop)
+  target_compile_definitions(version_interop_test PRIVATE KITE_ACCEPTOR_BIN="$<TARGET_FILE:kite-acceptor>"
+    KITE_INITIATOR_BIN="$<TARGET_FILE:kite-initiator>" KITE_QF_PEER_BIN="$<TARGET_FILE:kite_qf_peer>")
+  add_dependencies(version_interop_test kite-acceptor kite-initiator kite_qf_peer)
 endif()

@@ -21,6 +21,8 @@
 #include "kite/session/log.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
+#include "kite/session/validation.hpp"
+#include "kite/util/dictionary_dir.hpp"
 #include "session_process.hpp"
 
 namespace kite::interop {
@@ -30,7 +32,8 @@ constexpr long kOrders = 10000;
 
 std::string acceptor_config(int port, const fs::path& store, const std::string& begin, const std::string& target) {
   return "[engine]\nmodel = \"mono\"\nport = " + std::to_string(port) +
-         "\nidle = \"block\"\n[app]\nmode = \"ack\"\n[defaults]\nSenderCompID = \"KITE\"\nStoreKind = \"file\"\n"
+         "\nidle = \"block\"\n[app]\nmode = \"ack\"\n[defaults]\nSenderCompID = \"KITE\"\nUseDataDictionary = true\n"
+         "StoreKind = \"file\"\n"
          "FileStorePath = \"" +
          store.string() + "\"\n[[session]]\nBeginString = \"" + begin + "\"\nTargetCompID = \"" + target + "\"\n" +
          (begin == "FIXT.1.1" ? "DefaultApplVerID = \"FIX.5.0SP2\"\n" : "");
@@ -207,9 +210,13 @@ TEST(KiteInitiatorToQuickFixAcceptor, tenThousandOrdersAnsweredAndForcedGapsReco
   st.sender_comp_id = "KITEI";
   st.target_comp_id = "QFA";
   st.heart_bt_int = 30;
+  st.validate = true;  // the dictionary on both sides
+  st.data_dictionary = util::dictionary_dir();
   session::MemoryStore store;
   KiteClient app;
   session::Session s(st, store, app, clock, log);
+  const auto validator = session::DictionaryValidator::for_settings(st);
+  s.set_validator(validator.get());
   link::InitiatorFactory factory(s, clock, log);
 
   engine::InitiatorConfig cfg;

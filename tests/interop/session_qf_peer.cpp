@@ -19,6 +19,8 @@
 //     2 and 1 order is sent: the acceptor must resend everything it ever sent
 //     (PossDupFlag=Y), from its store (the crash test: across a restart).
 //     Then it logs out and prints the summary.
+//   BEGIN "FIXT.1.1/FIX.5.0SP1" names the DefaultApplVerID (FIX.5.0SP2 when
+//   none). Both sides validate with the repository's dictionaries.
 //   kite_qf_peer acceptor PORT BEGIN SENDER TARGET TIMEOUT_S
 //     A QuickFIX acceptor answering each NewOrderSingle with an
 //     ExecutionReport (New); exits after the peer logs out (or TIMEOUT_S),
@@ -66,6 +68,8 @@ struct Counters {
   long gap_fills_in = 0;         // SequenceReset-GapFill received
   long orders_in = 0;            // acceptor: NewOrderSingles received
   long orders_possdup_in = 0;    // acceptor: of which PossDupFlag=Y
+  long rejects_in = 0;           // Reject (3) and BusinessMessageReject (j) received
+  long rejects_out = 0;          // Reject (3) and BusinessMessageReject (j) sent
   bool logged_on = false;
 };
 
@@ -90,18 +94,24 @@ class PeerApp : public FIX::Application {
     g.cv.notify_all();
   }
   void toAdmin(FIX::Message& m, const FIX::SessionID&) override {
-    if (field(m.getHeader(), 35) == "2") {
+    const std::string type = field(m.getHeader(), 35);
+    std::lock_guard<std::mutex> l(g.mu);
+    if (type == "2") ++g.resend_requests_out;
+    if (type == "3" || type == "j") ++g.rejects_out;
+  }
+  void toApp(FIX::Message& m, const FIX::SessionID&) throw(FIX::DoNotSend) override {
+    if (field(m.getHeader(), 35) == "j") {
       std::lock_guard<std::mutex> l(g.mu);
-      ++g.resend_requests_out;
+      ++g.rejects_out;
     }
   }
-  void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
   void fromAdmin(const FIX::Message& m, const FIX::SessionID&) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
                                                                      FIX::IncorrectTagValue,
                                                                      FIX::RejectLogon) override {
     const std::string type = field(m.getHeader(), 35);
     std::lock_guard<std::mutex> l(g.mu);
     if (type == "2") ++g.resend_requests_in;
+    if (type == "3") ++g.rejects_in;
     if (type == "4" && field(m, 123) == "Y") ++g.gap_fills_in;
   }
   void fromApp(const FIX::Message& m, const FIX::SessionID& id) throw(FIX::FieldNotFound, FIX::IncorrectDataFormat,
@@ -109,6 +119,11 @@ class PeerApp : public FIX::Application {
                                                                       FIX::UnsupportedMessageType) override {
     const std::string type = field(m.getHeader(), 35);
     const bool possdup = field(m.getHeader(), 43) == "Y";
+    if (type == "j") {
+      std::lock_guard<std::mutex> l(g.mu);
+      ++g.rejects_in;
+      return;
+    }
     if (acceptor_) {
       if (type != "D") throw FIX::UnsupportedMessageType();
       {
@@ -122,13 +137,20 @@ class PeerApp : public FIX::Application {
       er.setField(37, std::to_string(n));
       er.setField(11, field(m, 11));
       er.setField(17, std::to_string(n));
-      if (id.getBeginString() == "FIX.4.2") er.setField(20, "0");
-      er.setField(150, "0");
+      // Each version's required fields (dictionaries/FIX4x.xml, FIX50*.xml).
+      const std::string& b = id.getBeginString();
+      const bool fix40 = b == "FIX.4.0", before42 = fix40 || b == "FIX.4.1";
+      if (before42 || b == "FIX.4.2") er.setField(20, "0");
+      if (!fix40) er.setField(150, "0");
       er.setField(39, "0");
       er.setField(55, field(m, 55));
       er.setField(54, field(m, 54));
       er.setField(38, field(m, 38));
-      er.setField(151, field(m, 38));
+      if (before42) {
+        er.setField(32, "0");
+        er.setField(31, "0");
+      }
+      if (!fix40) er.setField(151, field(m, 38));
       er.setField(14, "0");
       er.setField(6, "0");
       FIX::Session::sendToTarget(er, id);
@@ -163,11 +185,25 @@ FIX::SessionSettings make_settings(bool acceptor, int port, const FIX::SessionID
   d.setString("EndTime", "00:00:00");
   const char* hb = std::getenv("KITE_QF_HEARTBTINT");  // the crash test shortens it
   d.setString("HeartBtInt", hb != nullptr ? hb : "30");
-  d.setString("UseDataDictionary", "N");
+  // Validation on, with the repository's dictionaries (KITE_DICTIONARY_DIR).
+  const std::string dict = KITE_DICTIONARY_DIR;
+  const std::string& begin = id.getBeginString();
+  d.setString("UseDataDictionary", "Y");
+  if (begin == "FIXT.1.1") {
+    const char* appl = std::getenv("KITE_QF_APPLVER");  // FIX.5.0, FIX.5.0SP1 or FIX.5.0SP2
+    const std::string appl_ver = appl != nullptr ? appl : "FIX.5.0SP2";
+    d.setString("TransportDataDictionary", dict + "/FIXT11.xml");
+    d.setString("AppDataDictionary", dict + "/FIX" + appl_ver.substr(4, 1) + appl_ver.substr(6) + ".xml");
+  } else {
+    d.setString("DataDictionary", dict + "/FIX" + begin.substr(4, 1) + begin.substr(6, 1) + ".xml");
+  }
   d.setString("ReconnectInterval", "1");
   d.setString("SocketNodelay", "Y");
   d.setString("PersistMessages", "Y");
-  if (id.getBeginString() == "FIXT.1.1") d.setString("DefaultApplVerID", "FIX.5.0SP2");
+  if (begin == "FIXT.1.1") {
+    const char* appl = std::getenv("KITE_QF_APPLVER");
+    d.setString("DefaultApplVerID", appl != nullptr ? appl : "FIX.5.0SP2");
+  }
   if (acceptor) {
     d.setString("SocketAcceptPort", std::to_string(port));
     d.setString("SocketReuseAddress", "Y");
@@ -183,14 +219,17 @@ FIX::SessionSettings make_settings(bool acceptor, int port, const FIX::SessionID
   return s;
 }
 
-FIX::Message order(const std::string& cl) {
+// A NewOrderSingle with the version's fields: HandlInst up to FIX.4.3, no
+// TransactTime on FIX.4.0 and 4.1.
+FIX::Message order(const std::string& cl, const std::string& begin) {
   FIX::Message m;
   m.getHeader().setField(35, "D");
   m.setField(11, cl);
-  m.setField(21, "1");
+  const bool before42 = begin == "FIX.4.0" || begin == "FIX.4.1";
+  if (before42 || begin == "FIX.4.2" || begin == "FIX.4.3") m.setField(21, "1");
   m.setField(55, "KITE");
   m.setField(54, "1");
-  m.setField(60, "20261130-00:00:00.000");
+  if (!before42) m.setField(60, "20261130-00:00:00.000");
   m.setField(38, "100");
   m.setField(40, "2");
   m.setField(44, "101.25");
@@ -211,9 +250,9 @@ void print_summary(FIX::Session* s, long sent) {
       "sent=%ld\nanswered=%ld\nanswered_more_than_once=%ld\ner_total=%ld\npossdup=%ld\n"
       "possdup_with_orig=%ld\npossdup_first=%ld\nother_app=%ld\nlogons=%ld\nlogouts=%ld\n"
       "resend_requests_in=%ld\nresend_requests_out=%ld\ngap_fills_in=%ld\norders_in=%ld\n"
-      "orders_possdup_in=%ld\n",
+      "orders_possdup_in=%ld\nrejects_in=%ld\nrejects_out=%ld\n",
       sent, answered, twice, g.er_total, g.possdup, g.possdup_with_orig, g.possdup_first, g.other_app, g.logons,
-      g.logouts, g.resend_requests_in, g.resend_requests_out, g.gap_fills_in, g.orders_in, g.orders_possdup_in);
+      g.logouts, g.resend_requests_in, g.resend_requests_out, g.gap_fills_in, g.orders_in, g.orders_possdup_in, g.rejects_in, g.rejects_out);
   if (s != nullptr)
     std::printf("next_sender=%d\nnext_target=%d\n", s->getExpectedSenderNum(), s->getExpectedTargetNum());
   std::fflush(stdout);
@@ -262,7 +301,7 @@ int run_initiator(char** argv) {
         ok = wait_for(l, deadline, [&] { return g.logged_on && sent - static_cast<long>(g.answers.size()) < win; });
       }
       if (!ok) break;
-      FIX::Message m = order(cl);
+      FIX::Message m = order(cl, id.getBeginString());
       FIX::Session::sendToTarget(m, id);
       ++sent;
     }
@@ -351,6 +390,17 @@ int run_acceptor(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // BEGIN may be "FIXT.1.1/FIX.5.0SP1": the DefaultApplVerID after the slash.
+  static std::string begin;
+  if (argc > 3) {
+    begin = argv[3];
+    const std::size_t slash = begin.find('/');
+    if (slash != std::string::npos) {
+      ::setenv("KITE_QF_APPLVER", begin.c_str() + slash + 1, 1);
+      begin.resize(slash);
+      argv[3] = &begin[0];
+    }
+  }
   if (argc == 11 && std::string(argv[1]) == "initiator") return run_initiator(argv);
   if (argc == 7 && std::string(argv[1]) == "acceptor") return run_acceptor(argv);
   std::fprintf(stderr,

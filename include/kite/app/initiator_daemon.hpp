@@ -23,6 +23,18 @@ struct OrderLine {
   std::string symbol;
   std::int64_t quantity = 0;
   codec::Decimal price;
+  std::size_t line = 0;  // file: its line number (1-based); 0 for the rate source's order
+};
+
+// The fields of a session's NewOrderSingle beyond ClOrdID, Symbol, Side,
+// OrderQty, OrdType and Price, as the session's dictionary defines the
+// message: HandlInst (21, '1') is required on FIX.4.0-4.3, TransactTime (60)
+// is not defined on FIX.4.0 and 4.1.
+struct OrderShape {
+  bool handl_inst = false;
+  bool transact_time = true;
+  // The shape a dictionary-less caller gets: by BeginString alone.
+  static OrderShape for_version(std::string_view begin_string) noexcept;
 };
 
 // [orders]: what each logged-on session sends.
@@ -35,6 +47,7 @@ struct OrderSourceConfig {
   std::string file;           // file: one order per line, "side,symbol,quantity,price"
   OrderLine order{'1', "KITE", 100, {1000, -2}};  // rate: the order sent
   std::vector<OrderLine> lines;                   // file: read at load
+  std::vector<OrderShape> shapes;                 // per session, from its dictionary (set at load)
 };
 
 struct InitiatorDaemonConfig {
@@ -46,6 +59,11 @@ struct InitiatorDaemonConfig {
 };
 
 // Throw ConfigError naming the file, table or session, setting and line.
+// Each session's NewOrderSingle is checked at load against the session's
+// dictionary (its DataDictionary, else the default folder): a required field
+// the order source cannot fill, or an order (the file's, by line number; the
+// rate source's one) the dictionary refuses, is a ConfigError, so nothing is
+// sent from a file with one bad line.
 InitiatorDaemonConfig load_initiator_config(const std::string& path);
 InitiatorDaemonConfig parse_initiator_config(std::string_view text, const std::string& name);
 // The order file's lines; ConfigError "FILE:LINE: why" for a bad one.

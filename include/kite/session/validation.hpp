@@ -30,6 +30,9 @@ class DictionaryValidator final : public MessageValidator {
   static std::unique_ptr<DictionaryValidator> for_settings(const SessionSettings& settings);
 
   Validation validate(const codec::Header& h, const codec::FieldIndex& ix) const noexcept override;
+  // The dictionary that judges application messages (on FIXT.1.1 the
+  // transport and application dictionaries merged).
+  const codec::Dictionary& dictionary() const noexcept { return *dictionary_; }
 
  private:
   std::shared_ptr<const codec::Dictionary> dictionary_;
