@@ -16,6 +16,7 @@ packages=(
   sockperf                            # cross-check of the raw floor
   iproute2 procps util-linux          # network namespaces, veth, taskset
   valgrind                            # instruction counts (callgrind)
+  libpq-dev postgresql                # the postgresql store; its tests start a private server
   python3
 )
 # The rust-pure flavour (flavours/rust-pure): Debian's Rust toolchain, unless a

@@ -159,9 +159,40 @@ const std::vector<Key>& keys() {
            s.store.kind = StoreKind::memory;
          else if (v == "null")
            s.store.kind = StoreKind::null;
+         else if (v == "postgresql")
+           s.store.kind = StoreKind::postgresql;
          else
-           a.fail("\"" + v + "\" is not file, memory or null");
+           a.fail("\"" + v + "\" is not file, memory, null or postgresql");
        }},
+      {"PostgreSQLStoreDatabase", [](SessionSettings& s, const At& a) { s.store.pg_database = a.string(); }},
+      {"PostgreSQLStoreUser", [](SessionSettings& s, const At& a) { s.store.pg_user = a.string(); }},
+      {"PostgreSQLStorePassword", [](SessionSettings& s, const At& a) { s.store.pg_password = a.string(); }},
+      {"PostgreSQLStoreHost", [](SessionSettings& s, const At& a) { s.store.pg_host = a.string(); }},
+      {"PostgreSQLStorePort",
+       [](SessionSettings& s, const At& a) { s.store.pg_port = static_cast<std::uint16_t>(a.integer(1, 65535)); }},
+      {"PostgreSQLStoreConnectionString", [](SessionSettings& s, const At& a) { s.store.pg_conninfo = a.string(); }},
+      {"PostgreSQLStoreCommit",
+       [](SessionSettings& s, const At& a) {
+         const std::string v = a.string();
+         if (v == "async")
+           s.store.pg_commit = CommitPolicy::async;
+         else if (v == "sync")
+           s.store.pg_commit = CommitPolicy::sync;
+         else
+           a.fail("\"" + v + "\" is not async or sync");
+       }},
+      {"PostgreSQLStoreGroupMax",
+       [](SessionSettings& s, const At& a) {
+         s.store.pg_group_max = static_cast<std::uint32_t>(a.integer(1, 1'000'000));
+       }},
+      {"PostgreSQLStoreKeepaliveIdle",
+       [](SessionSettings& s, const At& a) { s.store.pg_keepalive_idle_s = static_cast<std::uint32_t>(a.integer(1, 3600)); }},
+      {"PostgreSQLStoreKeepaliveInterval",
+       [](SessionSettings& s, const At& a) {
+         s.store.pg_keepalive_interval_s = static_cast<std::uint32_t>(a.integer(1, 3600));
+       }},
+      {"PostgreSQLStoreKeepaliveCount",
+       [](SessionSettings& s, const At& a) { s.store.pg_keepalive_count = static_cast<std::uint32_t>(a.integer(1, 100)); }},
       {"FileStorePath", [](SessionSettings& s, const At& a) { s.store.path = a.string(); }},
       {"FlushPolicy",
        [](SessionSettings& s, const At& a) {

@@ -12,6 +12,9 @@
 #include <stdexcept>
 
 #include "kite/session/clock.hpp"
+#ifdef KITE_HAVE_POSTGRESQL
+#include "kite/session/pg_store.hpp"
+#endif
 
 namespace kite::session {
 
@@ -489,6 +492,14 @@ std::unique_ptr<MessageStore> make_store(const StoreSettings& s, std::string_vie
       n->reset(now_ns);
       return n;
     }
+    case StoreKind::postgresql:
+#ifdef KITE_HAVE_POSTGRESQL
+      return std::make_unique<PgStore>(s, PgSessionKey::from_id(session_id), now_ns);
+#else
+      throw std::runtime_error(
+          "StoreKind \"postgresql\": this build has no postgresql store (libpq was not "
+          "found at configure time: install libpq-dev and configure again)");
+#endif
   }
   return nullptr;
 }

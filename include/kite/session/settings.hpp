@@ -14,7 +14,12 @@
 namespace kite::session {
 
 enum class Role : unsigned char { acceptor, initiator };
-enum class StoreKind : unsigned char { file, memory, null };
+enum class StoreKind : unsigned char { file, memory, null, postgresql };
+
+// When a postgresql store's writes may reach the peer (docs/store.md):
+// async sends at once and commits behind; sync would hold an answer until
+// the transaction holding it and the inbound number commits.
+enum class CommitPolicy : unsigned char { async, sync };
 
 // When the file store asks the kernel to write its mapping to disk (msync).
 // Every policy survives a crash of the process (the data is in the page
@@ -28,12 +33,27 @@ enum class FlushPolicy : unsigned char {
 };
 
 struct StoreSettings {
-  StoreKind kind = StoreKind::memory;      // StoreKind: "file" | "memory" | "null"
+  StoreKind kind = StoreKind::memory;      // StoreKind: "file" | "memory" | "null" | "postgresql"
   std::string path;                        // FileStorePath: a folder, one journal per session
   FlushPolicy flush = FlushPolicy::none;   // FlushPolicy: "none" | "message" | "count" | "time"
   std::uint32_t flush_every_n = 100;       // FlushEveryN
   std::uint32_t flush_every_ms = 10;       // FlushEveryMs
   std::size_t capacity_bytes = 16u << 20;  // StoreCapacity: journal size, allocated and mapped at open
+                                           // (postgresql: the in-process copy and the write queue each)
+
+  // StoreKind "postgresql" (QuickFIX's names where it has one).
+  std::string pg_database;                       // PostgreSQLStoreDatabase
+  std::string pg_user;                           // PostgreSQLStoreUser
+  std::string pg_password;                       // PostgreSQLStorePassword
+  std::string pg_host;                           // PostgreSQLStoreHost: a name, an address or a socket folder
+  std::uint16_t pg_port = 0;                     // PostgreSQLStorePort (0: libpq's default)
+  std::string pg_conninfo;                       // PostgreSQLStoreConnectionString: a libpq conninfo or URI;
+                                                 // the settings above override its keys
+  CommitPolicy pg_commit = CommitPolicy::async;  // PostgreSQLStoreCommit: "async" | "sync"
+  std::uint32_t pg_group_max = 512;              // PostgreSQLStoreGroupMax: most queued writes per transaction
+  std::uint32_t pg_keepalive_idle_s = 10;        // PostgreSQLStoreKeepaliveIdle: TCP keepalive on the database
+  std::uint32_t pg_keepalive_interval_s = 2;     // PostgreSQLStoreKeepaliveInterval
+  std::uint32_t pg_keepalive_count = 3;          // PostgreSQLStoreKeepaliveCount
 };
 
 // The BeginStrings a session may have.

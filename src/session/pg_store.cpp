@@ -1,0 +1,410 @@
+#include "kite/session/pg_store.hpp"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace kite::session {
+namespace {
+
+// QuickFIX's tables (its src/sql/postgresql), created only where missing:
+// the same columns, types and keys, nothing added.
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS sessions ("
+    " beginstring CHAR(8) NOT NULL, sendercompid VARCHAR(64) NOT NULL,"
+    " targetcompid VARCHAR(64) NOT NULL, session_qualifier VARCHAR(64) NOT NULL,"
+    " creation_time TIMESTAMP NOT NULL, incoming_seqnum INTEGER NOT NULL, outgoing_seqnum INTEGER NOT NULL,"
+    " PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier));"
+    "CREATE TABLE IF NOT EXISTS messages ("
+    " beginstring CHAR(8) NOT NULL, sendercompid VARCHAR(64) NOT NULL,"
+    " targetcompid VARCHAR(64) NOT NULL, session_qualifier VARCHAR(64) NOT NULL,"
+    " msgseqnum INTEGER NOT NULL, message TEXT NOT NULL,"
+    " PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum));";
+
+// Serialises schema creation between processes opening at once (CREATE
+// TABLE IF NOT EXISTS can still race on the catalog).
+constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(4943968395315938123)";
+
+constexpr std::size_t kRecord = 24;
+static_assert(sizeof(std::uint32_t) * 2 + sizeof(std::uint64_t) * 2 == kRecord);
+
+std::size_t padded(std::size_t n) noexcept { return (n + 7) & ~std::size_t{7}; }
+
+void log_line(const std::string& s) noexcept { std::fprintf(stderr, "kite store postgresql: %s\n", s.c_str()); }
+
+std::string error_of(pg_conn* c) {
+  std::string e = c != nullptr ? PQerrorMessage(c) : "no connection";
+  while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) e.pop_back();
+  return e;
+}
+
+// Runs a statement that returns no rows or rows we ignore; "" or the error.
+std::string exec(pg_conn* c, const std::string& sql) {
+  PGresult* r = PQexec(c, sql.c_str());
+  const ExecStatusType st = PQresultStatus(r);
+  std::string err;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    err = PQresultErrorMessage(r);
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    if (err.empty()) err = error_of(c);
+  }
+  PQclear(r);
+  return err;
+}
+
+std::string literal(pg_conn* c, std::string_view v) {
+  std::string out(v.size() * 2 + 3, '\0');
+  int err = 0;
+  out[0] = '\'';
+  const std::size_t n = PQescapeStringConn(c, out.data() + 1, v.data(), v.size(), &err);
+  if (err != 0) throw std::runtime_error("cannot quote a value: " + error_of(c));
+  out.resize(n + 1);
+  out += '\'';
+  return out;
+}
+
+std::string seconds_text(std::int64_t ns) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%lld.%06lld", static_cast<long long>(ns / 1'000'000'000),
+                static_cast<long long>((ns % 1'000'000'000) / 1000));
+  return b;
+}
+
+}  // namespace
+
+PgSessionKey PgSessionKey::from_id(std::string_view id) {
+  const auto colon = id.find(':');
+  const auto arrow = id.find("->");
+  if (colon == std::string_view::npos || arrow == std::string_view::npos || arrow < colon)
+    throw std::invalid_argument("\"" + std::string(id) + "\" is not a session id BEGIN:SENDER->TARGET");
+  return {std::string(id.substr(0, colon)), std::string(id.substr(colon + 1, arrow - colon - 1)),
+          std::string(id.substr(arrow + 2)), ""};
+}
+
+std::int64_t PgSessionKey::lock_key() const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto mix = [&h](std::string_view s) {
+    for (const unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+  };
+  mix(beginstring);
+  mix(":");
+  mix(sendercompid);
+  mix("->");
+  mix(targetcompid);
+  mix(":");
+  mix(qualifier);
+  return static_cast<std::int64_t>(h);
+}
+
+std::string pg_conninfo_for(const StoreSettings& s) {
+  // Values quoted as libpq's key='value' form wants: \ and ' escaped.
+  const auto q = [](const std::string& v) {
+    std::string o = "'";
+    for (const char ch : v) {
+      if (ch == '\\' || ch == '\'') o += '\\';
+      o += ch;
+    }
+    return o + "'";
+  };
+  std::string c;
+  // A URI cannot be followed by key=value pairs: the keys below are added
+  // as a second pass over PQconninfoParse's result instead.
+  PQconninfoOption* base = nullptr;
+  if (!s.pg_conninfo.empty()) {
+    char* err = nullptr;
+    base = PQconninfoParse(s.pg_conninfo.c_str(), &err);
+    if (base == nullptr) {
+      std::string e = err != nullptr ? err : "cannot parse it";
+      PQfreemem(err);
+      throw std::runtime_error("PostgreSQLStoreConnectionString: " + e);
+    }
+    for (PQconninfoOption* o = base; o->keyword != nullptr; ++o)
+      if (o->val != nullptr && *o->val != '\0') c += std::string(o->keyword) + "=" + q(o->val) + " ";
+    PQconninfoFree(base);
+  }
+  if (!s.pg_host.empty()) c += "host=" + q(s.pg_host) + " ";
+  if (s.pg_port != 0) c += "port=" + std::to_string(s.pg_port) + " ";
+  if (!s.pg_database.empty()) c += "dbname=" + q(s.pg_database) + " ";
+  if (!s.pg_user.empty()) c += "user=" + q(s.pg_user) + " ";
+  if (!s.pg_password.empty()) c += "password=" + q(s.pg_password) + " ";
+  // Later keys win in libpq's key=value form, so these hold whatever the string said.
+  const std::uint32_t bound_s = s.pg_keepalive_idle_s + s.pg_keepalive_interval_s * s.pg_keepalive_count;
+  c += "keepalives=1 keepalives_idle=" + std::to_string(s.pg_keepalive_idle_s) +
+       " keepalives_interval=" + std::to_string(s.pg_keepalive_interval_s) +
+       " keepalives_count=" + std::to_string(s.pg_keepalive_count) +
+       " tcp_user_timeout=" + std::to_string(bound_s * 1000) + " connect_timeout=5 application_name=kite";
+  return c;
+}
+
+PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::int64_t now_ns)
+    : settings_(settings),
+      key_(key),
+      conninfo_(pg_conninfo_for(settings)),
+      copy_(settings.capacity_bytes, settings.capacity_bytes / 128) {
+  const std::string who = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
+  const auto fail = [&](const std::string& what) {
+    const std::string e = "session " + who + ": " + what;
+    if (conn_ != nullptr) PQfinish(conn_);
+    conn_ = nullptr;
+    throw std::runtime_error(e);
+  };
+  conn_ = PQconnectdb(conninfo_.c_str());
+  if (PQstatus(conn_) != CONNECTION_OK) fail("cannot connect to the database: " + error_of(conn_));
+  key_sql_ = literal(conn_, key_.beginstring) + "," + literal(conn_, key_.sendercompid) + "," +
+             literal(conn_, key_.targetcompid) + "," + literal(conn_, key_.qualifier);
+  const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
+
+  std::string e = exec(conn_, std::string("BEGIN;") + kSchemaLock + ";" + kSchema + "COMMIT;");
+  if (!e.empty()) fail("cannot create the sessions and messages tables: " + e);
+
+  PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
+  const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  if (!got) fail("held by another process (its advisory lock is taken): refusing to open it twice");
+
+  r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
+                     " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions" +
+                     where)
+                        .c_str());
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    PQclear(r);
+    fail("cannot read its row of sessions: " + error_of(conn_));
+  }
+  std::uint64_t in = 1, out = 1;
+  std::int64_t created = now_ns;
+  const bool found = PQntuples(r) == 1;
+  if (found) {
+    in = std::strtoull(PQgetvalue(r, 0, 0), nullptr, 10);
+    out = std::strtoull(PQgetvalue(r, 0, 1), nullptr, 10);
+    created = std::strtoll(PQgetvalue(r, 0, 2), nullptr, 10) * 1000;
+  }
+  PQclear(r);
+  if (!found) {
+    e = exec(conn_, "INSERT INTO sessions VALUES (" + key_sql_ + ", to_timestamp(" + seconds_text(now_ns) +
+                        ") AT TIME ZONE 'UTC', 1, 1)");
+    if (!e.empty()) fail("cannot insert its row of sessions: " + e);
+  }
+  copy_.reset(created);
+  r = PQexec(conn_, ("SELECT msgseqnum::bigint, message FROM messages" + where + " ORDER BY msgseqnum").c_str());
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    PQclear(r);
+    fail("cannot read its messages: " + error_of(conn_));
+  }
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const std::uint64_t seq = std::strtoull(PQgetvalue(r, i, 0), nullptr, 10);
+    if (copy_.store(seq, std::string_view(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1)))))
+      ++loaded_;
+  }
+  PQclear(r);
+  copy_.set_next_sender_seq(out);
+  copy_.set_next_target_seq(in);
+
+  ring_.assign(padded(settings.capacity_bytes), '\0');
+  log_line("session " + who + " opened: next in " + std::to_string(in) + ", next out " + std::to_string(out) + ", " +
+           std::to_string(loaded_) + " messages; commit policy " +
+           (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
+           std::to_string(settings.pg_group_max));
+  thread_ = std::thread([this] { run(); });
+}
+
+PgStore::~PgStore() {
+  wait_committed(5000);
+  stop_.store(true, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+  if (head_.load() != tail_.load()) log_line("closed with changes not written (the database did not come back)");
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_view bytes) noexcept {
+  const std::size_t size = ring_.size();
+  const std::size_t need = kRecord + padded(bytes.size());
+  std::uint64_t head = head_.load(std::memory_order_relaxed);
+  const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+  std::size_t at = static_cast<std::size_t>(head % size);
+  // A record never wraps: the rest of the ring is padding when it does not fit.
+  const std::size_t skip = size - at < need ? size - at : 0;
+  if (head + skip + need - tail > size) {
+    lost_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (skip != 0) {
+    if (skip >= kRecord) {
+      const Record pad_record{pad, static_cast<std::uint32_t>(skip - kRecord), 0, 0};
+      std::memcpy(ring_.data() + at, &pad_record, kRecord);
+    }
+    head += skip;
+    at = 0;
+  }
+  const Record r{kind, static_cast<std::uint32_t>(bytes.size()), a, b};
+  std::memcpy(ring_.data() + at, &r, kRecord);
+  if (!bytes.empty()) std::memcpy(ring_.data() + at + kRecord, bytes.data(), bytes.size());
+  appended_.fetch_add(1, std::memory_order_relaxed);
+  head_.store(head + need, std::memory_order_release);
+}
+
+void PgStore::set_next_sender_seq(std::uint64_t s) noexcept {
+  copy_.set_next_sender_seq(s);
+  if (!in_batch_) append(numbers, s, copy_.next_target_seq(), {});
+}
+
+void PgStore::set_next_target_seq(std::uint64_t s) noexcept {
+  copy_.set_next_target_seq(s);
+  if (!in_batch_) append(numbers, copy_.next_sender_seq(), s, {});
+}
+
+bool PgStore::store(std::uint64_t seq, std::string_view message) noexcept {
+  const bool kept = copy_.store(seq, message);
+  append(Kind::message, seq, 0, message);
+  if (!in_batch_) append(numbers, copy_.next_sender_seq(), copy_.next_target_seq(), {});
+  return kept;
+}
+
+void PgStore::reset(std::int64_t creation_ns) noexcept {
+  copy_.reset(creation_ns);
+  append(wipe, static_cast<std::uint64_t>(creation_ns), 0, {});
+}
+
+void PgStore::flush() noexcept { wait_committed(5000); }
+
+void PgStore::end_inbound() noexcept {
+  in_batch_ = false;
+  // The batch's messages and its inbound number land in one transaction
+  // unless the group limit splits them (docs/store.md).
+  append(numbers, copy_.next_sender_seq(), copy_.next_target_seq(), {});
+}
+
+bool PgStore::wait_committed(int timeout_ms) const noexcept {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (committed() < appended()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql) noexcept {
+  try {
+    sql.assign("BEGIN;");
+    std::string values;
+    bool numbers_seen = false;
+    std::uint64_t out = 0, in = 0;
+    const std::size_t size = ring_.size();
+    const auto flush_messages = [&] {
+      if (values.empty()) return;
+      sql += "INSERT INTO messages VALUES " + values +
+             " ON CONFLICT (beginstring,sendercompid,targetcompid,session_qualifier,msgseqnum)"
+             " DO UPDATE SET message = EXCLUDED.message;";
+      values.clear();
+    };
+    const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ");";
+    for (std::uint64_t p = from; p < to;) {
+      const std::size_t at = static_cast<std::size_t>(p % size);
+      if (size - at < kRecord) {  // a tail too short for a pad record
+        p += size - at;
+        continue;
+      }
+      Record r;
+      std::memcpy(&r, ring_.data() + at, kRecord);
+      const std::string_view body(ring_.data() + at + kRecord, r.length);
+      switch (r.kind) {
+        case message:
+          if (!values.empty()) values += ',';
+          values += "(" + key_sql_ + "," + std::to_string(r.a) + "," + literal(conn_, body) + ")";
+          break;
+        case numbers:
+          numbers_seen = true;
+          out = r.a;
+          in = r.b;
+          break;
+        case wipe:
+          flush_messages();
+          sql += "DELETE FROM messages" + where;
+          sql += "UPDATE sessions SET creation_time = to_timestamp(" + seconds_text(static_cast<std::int64_t>(r.a)) +
+                 ") AT TIME ZONE 'UTC', incoming_seqnum = 1, outgoing_seqnum = 1" + where;
+          numbers_seen = false;
+          break;
+        default: break;
+      }
+      p += kRecord + padded(r.length);
+    }
+    flush_messages();
+    if (numbers_seen)
+      sql += "UPDATE sessions SET incoming_seqnum = " + std::to_string(in) +
+             ", outgoing_seqnum = " + std::to_string(out) + where;
+    sql += "COMMIT;";
+    const std::string e = exec(conn_, sql);
+    if (e.empty()) return true;
+    exec(conn_, "ROLLBACK");
+    if (!down_.exchange(true)) log_line("write failed, retrying until the database is back: " + e);
+    return false;
+  } catch (...) {  // out of memory building the statement: try again later
+    return false;
+  }
+}
+
+bool PgStore::reconnect() noexcept {
+  if (PQstatus(conn_) == CONNECTION_OK) return true;
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) return false;
+  // The lock went with the old connection: take it again, or stop writing
+  // (another holder owns the session now).
+  PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
+  const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+  PQclear(r);
+  if (!got) {
+    log_line("reconnected but the session's lock is held elsewhere: this store stops writing");
+    fenced_.store(true, std::memory_order_release);
+    return false;
+  }
+  log_line("database back: writing resumes");
+  return true;
+}
+
+void PgStore::run() noexcept {
+  std::string sql;
+  sql.reserve(1 << 20);
+  int backoff_ms = 50;
+  for (;;) {
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    if (head == tail) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
+    // Up to group_max records from tail.
+    std::uint64_t end = tail;
+    std::uint64_t records = 0;
+    const std::size_t size = ring_.size();
+    while (end < head && records < settings_.pg_group_max) {
+      const std::size_t at = static_cast<std::size_t>(end % size);
+      if (size - at < kRecord) {
+        end += size - at;
+        continue;
+      }
+      Record r;
+      std::memcpy(&r, ring_.data() + at, kRecord);
+      end += kRecord + padded(r.length);
+      if (r.kind != pad) ++records;
+    }
+    if (write_group(tail, end, sql)) {
+      if (down_.exchange(false)) log_line("database back: queued changes written");
+      backoff_ms = 50;
+      committed_.fetch_add(records, std::memory_order_release);
+      transactions_.fetch_add(1, std::memory_order_release);
+      tail_.store(end, std::memory_order_release);
+      continue;
+    }
+    down_.store(true, std::memory_order_release);
+    if (stop_.load(std::memory_order_acquire) || fenced_.load(std::memory_order_acquire)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min(backoff_ms * 2, 1000);
+    reconnect();
+  }
+}
+
+}  // namespace kite::session
