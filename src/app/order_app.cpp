@@ -106,10 +106,17 @@ bool before_fix42(const Session& s) noexcept { return s.settings().before_fix42(
 
 void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
                   std::int64_t now) noexcept {
-  w.add_uint(tag::OrderID, r.order_id);
+  // An order's first report uses its OrderID as ExecID: those (16-digit)
+  // digits are rendered once.
+  char id[20];
+  const std::string_view order_id(id, static_cast<std::size_t>(codec::write_uint(id, r.order_id) - id));
+  w.add_string(tag::OrderID, order_id);
   w.add_string(tag::ClOrdID, r.cl_ord_id);
   if (!r.orig_cl_ord_id.empty()) w.add_string(tag::OrigClOrdID, r.orig_cl_ord_id);
-  w.add_uint(tag::ExecID, r.exec_id);
+  if (r.exec_id == r.order_id)
+    w.add_string(tag::ExecID, order_id);
+  else
+    w.add_uint(tag::ExecID, r.exec_id);
   if (old) w.add_char(tag::ExecTransType, '0');
   if (!fix40) w.add_char(tag::ExecType, r.exec_type);
   w.add_char(tag::OrdStatus, r.ord_status);

@@ -20,10 +20,10 @@ using session::SessionRegistry;
 using session::SessionState;
 
 SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits)
-    : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits), index_(1024) {}
+    : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits) {}
 
 SessionConnection::SessionConnection(Session& session, const Clock& clock, Logger& log)
-    : clock_(clock), log_(log), session_(&session), index_(1024) {
+    : clock_(clock), log_(log), session_(&session) {
   limits_.max_message_size = session.settings().max_message_size;
   limits_.logon_timeout_ms = session.settings().logon_timeout_ms;
 }
@@ -65,14 +65,46 @@ void SessionConnection::refuse(const char* reason) noexcept {
   if (out_ != nullptr) out_->close(reason, true);
 }
 
+namespace {
+// The field index a frame is read into belongs to the thread, not to the
+// connection: it is only read during on_data (a session copies what it
+// queues), and a thread's connections take turns, so its sessions share one
+// index that stays in cache. A nested on_data on the same thread (a test
+// wiring two connections back to back) takes the next depth's index; each
+// depth's is made once per thread, at its first message.
+struct ThreadIndexes {
+  std::vector<std::unique_ptr<codec::FieldIndex>> by_depth;
+  std::size_t depth = 0;
+};
+thread_local ThreadIndexes t_indexes;
+
+class IndexLease {
+ public:
+  IndexLease() noexcept {
+    ThreadIndexes& t = t_indexes;
+    if (t.depth == t.by_depth.size()) t.by_depth.push_back(std::make_unique<codec::FieldIndex>(1024));
+    index_ = t.by_depth[t.depth++].get();
+  }
+  ~IndexLease() { --t_indexes.depth; }
+  IndexLease(const IndexLease&) = delete;
+  IndexLease& operator=(const IndexLease&) = delete;
+  codec::FieldIndex& index() const noexcept { return *index_; }
+
+ private:
+  codec::FieldIndex* index_;
+};
+}  // namespace
+
 std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int64_t) noexcept {
   if (metrics_ != nullptr) rx_ns_ = engine::monotonic_ns();
+  const IndexLease lease;
+  codec::FieldIndex& index = lease.index();
   std::size_t used = 0;
   while (used < n && !closed_) {
     if (session_ != nullptr && session_->state() == SessionState::closing) break;
     const std::uint32_t max = session_ != nullptr ? session_->settings().max_message_size : limits_.max_message_size;
     // Framed and indexed in one walk (the index is empty unless complete).
-    const codec::FramedIndex framed = index_.frame_and_build(data + used, n - used, max);
+    const codec::FramedIndex framed = index.frame_and_build(data + used, n - used, max);
     const codec::FrameResult& fr = framed.frame;
     if (fr.status == codec::FrameStatus::incomplete) break;
     if (fr.status == codec::FrameStatus::invalid) {
@@ -88,7 +120,8 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       continue;
     }
     if (garbled_run_ != 0) end_garbled_run();
-    if (!handle_frame(framed.index, std::string_view(data + used, fr.size))) break;  // back-pressure: the frame waits
+    if (!handle_frame(index, framed.index, std::string_view(data + used, fr.size)))
+      break;  // back-pressure: the frame waits
     used += fr.size;
   }
   rx_ns_ = 0;  // the state is published on the next timer turn
@@ -130,13 +163,14 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_view frame) noexcept {
+bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir,
+                                     std::string_view frame) noexcept {
   if (!ir) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
     if (m_ != nullptr) m_->garbled_in.add();
     return true;
   }
-  const codec::HeaderResult hr = codec::read_header(index_, header_);
+  const codec::HeaderResult hr = codec::read_header(index, header_);
   if (!hr) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(hr.error));
     if (m_ != nullptr) m_->garbled_in.add();
@@ -173,7 +207,7 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_v
       refuse("unauthenticated connection evicted");
       return true;
     }
-    Lookup l = registry_->identify(header_, index_);
+    Lookup l = registry_->identify(header_, index);
     // Two connections of one session may race on different threads: one wins.
     if (l.refusal == Refusal::none && !l.session->try_bind()) l.refusal = Refusal::already_logged_on;
     if (l.refusal != Refusal::none) {
@@ -209,7 +243,7 @@ bool SessionConnection::handle_frame(const codec::IndexResult& ir, std::string_v
     }
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }
-  session_->on_message(header_, index_);
+  session_->on_message(header_, index);
   return true;
 }
 

@@ -146,9 +146,9 @@ class SessionConnection final : public engine::Protocol {
   // is kept, and the run is cut at the message size limit.
   void garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept;
   void end_garbled_run() noexcept;
-  // The frame index_ holds (ir: how its build went). False when the frame
+  // The frame `index` holds (ir: how its build went). False when the frame
   // must wait for room in the send buffer (not consumed).
-  bool handle_frame(const codec::IndexResult& ir, std::string_view frame) noexcept;
+  bool handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir, std::string_view frame) noexcept;
   // Counters: the session is bound / the connection ends / state published.
   void watch_session() noexcept;
   void publish() noexcept;
@@ -162,7 +162,6 @@ class SessionConnection final : public engine::Protocol {
   bool bound_by_logon_ = false;  // holds the session's binding
   engine::Outbound* out_ = nullptr;
   OutboundOutput output_;
-  codec::FieldIndex index_;
   codec::Header header_;
   std::int64_t connected_ns_ = 0;
   bool closed_ = false;
