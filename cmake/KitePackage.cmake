@@ -198,7 +198,6 @@ install(FILES ${CMAKE_BINARY_DIR}/package/kite.pc DESTINATION ${CMAKE_INSTALL_LI
 set(CPACK_PACKAGE_NAME kite)
 set(CPACK_PACKAGE_VENDOR "Kite")
 set(CPACK_PACKAGE_CONTACT "Kite maintainers <kite@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Low-latency FIX order-entry engine")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)   # the build keeps -g; the packages do not
@@ -212,15 +211,16 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)             # runtime Depends from dpkg-s
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)       # shlibs for libkitecpp and libkite
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)      # kite-dev depends on kite (= version)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME kite)
+# The first line of a description is the package's synopsis (Debian policy).
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "Low-latency FIX order-entry engine
- kite-acceptor and kite-initiator daemons, kite-admin, kite-fixprint,
- kite-store, the latency lab (bench-run, bench_roundtrip), the FIX data
- dictionaries, libkitecpp (C++ API) and libkite (C API).")
+The kite-acceptor and kite-initiator daemons, kite-admin, kite-fixprint,
+kite-store, kite-demo, the latency lab (bench-run, bench_roundtrip), the FIX
+data dictionaries, libkitecpp (the C++ API) and libkite (the C API).")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME kite-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "Low-latency FIX order-entry engine: development files
- Public headers, the static libkitecpp.a, the CMake package Kite
- (find_package(Kite)) and the pkg-config file kite.pc.")
+The public headers, the static libkitecpp.a, the CMake package Kite
+(find_package(Kite)) and the pkg-config file kite.pc.")
 list(JOIN _deb_dev_depends ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 include(CPack)
