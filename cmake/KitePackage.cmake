@@ -151,6 +151,12 @@ install(FILES ${CMAKE_SOURCE_DIR}/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDI
 install(TARGETS kitecpp kitecpp_static kite EXPORT KiteTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+# install(TARGETS) strips programs and shared libraries only (cmake --install
+# --strip, CPack): the archive loses its debug sections too.
+install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
+    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:kitecpp_static>\")
+endif()" COMPONENT dev)
 # The public headers: whatever include/kite holds except the lab's and the
 # benchmarks' (theirs, not the library's).
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kite DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
