@@ -75,6 +75,15 @@ if(TARGET kite_codec_levels_pic)
   list(APPEND _kite_objects $<TARGET_OBJECTS:kite_codec_levels_pic>)
 endif()
 list(TRANSFORM _kite_links REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1")
+# A new part under these (a kite_* library one of them links) belongs in the
+# list above and in src/capi's.
+set(_kite_inner ${_kite_links})
+list(FILTER _kite_inner INCLUDE REGEX "^kite_")
+list(REMOVE_ITEM _kite_inner kite_flags ${_kite_parts})
+if(_kite_inner)
+  message(FATAL_ERROR "The library parts link ${_kite_inner}, which libkitecpp does not hold: add it to "
+                      "_kite_parts in cmake/KitePackage.cmake (and to the parts of src/capi/CMakeLists.txt)")
+endif()
 list(FILTER _kite_links EXCLUDE REGEX "^kite_")
 list(REMOVE_DUPLICATES _kite_links)
 
