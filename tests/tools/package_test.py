@@ -17,7 +17,6 @@ Usage: package_test.py CMAKE CPACK BUILD_DIR SOURCE_DIR VERSION
 """
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -148,6 +147,8 @@ def run_orders(gateway, bindir, work, env):
               out)
         check(gw.returncode == 0, f"{os.path.basename(gateway)} exits 0 on SIGTERM", out)
     finally:
+        if init is not None:
+            log.close()
         for p in (init, gw):
             if p is not None and p.poll() is None:
                 p.kill()
