@@ -155,7 +155,10 @@ target_include_directories(kite INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_IN
 install(TARGETS kite-acceptor kite-initiator kite-admin kite-fixprint kite-demo kite-store bench_roundtrip bench-run
   RUNTIME DESTINATION bin COMPONENT runtime)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/dictionaries/ DESTINATION share/kite/dictionaries COMPONENT runtime)
-install(FILES ${CMAKE_SOURCE_DIR}/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+# LICENSE.quickfix: the notice of the dictionaries and of the table derived
+# from them (include/kite/codec/data_pairs.hpp).
+install(FILES ${CMAKE_SOURCE_DIR}/CHANGELOG.md ${CMAKE_SOURCE_DIR}/LICENSE.quickfix DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  COMPONENT runtime)
 
 install(TARGETS kitecpp kitecpp_static kite EXPORT KiteTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
