@@ -226,7 +226,8 @@ def main():
         for f in ("./usr/bin/kite-acceptor", "./usr/bin/kite-initiator", "./usr/bin/kite-admin",
                   "./usr/bin/kite-fixprint", "./usr/bin/bench-run", "./usr/share/kite/dictionaries/FIX44.xml",
                   "./usr/share/kite/dictionaries/LICENSE.quickfix", f"./usr/lib/libkitecpp.so.{version}",
-                  "./usr/lib/libkite.so.0", "./usr/share/doc/kite/CHANGELOG.md", "./usr/share/doc/kite/LICENSE.quickfix"):
+                  "./usr/lib/libkite.so.0", "./usr/share/doc/kite/CHANGELOG.md",
+                  "./usr/share/doc/kite/LICENSE.quickfix"):
             check(re.search(rf" {re.escape(f)}( |$)", files, re.M) is not None, f"kite .deb holds {f}", files)
         check("./usr/include/" not in files, "kite .deb holds no headers (kite-dev does)", files)
         _, files = run(["dpkg-deb", "-c", dev])
