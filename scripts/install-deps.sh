@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential g++ cmake ninja-build pkg-config git
+  dpkg-dev                            # dpkg-shlibdeps: the .deb packages' Depends (CPack)
   clang libclang-rt-14-dev            # libFuzzer targets
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
