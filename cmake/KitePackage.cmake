@@ -46,6 +46,8 @@ kite_package_dependency(OpenSSL TARGETS OpenSSL::SSL OpenSSL::Crypto
 kite_package_dependency(liburing TARGETS PkgConfig::URING
   FIND "find_dependency(PkgConfig)\nif(NOT TARGET PkgConfig::URING)\n  pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)\nendif()"
   PC liburing DEB liburing-dev)
+kite_package_dependency(PostgreSQL TARGETS PostgreSQL::PostgreSQL
+  FIND "find_dependency(PostgreSQL)" LIBS "-lpq" DEB libpq-dev)  # libpq.pc's static list names archives Debian lacks
 
 # --- The library: libkitecpp, the C++ API -------------------------------------
 # One library of every part under the programs (util to app), built from the
