@@ -531,9 +531,11 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   m.pairing = r.string(root, "pairing", "").value_or("sequential");
   check_one_of(r, "pairing", m.pairing, {"sequential", "rounds"}, "pairing");
   if (const toml::table* t = r.table(root, "rounds", "")) {
-    r.only(*t, "rounds.", {"reference", "target", "min_rounds", "max_rounds", "seed"});
+    r.only(*t, "rounds.", {"reference", "target", "resolution", "min_rounds", "max_rounds", "seed"});
     m.rounds.reference = r.string(*t, "reference", "rounds.").value_or(m.rounds.reference);
     m.rounds.target = r.number(*t, "target", "rounds.").value_or(m.rounds.target);
+    m.rounds.resolution = r.number(*t, "resolution", "rounds.").value_or(m.rounds.resolution);
+    if (m.rounds.resolution < 0 || m.rounds.resolution >= 0.5) r.fail("rounds.resolution", "must be 0..0.5");
     m.rounds.min_rounds = static_cast<int>(r.integer(*t, "min_rounds", "rounds.").value_or(m.rounds.min_rounds));
     m.rounds.max_rounds = static_cast<int>(r.integer(*t, "max_rounds", "rounds.").value_or(m.rounds.max_rounds));
     m.rounds.seed = static_cast<std::uint64_t>(r.integer(*t, "seed", "rounds.").value_or(0));

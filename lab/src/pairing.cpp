@@ -85,10 +85,10 @@ RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t s
   return r;
 }
 
-PairVerdict verdict_of(const RatioInterval& r) {
+PairVerdict verdict_of(const RatioInterval& r, double resolution) {
   if (r.median <= 0) return PairVerdict::level;  // no ratio at all: nothing to rank
-  if (r.high < 1) return PairVerdict::faster;
-  if (r.low > 1) return PairVerdict::slower;
+  if (r.high < 1 - resolution) return PairVerdict::faster;
+  if (r.low > 1 + resolution) return PairVerdict::slower;
   return PairVerdict::level;
 }
 
@@ -138,7 +138,7 @@ std::vector<PairedGroup::Member> PairedGroup::summary() const {
     if (!s.reference) {
       s.ratios = ratios_of(m);
       s.interval = interval_of(m);
-      s.verdict = verdict_of(s.interval);
+      s.verdict = verdict_of(s.interval, rule_.resolution);
     }
     out.push_back(std::move(s));
   }

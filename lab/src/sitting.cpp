@@ -912,7 +912,8 @@ json start_stamp(const Context& c, const json& previous) {
   if (opt.matrix.pairing == "rounds") {
     const Matrix::Rounds& r = opt.matrix.rounds;
     stamp["pairing"] = {{"mode", "rounds"},           {"reference", r.reference},   {"target", r.target},
-                        {"min_rounds", r.min_rounds}, {"max_rounds", r.max_rounds}, {"seed", c.pairing_seed}};
+                        {"resolution", r.resolution}, {"min_rounds", r.min_rounds}, {"max_rounds", r.max_rounds},
+                        {"seed", c.pairing_seed}};
   }
   stamp["method"] = {{"version", method_for(opt.matrix.pairing)},
                      {"summary", opt.matrix.pairing == "rounds" ? paired_method_summary() : method_summary()}};
@@ -1406,6 +1407,7 @@ json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell
             {"rounds", g.rounds()},
             {"stop", to_string(g.stop())},
             {"target", g.rule().target},
+            {"resolution", g.rule().resolution},
             {"width_reached", g.width_reached()},
             {"orders", orders}};
   json own = json::array();
@@ -1552,6 +1554,7 @@ bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vec
   rule.min_rounds = mr.min_rounds;
   rule.max_rounds = mr.max_rounds;
   rule.target = mr.target;
+  rule.resolution = mr.resolution;
   PairedGroup g(names, *ref, rule, c.pairing_seed);
   std::vector<std::vector<std::size_t>> orders;
   std::vector<std::vector<double>> p50s;

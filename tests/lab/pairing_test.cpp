@@ -48,6 +48,14 @@ TEST(PairingTest, constantRatiosGiveAPointInterval) {
   EXPECT_EQ(verdict_of(median_interval(std::vector<double>(10, 0.8), 1, PairingRule{})), PairVerdict::faster);
 }
 
+TEST(PairingTest, aDifferenceWithinTheResolutionIsLevel) {
+  const RatioInterval r{0.99, 0.95, 0.998};  // an A/A pair measured here: 1% apart, a tight interval
+  EXPECT_EQ(verdict_of(r, 0.02), PairVerdict::level);
+  EXPECT_EQ(verdict_of(r, 0.0), PairVerdict::faster);
+  EXPECT_EQ(verdict_of({1.05, 1.03, 1.07}, 0.02), PairVerdict::slower);
+  EXPECT_EQ(verdict_of({1.05, 1.01, 1.07}, 0.02), PairVerdict::level);
+}
+
 TEST(PairingTest, intervalHoldsTheMedianAndIsFixedBySeed) {
   const auto ratios = lognormal(20, 1.1, 0.05, 7);
   const RatioInterval a = median_interval(ratios, 9, PairingRule{});

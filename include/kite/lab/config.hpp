@@ -132,7 +132,8 @@ struct Matrix {
   /// [rounds]: the paired groups' reference, stopping rule and seed.
   struct Rounds {
     std::string reference = "cpp";
-    double target = 0.05;  ///< each ratio's interval within +-target of its median
+    double target = 0.05;      ///< each ratio's interval within +-target of its median
+    double resolution = 0.02;  ///< an interval within +-resolution of 1 is `level`
     int min_rounds = 8, max_rounds = 30;
     std::uint64_t seed = 0;  ///< 0: drawn at the sitting's start (and recorded)
   } rounds;

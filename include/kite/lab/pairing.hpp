@@ -17,7 +17,8 @@
 namespace kite::lab {
 
 /// A member against the reference: `faster` and `slower` when the ratio's
-/// interval lies wholly below or above 1, `level` when it contains 1.
+/// interval lies wholly below or above 1 and clear of the lab's resolution
+/// around it (PairingRule::resolution), `level` otherwise.
 enum class PairVerdict { faster, slower, level };
 
 /// "faster", "slower" or "level".
@@ -33,6 +34,10 @@ struct PairingRule {
   double target = 0.05;
   double confidence = 0.95;  ///< of the percentile-bootstrap interval
   int resamples = 2000;      ///< bootstrap resamples per interval
+  /// Differences within +-resolution of 1 are `level`: an interval must lie
+  /// wholly below 1 - resolution (or above 1 + resolution) to rank. One
+  /// binary under two names measured 1% apart here (set-up, not engine).
+  double resolution = 0.02;
 };
 
 /// The median of per-round ratios and its interval.
@@ -53,7 +58,7 @@ std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, st
 RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t seed, const PairingRule& rule);
 
 /// The verdict an interval gives (see PairVerdict).
-PairVerdict verdict_of(const RatioInterval& r);
+PairVerdict verdict_of(const RatioInterval& r, double resolution = 0.02);
 
 /// Why a group stopped.
 enum class PairingStop {
