@@ -828,6 +828,42 @@ void Runner::cell(const std::string& model, const std::string& transport) {
       line(CheckStatus::fail, scope, "orders", first_few(bad));
   }
 
+  // reconnect: every session drops its connection without a Logout, then logs
+  // on afresh (ResetSeqNumFlag=Y) and answers a TestRequest: what a paired
+  // sitting's one-client-per-run asks of a server it holds between runs.
+  if (claimed(scope, "reconnect")) {
+    bad.clear();
+    for (auto& p : peers) p->close();
+    int back = 0;
+    for (auto& p : peers) {
+      std::string why;
+      // The server may still be releasing the dropped connection: a Logon for a
+      // session it still holds is refused, so try again for a second.
+      bool on = false;
+      for (int attempt = 0; attempt < 10 && !(on = p->logon(port, why)); ++attempt)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!on) {
+        bad.push_back(p->comp() + ": no fresh logon after the disconnect: " + why);
+        continue;
+      }
+      if (p->logon_answer.get(tag::MsgSeqNum) != "1")
+        bad.push_back(p->comp() + ": fresh Logon answered with MsgSeqNum " + p->logon_answer.get(tag::MsgSeqNum));
+      p->send("1", p->next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-RECONNECT"); });
+      Msg m;
+      const Got g = p->await("0", kReplyTimeout, m);
+      if (g != Got::message || m.get(tag::TestReqID) != "KITE-RECONNECT")
+        bad.push_back(p->comp() + ": no Heartbeat answering a TestRequest after the fresh logon");
+      else
+        ++back;
+      for (auto& s : problems(*p)) bad.push_back(s);
+    }
+    if (bad.empty())
+      line(CheckStatus::ok, scope, "reconnect",
+           std::to_string(back) + " session(s) dropped, logged on afresh with 141=Y, answering a TestRequest");
+    else
+      line(CheckStatus::fail, scope, "reconnect", first_few(bad));
+  }
+
   // The session layer, on session 0.
   Peer& s0 = *peers.front();
   auto need_session = [&](const std::string& check) {
@@ -1165,13 +1201,13 @@ std::string CheckReport::summary() const {
 
 std::string contract_part_of(const std::string& check) {
   static const std::map<std::string, std::string> part = {
-      {"build", "process"},       {"version", "process"},       {"ready", "process"},
-      {"sigterm", "process"},     {"unsupported", "process"},   {"logon", "logon"},
-      {"orders", "orders"},       {"heartbeat", "session"},     {"test-request", "session"},
-      {"garbled", "session"},     {"unknown-type", "session"},  {"logout", "session"},
-      {"gap", "session"},         {"too-low", "session"},       {"thread-names", "threads"},
-      {"pinning", "threads"},     {"runtime-idle", "threads"},  {"thread-stable", "threads"},
-      {"busy-poll", "transport"}, {"direct-read", "transport"},
+      {"build", "process"},         {"version", "process"},     {"ready", "process"},
+      {"sigterm", "process"},       {"unsupported", "process"}, {"logon", "logon"},
+      {"orders", "orders"},         {"reconnect", "logon"},     {"heartbeat", "session"},
+      {"test-request", "session"},  {"garbled", "session"},     {"unknown-type", "session"},
+      {"logout", "session"},        {"gap", "session"},         {"too-low", "session"},
+      {"thread-names", "threads"},  {"pinning", "threads"},     {"runtime-idle", "threads"},
+      {"thread-stable", "threads"}, {"busy-poll", "transport"}, {"direct-read", "transport"},
   };
   auto it = part.find(check);
   return it == part.end() ? "" : it->second;

@@ -677,9 +677,9 @@ const std::vector<std::string> kPlaceholders = {
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
-    "build",        "version",       "ready",     "logon",       "orders",  "heartbeat",    "test-request",
-    "garbled",      "unknown-type",  "logout",    "gap",         "too-low", "thread-names", "pinning",
-    "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm", "unsupported"};
+    "build",        "version",      "ready",         "logon",     "reconnect",   "orders",  "heartbeat",
+    "test-request", "garbled",      "unknown-type",  "logout",    "gap",         "too-low", "thread-names",
+    "pinning",      "runtime-idle", "thread-stable", "busy-poll", "direct-read", "sigterm", "unsupported"};
 
 std::string comma_list(const CoreSet& cores) {
   std::string out;
