@@ -916,7 +916,7 @@ json start_stamp(const Context& c, const json& previous) {
                         {"seed", c.pairing_seed}};
   }
   stamp["method"] = {{"version", method_for(opt.matrix.pairing)},
-                     {"summary", opt.matrix.pairing == "rounds" ? paired_method_summary() : method_summary()}};
+                     {"summary", method_summary_for(opt.matrix.pairing)}};
   stamp["binaries"] = binaries_json(c);
   stamp["installs"] = installs_json(c.installed);
   stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};

@@ -157,7 +157,7 @@ std::string step_limit(const json& r) {
 json sweep_document(const std::string& flavour, const std::string& series, const std::vector<StepResult>& steps,
                     const json& settings) {
   const bool by_rate = series == "rate";
-  json doc = {{"schema", 1},        {"kind", "sweep"},  {"method", kMethodVersion},
+  json doc = {{"schema", 1},        {"kind", "sweep"},  {"method", kSequentialMethodVersion},
               {"flavour", flavour}, {"series", series}, {"settings", settings}};
   if (!steps.empty()) {
     doc["transport"] = steps.front().step.cell.transport;

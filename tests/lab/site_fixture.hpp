@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kite/lab/config.hpp"
+#include "kite/lab/method.hpp"
 
 namespace kite::lab::test {
 
@@ -322,7 +323,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   const std::vector<std::string> four = {"cpp", "quickfix", "raw", "rust-pure"};
   // a: an older hardware epoch.
   {
-    SittingSpec s = sitting_spec("alpha", "a-epoch-old", "2026-09-01T10:00:00Z", fixture_cpu_old(), "v1", "default");
+    SittingSpec s =
+        sitting_spec("alpha", "a-epoch-old", "2026-09-01T10:00:00Z", fixture_cpu_old(), kMethodVersion, "default");
     std::vector<CellSpec> cells;
     for (const std::string m : {"single", "mono"})
       for (const std::string l : {"closed", "open"})
@@ -346,7 +348,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // c: the base sitting of the current era.
   {
-    SittingSpec s = sitting_spec("alpha", "c-base", "2026-10-01T10:00:00Z", fixture_cpu_new(), "v1", "default");
+    SittingSpec s =
+        sitting_spec("alpha", "c-base", "2026-10-01T10:00:00Z", fixture_cpu_new(), kMethodVersion, "default");
     s.flavours = four;
     std::vector<CellSpec> cells = full_cells(four, 1.0);
     for (auto& c : cells) {
@@ -371,7 +374,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // d: a quick sitting (2 runs, 8 mono sessions): never in the current matrix.
   {
-    SittingSpec s = sitting_spec("alpha", "d-quick", "2026-10-05T10:00:00Z", fixture_cpu_new(), "v1", "quick");
+    SittingSpec s =
+        sitting_spec("alpha", "d-quick", "2026-10-05T10:00:00Z", fixture_cpu_new(), kMethodVersion, "quick");
     s.runs = 2;
     s.mono_sessions = 8;
     std::vector<CellSpec> cells;
@@ -386,7 +390,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // e: cpp re-measured with another binary, the reference settings.
   {
-    SittingSpec s = sitting_spec("alpha", "e-cpp-rerun", "2026-10-10T10:00:00Z", fixture_cpu_new(), "v1", "cpp-rerun");
+    SittingSpec s =
+        sitting_spec("alpha", "e-cpp-rerun", "2026-10-10T10:00:00Z", fixture_cpu_new(), kMethodVersion, "cpp-rerun");
     s.binary_sha = "8813683d5a1f2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4";
     s.git = "8813683dabcd";
     s.flavours = {"cpp"};
@@ -409,7 +414,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // f: the default matrix over network namespaces with busy polling: other settings.
   {
-    SittingSpec s = sitting_spec("alpha", "f-netns-sweep", "2026-10-12T10:00:00Z", fixture_cpu_new(), "v1", "default");
+    SittingSpec s =
+        sitting_spec("alpha", "f-netns-sweep", "2026-10-12T10:00:00Z", fixture_cpu_new(), kMethodVersion, "default");
     s.network = "netns";
     s.busy_poll = 50;
     s.overrides = {{"network", "netns"}, {"busy_poll_usecs", 50}};
@@ -425,7 +431,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // h: a load sweep, newest of alpha, with no matrix cell.
   {
-    SittingSpec s = sitting_spec("alpha", "h-load-sweep", "2026-10-14T10:00:00Z", fixture_cpu_new(), "v1", "default");
+    SittingSpec s =
+        sitting_spec("alpha", "h-load-sweep", "2026-10-14T10:00:00Z", fixture_cpu_new(), kMethodVersion, "default");
     write_sitting(results, s, {});
     const auto dir = results / "alpha" / "h-load-sweep";
     json st = json::parse(std::ifstream(dir / "sitting.json"));
@@ -483,7 +490,8 @@ inline void write_site_fixtures(const std::filesystem::path& results) {
   }
   // g: another host.
   {
-    SittingSpec s = sitting_spec("beta", "g-beta", "2026-10-03T10:00:00Z", fixture_cpu_beta(), "v1", "default");
+    SittingSpec s =
+        sitting_spec("beta", "g-beta", "2026-10-03T10:00:00Z", fixture_cpu_beta(), kMethodVersion, "default");
     std::vector<CellSpec> cells;
     for (const std::string l : {"closed", "open"})
       for (const std::string f : {"cpp", "quickfix", "raw"}) {

@@ -142,11 +142,11 @@ TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
   EXPECT_THAT(client_argv, HasSubstr("\"--rate\",\"50000\""));
   EXPECT_THAT(client_argv, HasSubstr("\"--cell\",\"cpp/kernel/single/open\""));
   EXPECT_EQ(j["audit"]["enabled"], false);
-  EXPECT_EQ(j["method"], kMethodVersion) << "every result names its method";
+  EXPECT_EQ(j["method"], kSequentialMethodVersion) << "every result names its method";
 
   json st = json::parse(read_text((root_ / "results" / "testbox" / "s1" / "sitting.json").string()));
   EXPECT_EQ(st["epoch"], epoch_of("Test CPU 9000", host_cpu_identity()));
-  EXPECT_EQ(st["method"]["version"], kMethodVersion);
+  EXPECT_EQ(st["method"]["version"], kSequentialMethodVersion);
   EXPECT_EQ(st["cpu"]["family"], host_cpu_identity().family);
   bool hashed = false;
   for (const auto& [path, b] : st["binaries"].items())
