@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -132,6 +133,40 @@ Settings compared_settings(const StoredSitting& s, const StoredResult& r) {
   return out;
 }
 
+struct Ratio {
+  double median = 0, low = 0, high = 0;
+  std::string verdict;
+};
+
+// A v2 member's ratio to its group's reference; nullopt for the reference or a member without one.
+std::optional<Ratio> ratio_of(const StoredResult* r) {
+  if (!r || !r->measured()) return std::nullopt;
+  const json& p = r->data.value("pairing", json::object());
+  const json& x = p.value("ratio", json());
+  if (!x.is_object()) return std::nullopt;
+  return Ratio{x.value("median", 0.0), x.value("low", 0.0), x.value("high", 0.0), p.value("verdict", "")};
+}
+
+std::string ratio_text(const std::optional<Ratio>& r) {
+  if (!r) return "-";
+  return fixed(r->median, 3) + " [" + fixed(r->low, 3) + ", " + fixed(r->high, 3) + "] " + r->verdict;
+}
+
+// Every member's ratio in both sittings, in the later sitting's order.
+void compare_ratios(const StoredSitting& a, const StoredSitting& b, Comparison& c) {
+  for (const auto& rb : b.results) {
+    const auto now = ratio_of(&rb);
+    const auto before = ratio_of(a.find(rb.cell));
+    if (!now && !before) continue;
+    if (c.reference.empty() && rb.data.contains("pairing"))
+      c.reference = rb.data["pairing"].value("reference", std::string());
+    std::string change = "-";
+    if (now && before) change = now->low > before->high ? "up" : now->high < before->low ? "down" : "same";
+    c.ratios.push_back({rb.cell.transport + "/" + rb.cell.model + "/" + rb.cell.loop, rb.cell.flavour,
+                        ratio_text(before), ratio_text(now), change});
+  }
+}
+
 }  // namespace
 
 Comparison compare(const StoredSitting& a, const StoredSitting& b, const CompareOptions& o) {
@@ -194,6 +229,7 @@ Comparison compare(const StoredSitting& a, const StoredSitting& b, const Compare
   }
   for (const auto& r : a.results)
     if (!b.find(r.cell)) ++c.only_before;
+  if (c.method == kMethodVersion) compare_ratios(a, b, c);
   c.ok = true;
   return c;
 }
@@ -217,6 +253,14 @@ std::string comparison_markdown(const Comparison& c) {
       if (differs) out << " " << join(r.differs, "; ") << " |";
       out << "\n";
     }
+  }
+  if (!c.ratios.empty()) {
+    out << "\n## Ratios to " << c.reference << " (paired rounds)\n\n"
+        << "Median of the per-round p50 ratios with its 95% interval and verdict. A change is `up` or `down` only "
+           "when the two intervals do not overlap; `same` when they do.\n\n"
+        << "| Group | Member | Before | Now | Change |\n|---|---|---|---|---|\n";
+    for (const auto& r : c.ratios)
+      out << "| " << r.group << " | " << r.member << " | " << r.before << " | " << r.now << " | " << r.change << " |\n";
   }
   out << "\n## Verdicts that changed\n\n";
   if (c.verdict_changes.empty()) out << "None.\n";

@@ -37,6 +37,17 @@ struct Comparison {
   /// Every setting that differs in some row, with the rows it touches ("network loopback -> netns: every row").
   std::vector<std::string> differences;
   std::size_t only_before = 0, only_now = 0;
+  /// Two v2 (paired) sittings: each member's ratio to the reference in both,
+  /// with their intervals. A change is named only when the two intervals do
+  /// not overlap; otherwise the two sittings agree within their intervals.
+  struct RatioRow {
+    std::string group;        ///< transport/model/loop
+    std::string member;       ///< the flavour divided by the reference
+    std::string before, now;  ///< "1.112 [1.050, 1.180] slower", or "-" when absent
+    std::string change;       ///< "up", "down", "same" (intervals overlap) or "-" (one side missing)
+  };
+  std::string reference;  ///< the reference both v2 sittings divided by
+  std::vector<RatioRow> ratios;
 };
 
 /// Compares sitting A (before) with B (now): refuses two hardware epochs or two method versions.
