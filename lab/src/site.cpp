@@ -3,6 +3,7 @@
 // need (CDFs, the comparison picker's figures) is written into the pages, so
 // the site works opened from disk as well as served.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -188,7 +189,22 @@ std::string legend_html() {
          "(the host lacks it), <span class=\"w-marker\">unsupported</span> (the flavour lacks it), "
          "<span class=\"w-marker\">oversubscribed</span> (more workers than server cores), "
          "<span class=\"w-unbuilt\">unbuilt</span> (not built here), <span class=\"w-error\">error</span>, "
-         "<span class=\"w-error\">check-failed</span>.</p>\n";
+         "<span class=\"w-error\">check-failed</span>. In a paired sitting (method v2) a cell also shows its "
+         "ratio to the reference (the median of per-round p50 ratios, its 95% interval and faster, slower or "
+         "level); a cell's page ranks its group in a race.</p>\n";
+}
+
+// A paired member's ratio to its group's reference ("" for a result of sequential rounds).
+std::string ratio_html(const StoredResult& r) {
+  const json& p = r.data.value("pairing", json());
+  if (!p.is_object()) return "";
+  if (p.value("reference", "") == r.cell.flavour) return " <span class=\"ratio r-reference\">reference</span>";
+  const json& x = p.value("ratio", json());
+  if (!x.is_object()) return "";
+  const std::string verdict = p.value("verdict", "");
+  return " <span class=\"ratio r-" + esc(verdict) + "\" title=\"median of the per-round p50 ratios to " +
+         esc(p.value("reference", "")) + ", 95% interval\">&times;" + fixed(x.value("median", 0.0), 3) + " [" +
+         fixed(x.value("low", 0.0), 3) + ", " + fixed(x.value("high", 0.0), 3) + "] " + esc(verdict) + "</span>";
 }
 
 std::string matrix_html(const View& v) {
@@ -245,8 +261,8 @@ std::string matrix_html(const View& v) {
             << "\"";
         }
         h << " title=\"" << esc(tail) << "\"><a href=\"" << href << "\"><span class=\"p50\">" << us(r.p50(view))
-          << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << "<span class=\"tail\"> "
-          << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
+          << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << ratio_html(r)
+          << "<span class=\"tail\"> " << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
       } else {
         h << " title=\"" << esc(r.reason) << "\"><a href=\"" << href << "\"><span class=\"verdict\">" << esc(r.word())
           << "</span>" << sup << "</a></td>";
@@ -504,6 +520,79 @@ struct CellContext {
   const ComposedCell* composed;
 };
 
+// The members of a paired result's group, from the same sitting (the same rounds).
+std::vector<const StoredResult*> group_of(const StoredResult& r, const StoredSitting& s) {
+  std::vector<const StoredResult*> out;
+  const json& p = r.data.value("pairing", json());
+  if (!p.is_object()) return out;
+  for (const auto& name : p.value("members", std::vector<std::string>{}))
+    if (const StoredResult* m = s.find({name, r.cell.transport, r.cell.model, r.cell.loop}); m && m->measured())
+      out.push_back(m);
+  return out;
+}
+
+// The race: a paired group's members by their ratio to the reference, each
+// with its interval as a bar. `level` is said in words and drawn in grey.
+std::string race_html(const StoredResult& r, const StoredSitting& s) {
+  struct Entry {
+    std::string name, verdict;
+    double median = 1, low = 1, high = 1;
+    bool reference = false;
+  };
+  std::vector<Entry> es;
+  std::string reference;
+  for (const StoredResult* m : group_of(r, s)) {
+    const json& p = m->data["pairing"];
+    reference = p.value("reference", "");
+    Entry e{m->cell.flavour, p.value("verdict", json()).is_string() ? p["verdict"].get<std::string>() : ""};
+    e.reference = m->cell.flavour == reference;
+    const json& x = p.value("ratio", json());
+    if (x.is_object()) {
+      e.median = x.value("median", 1.0);
+      e.low = x.value("low", 1.0);
+      e.high = x.value("high", 1.0);
+    } else if (!e.reference) {
+      continue;  // no round beside a measured reference
+    }
+    es.push_back(e);
+  }
+  if (es.size() < 2) return "";
+  std::stable_sort(es.begin(), es.end(), [](const Entry& a, const Entry& b) { return a.median < b.median; });
+  double lo = 1, hi = 1;
+  for (const auto& e : es) lo = std::min(lo, e.low), hi = std::max(hi, e.high);
+  lo *= 0.97;
+  hi *= 1.03;
+  const double w = 300;
+  auto x = [&](double v) { return fixed(10 + w * (v - lo) / (hi - lo), 1); };
+  const json& p = r.data["pairing"];
+  std::ostringstream h;
+  h << "<h2>Race</h2>\n<p>The members of group " << esc(p.value("group", "")) << " by the median of their per-round "
+    << "p50 ratios to " << esc(reference) << ", with 95% intervals, over " << num(p.value("rounds", json()))
+    << " rounds (stopped: " << esc(p.value("stop", "")) << ", widest interval +-"
+    << fixed(100 * p.value("width_reached", 0.0), 1) << "%). A member whose interval reaches within "
+    << fixed(100 * p.value("resolution", 0.0), 0) << "% of 1 is level with " << esc(reference)
+    << ": no order among level members is claimed.</p>\n<table class=\"race\"><thead><tr><th>member</th>"
+       "<th>ratio [95% interval]</th><th>against "
+    << esc(reference) << "</th><th></th></tr></thead><tbody>\n";
+  for (const auto& e : es) {
+    std::string words = e.reference ? "the reference"
+                        : e.verdict == "level"
+                            ? "level with " + reference
+                            : e.verdict + " than " + reference + " by " + fixed(100 * std::abs(e.median - 1), 1) + "%";
+    std::string cls = e.reference ? "reference" : e.verdict;
+    h << "<tr class=\"race-" << esc(cls) << "\"" << (e.name == r.cell.flavour ? " aria-current=\"true\"" : "")
+      << "><th>" << esc(e.name) << "</th><td>"
+      << (e.reference ? std::string("1") : fixed(e.median, 3) + " [" + fixed(e.low, 3) + ", " + fixed(e.high, 3) + "]")
+      << "</td><td>" << esc(words) << "</td><td><svg class=\"race-bar\" width=\"320\" height=\"16\" role=\"img\" "
+      << "aria-label=\"" << esc(words) << "\"><line class=\"one\" x1=\"" << x(1) << "\" x2=\"" << x(1)
+      << "\" y1=\"0\" y2=\"16\"/><rect x=\"" << x(e.low) << "\" y=\"5\" width=\""
+      << fixed(std::max(1.0, w * (e.high - e.low) / (hi - lo)), 1) << "\" height=\"6\"/><line class=\"median\" x1=\""
+      << x(e.median) << "\" x2=\"" << x(e.median) << "\" y1=\"2\" y2=\"14\"/></svg></td></tr>\n";
+  }
+  h << "</tbody></table>\n";
+  return h.str();
+}
+
 void write_cell_page(const fs::path& site, const CellContext& cc) {
   const View& v = *cc.view;
   const StoredResult& r = *cc.r;
@@ -539,22 +628,33 @@ void write_cell_page(const fs::path& site, const CellContext& cc) {
     << ". The result file: <a href=\"" << root << "../" << esc(r.file) << "\">"
     << esc(fs::path(r.file).filename().string()) << "</a>.</p>\n";
   if (r.measured()) {
-    h << "<h2>Figures (us)</h2>\n" << latency_table(r);
+    h << "<h2>Figures (us)</h2>\n" << latency_table(r) << race_html(r, *cc.s);
     // The CDF with the other flavours of this transport, model and loop laid over it.
     json series = json::array();
     series.push_back(cdf_series(r, r.cell.flavour, true));
     std::vector<std::string> peers;
-    for (const auto& [l, fl] : v.m->cols) {
-      if (l != r.cell.loop || fl == r.cell.flavour) continue;
-      const ComposedCell* p = v.m->at({fl, r.cell.transport, r.cell.model, l});
-      if (!p || !p->shown || !p->shown->measured()) continue;
-      series.push_back(cdf_series(*p->shown, fl, false));
-      peers.push_back(fl + " (sitting " + p->from->name + ")");
+    const std::vector<const StoredResult*> group = group_of(r, *cc.s);
+    if (!group.empty()) {  // paired: only the members measured in the same rounds
+      for (const StoredResult* m : group) {
+        if (m == &r) continue;
+        series.push_back(cdf_series(*m, m->cell.flavour, false));
+        peers.push_back(m->cell.flavour);
+      }
+    } else {
+      for (const auto& [l, fl] : v.m->cols) {
+        if (l != r.cell.loop || fl == r.cell.flavour) continue;
+        const ComposedCell* p = v.m->at({fl, r.cell.transport, r.cell.model, l});
+        if (!p || !p->shown || !p->shown->measured() || p->shown->data.contains("pairing")) continue;
+        series.push_back(cdf_series(*p->shown, fl, false));
+        peers.push_back(fl + " (sitting " + p->from->name + ")");
+      }
     }
     std::string view = r.cell.loop == "open" ? "response" : "service";
     h << "<h2>CDF of " << view << " time</h2>\n<p>Cumulative fraction of orders against latency (log axis) from "
       << "the raw samples of every run";
-    if (!peers.empty()) h << ", with " << esc(join(peers, ", ")) << " laid over it";
+    if (!peers.empty())
+      h << ", with " << esc(join(peers, ", ")) << " laid over it"
+        << (group.empty() ? "" : " (the same rounds of this sitting; each round weighs the same)");
     h << ".</p>\n<div class=\"cdf\" id=\"cdf\" data-view=\"" << view << "\"></div>\n"
       << "<script type=\"application/json\" id=\"cdf-data\">" << script_json({{"view", view}, {"series", series}})
       << "</script>\n<noscript><p>The chart needs scripts; its points are in the result file.</p></noscript>\n";
