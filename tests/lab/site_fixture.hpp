@@ -114,6 +114,7 @@ struct CellSpec {
   std::string marker, verdict = "ok", reason;
   double p50 = 10;
   std::vector<std::string> reasons;
+  json pairing;  ///< a paired (v2) result's `pairing`; null for a sequential one
 };
 
 inline CellSpec cell_spec(const std::string& f, const std::string& t, const std::string& m, const std::string& l) {
@@ -230,6 +231,7 @@ inline void write_sitting(const std::filesystem::path& results, const SittingSpe
     j["cdf"] = cdf(open ? c.p50 * 1.1 : c.p50, 1000);
     j["verdict"] = c.verdict;
     j["verdict_reasons"] = c.reasons;
+    if (!c.pairing.is_null()) j["pairing"] = c.pairing;
     j["stamp"] = {
         {"client",
          {{"binary", "bench_roundtrip"}, {"git", s.git}, {"build_flags", "-O3 -DNDEBUG"}, {"compiler", "GNU 12.2.0"}}},

@@ -265,4 +265,81 @@ TEST_F(SiteTest, aSweepHasItsPageWithBothChartsTheirDataAndEveryStep) {
   EXPECT_FALSE(fs::exists(root_ / "results" / "site" / "alpha" / "sitting" / "h-load-sweep"));
 }
 
+// Two paired (v2) sittings of one group on a host of their own: the matrix
+// shows each ratio, the cell page races the group with words for level, the
+// CDF overlay keeps to the group, and compare reports ratio changes.
+class PairedSiteTest : public ::testing::Test {
+ protected:
+  static test::detail::CellSpec member(const std::string& flavour, double p50, nlohmann::json ratio, const std::string& verdict) {
+    test::detail::CellSpec c = test::detail::cell_spec(flavour, "kernel", "single", "closed");
+    c.p50 = p50;
+    c.pairing = {{"mode", "rounds"},
+                 {"group", "kernel/single/closed"},
+                 {"members", nlohmann::json::array({"cpp", "raw", "quickfix"})},
+                 {"reference", "cpp"},
+                 {"seed", 7},
+                 {"rounds", 9},
+                 {"stop", "target"},
+                 {"target", 0.05},
+                 {"resolution", 0.02},
+                 {"width_reached", 0.04},
+                 {"ratio", ratio}};
+    if (!verdict.empty()) c.pairing["verdict"] = verdict;
+    return c;
+  }
+  static nlohmann::json ratio(double m, double lo, double hi) { return {{"median", m}, {"low", lo}, {"high", hi}}; }
+
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kite-paired-site-" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    const auto cpu = test::fixture_cpu_new();
+    auto a = test::detail::sitting_spec("gamma", "p1", "2026-12-01T10:00:00Z", cpu, kMethodVersion, "default");
+    auto b = test::detail::sitting_spec("gamma", "p2", "2026-12-02T10:00:00Z", cpu, kMethodVersion, "default");
+    test::detail::write_sitting(root_ / "results", a,
+                        {member("cpp", 10, nullptr, ""), member("raw", 9.9, ratio(0.99, 0.985, 1.004), "level"),
+                         member("quickfix", 19, ratio(1.90, 1.85, 1.95), "slower")});
+    test::detail::write_sitting(root_ / "results", b,
+                        {member("cpp", 10, nullptr, ""), member("raw", 9.5, ratio(0.95, 0.93, 0.97), "faster"),
+                         member("quickfix", 19, ratio(1.91, 1.86, 1.97), "slower")});
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string page(const std::string& rel) { return read_text((root_ / "results" / "site" / rel).string()); }
+  fs::path root_;
+};
+
+TEST_F(PairedSiteTest, theMatrixShowsRatiosAndTheCellPageRacesTheGroup) {
+  build_site((root_ / "results").string());
+  const std::string cur = page("gamma/index.html");
+  EXPECT_THAT(cur, HasSubstr("&times;1.910 [1.860, 1.970] slower"));
+  EXPECT_THAT(cur, HasSubstr("ratio r-reference"));
+  EXPECT_THAT(cur, Not(HasSubstr("No sitting of this host was measured with the current method")));
+  const std::string cell = page("gamma/cell/quickfix_kernel_single_closed.html");
+  EXPECT_THAT(cell, HasSubstr("<h2>Race</h2>"));
+  EXPECT_THAT(cell, HasSubstr("faster than cpp by 5.0%"));
+  EXPECT_THAT(cell, HasSubstr("slower than cpp by 91.0%"));
+  EXPECT_THAT(cell, HasSubstr("the same rounds of this sitting"));
+  // Ranked by ratio: raw before cpp before quickfix.
+  EXPECT_LT(cell.find("<th>raw</th>"), cell.find("<th>cpp</th>"));
+  EXPECT_LT(cell.find("<th>cpp</th>"), cell.find("<th>quickfix</th>"));
+}
+
+TEST_F(PairedSiteTest, compareReportsRatioChangesOnlyBeyondTheIntervals) {
+  const auto hosts = load_results((root_ / "results").string());
+  ASSERT_EQ(hosts.size(), 1u);
+  ASSERT_EQ(hosts[0].sittings.size(), 2u);
+  Comparison c = compare(hosts[0].sittings[0], hosts[0].sittings[1], {});
+  ASSERT_TRUE(c.ok) << c.refusal;
+  EXPECT_EQ(c.reference, "cpp");
+  ASSERT_EQ(c.ratios.size(), 2u);
+  const std::string md = comparison_markdown(c);
+  EXPECT_THAT(md, HasSubstr("## Ratios to cpp (paired rounds)"));
+  EXPECT_THAT(
+      md,
+      HasSubstr("| kernel/single/closed | raw | 0.990 [0.985, 1.004] level | 0.950 [0.930, 0.970] faster | down |"));
+  EXPECT_THAT(
+      md,
+      HasSubstr(
+          "| kernel/single/closed | quickfix | 1.900 [1.850, 1.950] slower | 1.910 [1.860, 1.970] slower | same |"));
+}
+
 }  // namespace
