@@ -1506,7 +1506,11 @@ void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
 bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& idx, json& stamp,
                       SittingResult& res) {
   if (idx.size() < 2) {  // a group of one (the tls cells, which only cpp serves) runs as a sequential cell
+    // ...with as many runs as a group has rounds at least, so that its CVs mean something.
+    const int runs = c.opt.matrix.runs;
+    c.opt.matrix.runs = std::max(runs, c.opt.matrix.rounds.min_rounds);
     Attempts t = run_attempts(c, cells[idx[0]], idx[0]);
+    c.opt.matrix.runs = runs;
     if (t.interrupted) return false;
     res.cells.push_back(record_cell(c, cells[idx[0]], t, stamp));
     show_outcome(c, idx[0], res.cells.back());
