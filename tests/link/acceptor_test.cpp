@@ -239,20 +239,40 @@ TEST(LinkAcceptor, streamWithNoSohIsCutAtTheMessageSizeLimitWithOneLogLine) {
       << a.log.lines()[0];
 }
 
-TEST(LinkAcceptor, bodyLengthOfTwoToThe31IsCutAtTheMessageSizeLimit) {
+// Ten digits of BodyLength and then silence: refused as too large on the
+// first read, not held as garbage until the size limit or the logon timeout.
+TEST(LinkAcceptor, bodyLengthOfTwoToThe31BeforeLogonIsRefusedAtOnceWithOneLogLine) {
   Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
   FakeWire w;
   auto* p = a.connect(w);
-  std::string s =
-      "8=FIX.4.4\x01"
-      "9=2147483648\x01"
-      "35=A\x01";
-  s += std::string(1 << 20, 'x');
-  const std::size_t fed = feed_in_reads(p, w, s, 1000);
+  feed(p,
+       "8=FIX.4.4\x01"
+       "9=2147483648\x01");
   EXPECT_TRUE(w.closed);
-  EXPECT_LE(fed, 5000u);
-  EXPECT_EQ(a.log.lines().size(), 1u);
-  EXPECT_TRUE(a.log.contains("BodyLength")) << a.log.lines()[0];
+  EXPECT_EQ(w.close_reason, "message too large");
+  ASSERT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("larger than MaxMessageSize (4096 bytes)")) << a.log.lines()[0];
+}
+
+TEST(LinkAcceptor, bodyLengthOfTwoToThe31AfterLogonIsRefusedAtOnceWithALogout) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  ASSERT_TRUE(a.session->logged_on());
+  (void)w.take();
+  a.log.clear();
+  feed(p,
+       "8=FIX.4.4\x01"
+       "9=2147483648");
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "message too large");
+  EXPECT_EQ(lines_with(a.log, "larger than MaxMessageSize (65536 bytes)"), 1u);
+  EXPECT_EQ(a.session->garbled_count(), 0u);
+  const auto sent = w.take();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent.back().type(), "5");
 }
 
 TEST(LinkAcceptor, garbageBeforeALogonIsOneLineAndTheLogonStillBinds) {
