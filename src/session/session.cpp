@@ -466,6 +466,26 @@ void Session::logout_and_close(std::string_view text) noexcept {
   close("session error (logged)");
 }
 
+void Session::wrong_begin_string(std::string_view begin, bool is_logout) noexcept {
+  if (state_ == SessionState::logout_sent) {
+    // Our Logout is out: the peer's answer ends it, whatever it says it speaks.
+    if (is_logout) {
+      log_.logf(LogLevel::info, id_, "Logout answered: disconnecting");
+      close("logout completed");
+    }
+    return;
+  }
+  if (state_ != SessionState::active) {
+    logout_and_close("Incorrect BeginString");
+    return;
+  }
+  // Logged on: Logout and wait for its answer (or LogoutTimeout) so the close
+  // is orderly; closing at once would meet the peer's answer with a reset.
+  log_.logf(LogLevel::warn, id_, "unexpected BeginString %.*s (expecting %s): logging out",
+            static_cast<int>(begin.size()), begin.data(), settings_.begin_string.c_str());
+  logout("Incorrect BeginString");
+}
+
 void Session::logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept {
   char text[96];
   const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
@@ -621,8 +641,8 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     close("first message not a Logon");
     return;
   }
-  if (h.begin_string != settings_.begin_string) {
-    logout_and_close("Incorrect BeginString");
+  if (h.begin_string != settings_.begin_string) [[unlikely]] {
+    wrong_begin_string(h.begin_string, h.msg_type == "5");
     return;
   }
   switch (check(h, ix)) {

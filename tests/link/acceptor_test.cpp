@@ -72,6 +72,38 @@ TEST(LinkAcceptor, wrongBeginStringIsAnUnknownSession) {
   EXPECT_EQ(w.close_reason, "unknown session");
 }
 
+// A BeginString Kite does not speak at all: refused at once, not held as
+// garbage until the logon timeout.
+TEST(LinkAcceptor, logonWithABeginStringKiteDoesNotSpeakIsRefusedAtOnce) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock, "FIX.3.9");
+  feed(p, peer.logon(30, false, "pw"));
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "unknown BeginString");
+  EXPECT_TRUE(w.take().empty());
+  EXPECT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("Logon with BeginString FIX.3.9, not one Kite speaks"));
+}
+
+TEST(LinkAcceptor, aBeginStringKiteDoesNotSpeakAfterLogonIsALogout) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  ASSERT_TRUE(a.session->logged_on());
+  (void)w.take();
+  Peer odd(a.clock, "FIX.3.9");
+  odd.next_seq = 2;
+  feed(p, odd.make("0"));
+  EXPECT_FALSE(w.closed);
+  EXPECT_EQ(only(w.take()).type(), "5");
+  feed(p, peer.make("5", [](codec::MessageWriter&) {}, {.seq = 2}));
+  EXPECT_TRUE(w.closed);
+}
+
 TEST(LinkAcceptor, wrongPasswordIsRefusedAndLogged) {
   Acceptor a;
   FakeWire w;

@@ -407,6 +407,53 @@ TEST_P(EveryVersion, fixtLogonWithoutDefaultApplVerIdEndsTheConnectionAndKeepsTh
   EXPECT_EQ(r.session->next_target_seq(), 5u);
 }
 
+// --- BeginString ---------------------------------------------------------------------
+
+// A BeginString Kite speaks that is not this session's.
+std::string other_begin_string(const Version& v) {
+  return std::string(v.begin_string) == "FIX.4.2" ? "FIX.4.4" : "FIX.4.2";
+}
+
+TEST_P(EveryVersion, logonWithAnotherBeginStringEndsTheConnectionAtOnce) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "A", 1) + "98=0|108=30|"));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+// Logout, then the close once the peer has answered: closing at once would
+// meet the answer with a reset.
+TEST_P(EveryVersion, anotherBeginStringAfterLogonIsLoggedOutAndClosedOnTheAnswer) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "0", 2)));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "Incorrect BeginString");
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->state(), SessionState::logout_sent);
+  EXPECT_TRUE(r.log.contains("unexpected BeginString " + other_begin_string(v)));
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "5", 3)));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.wire.close_reason, "logout completed");
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST_P(EveryVersion, anotherBeginStringAfterLogonUnansweredClosesAfterLogoutTimeout) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "0", 2)));
+  EXPECT_EQ(only(r.wire.take()).type(), "5");
+  r.clock.advance_ms(settings_for(v).logout_timeout_ms);
+  r.tick();
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.wire.close_reason, "logout timeout");
+}
+
 // --- 6: a ResendRequest is served before its MsgSeqNum is judged ------------------------
 
 TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {

@@ -26,7 +26,8 @@
 //    more than MaxLatency -> Reject(10) and Logout; otherwise an already
 //    seen PossDup is ignored (logged); CompID mismatch -> Reject(9) and
 //    Logout (CheckCompID); CompID empty/missing -> Reject(4/1), session
-//    kept; BeginString mismatch -> Logout and disconnect; first message not
+//    kept; BeginString mismatch -> before logon, Logout and disconnect;
+//    after, Logout and disconnect on its answer (or LogoutTimeout); first message not
 //    a Logon -> disconnect; a Logon refused (SendingTime, DefaultApplVerID,
 //    ...) -> Logout and disconnect, never a Reject, numbers unmoved;
 //  - ResendRequest served from the store: application messages resent with
@@ -285,6 +286,8 @@ class Session {
     if (h.msg_seq_num == store_.next_target_seq()) store_.set_next_target_seq(h.msg_seq_num + 1);
   }
   void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
+  // A message whose BeginString is not the session's (`is_logout`: a Logout).
+  void wrong_begin_string(std::string_view begin, bool is_logout) noexcept;
   // Logout naming both numbers, then disconnect.
   void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
   void close(const char* reason) noexcept;
