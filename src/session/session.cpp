@@ -649,6 +649,16 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     case Verdict::process:
       if (validator_ != nullptr) {
         const Validation v = validator_->validate(h, ix);
+        if (!v.ok && state_ == SessionState::awaiting_logon) {
+          // A Logon is refused by ending the connection, never with a Reject
+          // (a session left awaiting its Logon would hang until the timeout).
+          char text[128];
+          const int n = v.ref_tag == tag::DefaultApplVerID
+                            ? std::snprintf(text, sizeof text, "DefaultApplVerID(1137) required on FIXT.1.1")
+                            : std::snprintf(text, sizeof text, "Logon refused: %s (tag %u)", v.text, v.ref_tag);
+          logout_and_close({text, static_cast<std::size_t>(std::min<int>(n, sizeof text - 1))});
+          break;
+        }
         if (!v.ok) {
           send_reject(h.msg_seq_num, h.msg_type, v.reason, v.ref_tag, v.text);
           consume(h);

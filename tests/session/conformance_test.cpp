@@ -454,6 +454,41 @@ TEST_P(EveryVersion, anotherBeginStringAfterLogonUnansweredClosesAfterLogoutTime
   EXPECT_EQ(r.wire.close_reason, "logout timeout");
 }
 
+TEST_P(DictionaryVersion, fixtLogonWithoutDefaultApplVerIdIsRefusedAndClosedWhenValidating) {
+  const Version& v = GetParam();
+  if (!settings_for(v).fixt()) GTEST_SKIP() << "FIXT.1.1 only";
+  SessionRig r(validated());
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+  }));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_NE(out.get(tag::Text).find("DefaultApplVerID"), std::string::npos) << out.raw;
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+// A Logon the dictionary refuses (a tag no version defines) ends the
+// connection like any refused Logon.
+TEST_P(DictionaryVersion, logonTheDictionaryRefusesIsLoggedOutNotRejected) {
+  SessionRig r(validated());
+  r.logon();
+  SessionRig bad(validated());
+  std::string logon = bad.peer.make("A", [&](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+    if (bad.session->settings().fixt()) w.add_string(tag::DefaultApplVerID, GetParam().appl_ver_id);
+    w.add_uint(4999, 1);  // no version defines it
+  });
+  bad.feed(logon);
+  const Sent out = only(bad.wire.take());
+  EXPECT_EQ(out.type(), "5") << out.raw;
+  EXPECT_TRUE(bad.wire.closed);
+  EXPECT_EQ(bad.session->next_target_seq(), 1u);
+}
+
 // --- 6: a ResendRequest is served before its MsgSeqNum is judged ------------------------
 
 TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {
