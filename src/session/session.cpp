@@ -319,6 +319,8 @@ int Session::watch_gap(std::int64_t t) noexcept {
 }
 
 void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept {
+  // "No end" was 999999 until FIX.4.2 made it 0.
+  if (end == 0 && settings_.before_fix42()) end = 999999;
   auto* w = begin_admin("2", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::BeginSeqNo, begin);

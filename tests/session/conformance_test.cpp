@@ -217,6 +217,25 @@ TEST_P(EveryVersion, endSeqNo999999MeansInfinityBeforeFix43) {
   EXPECT_EQ(out[1].seq(), 3u);
 }
 
+TEST_P(EveryVersion, resendRequestForEverythingFromNOnCarriesTheVersionsInfinity) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.order("G-1", {.seq = 5}));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "2");
+  EXPECT_EQ(out.get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(out.get(tag::EndSeqNo), before_42(v) ? "999999" : "0");
+  // Asked again when the gap does not move: the same infinity.
+  r.clock.advance_ms(settings_for(v).resend_timeout_ms);
+  r.tick();
+  for (const Sent& m : r.wire.take()) {
+    if (m.type() == "2") {
+      EXPECT_EQ(m.get(tag::EndSeqNo), before_42(v) ? "999999" : "0");
+    }
+  }
+}
+
 // --- 1: SequenceReset in reset mode ------------------------------------------------
 
 TEST_P(EveryVersion, sequenceResetInResetModeWithMsgSeqNumZeroIsApplied) {

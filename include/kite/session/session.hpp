@@ -14,7 +14,8 @@
 //    HeartBtInt * (1 + TestRequestDelayMultiplier) of theirs, disconnect
 //    when that goes unanswered for as long again;
 //  - inbound sequence checks: too low without PossDupFlag -> Logout naming
-//    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0) and
+//    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0;
+//    999999 on FIX.4.0/4.1) and
 //    the message queued (bounded: MaxQueuedWhileGap messages / MaxQueuedBytes;
 //    beyond the cap a message is dropped and logged: the open-ended
 //    ResendRequest brings it again); a gap whose expected number does not
@@ -33,7 +34,7 @@
 //  - ResendRequest served from the store: application messages resent with
 //    PossDupFlag=Y and OrigSendingTime, session messages (and messages the
 //    store lacks) replaced by SequenceReset-GapFill, consecutive ones merged;
-//    EndSeqNo 0 (or >= 999999 on FIX.4.2) means "up to the last sent";
+//    EndSeqNo 0 (or >= 999999 up to FIX.4.2) means "up to the last sent";
 //  - SequenceReset in gap-fill and reset modes (reset mode whatever its
 //    MsgSeqNum, 0 included); Reject with 373/45/371/372 (45 and 58 only on
 //    FIX.4.0/4.1); Reject, Logout and BusinessMessageReject answering a
