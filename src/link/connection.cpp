@@ -193,6 +193,13 @@ bool is_session_message(std::string_view t) noexcept {
 bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir,
                                      std::string_view frame) noexcept {
   if (!ir) {
+    if (ir.error == codec::IndexError::bad_tag && session_ != nullptr && session_->connected()) {
+      if (m_ != nullptr) {
+        m_->messages_in.add();
+        m_->bytes_in.add(frame.size());
+      }
+      if (session_->on_invalid_tag(frame, ir.offset)) return true;
+    }
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
     if (m_ != nullptr) m_->garbled_in.add();
     return true;

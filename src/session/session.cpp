@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "kite/codec/values.hpp"
 
@@ -75,7 +76,9 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       queue_(new Queued[settings.max_queued == 0 ? 1 : settings.max_queued]),
       queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
       replay_index_(1024),
-      resend_index_(1024) {
+      resend_index_(1024),
+      invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]),
+      invalid_index_(1024) {
   settings_.check();
 }
 
@@ -333,20 +336,28 @@ void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexce
 
 void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, RejectReason reason,
                           std::uint32_t ref_tag, std::string_view text) noexcept {
+  char digits[16];
+  const char* e = ref_tag != 0 ? codec::write_uint(digits, ref_tag) : digits;
+  send_reject(ref_seq, ref_msg_type, reason, std::string_view(digits, static_cast<std::size_t>(e - digits)), text);
+}
+
+void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, RejectReason reason,
+                          std::string_view ref_tag, std::string_view text) noexcept {
   auto* w = begin_admin("3", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::RefSeqNum, ref_seq);
   if (!settings_.before_fix42()) {  // 4.0 and 4.1 define RefSeqNum and Text only
-    if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
+    if (!ref_tag.empty()) w->add_string(tag::RefTagID, ref_tag);
     if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
     w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
   }
   if (!text.empty()) w->add_string(tag::Text, text);
   app_.before_send_admin(*this, "3", *w);
   if (finish_admin())
-    log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %u: %.*s",
+    log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %.*s: %.*s",
               static_cast<unsigned long long>(ref_seq), static_cast<int>(ref_msg_type.size()), ref_msg_type.data(),
-              static_cast<int>(reason), ref_tag, static_cast<int>(text.size()), text.data());
+              static_cast<int>(reason), ref_tag.empty() ? 1 : static_cast<int>(ref_tag.size()),
+              ref_tag.empty() ? "0" : ref_tag.data(), static_cast<int>(text.size()), text.data());
 }
 
 SendResult Session::send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
@@ -611,6 +622,25 @@ int Session::on_timer() noexcept {
   return work;
 }
 
+bool Session::on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept {
+  if (at >= frame.size() || frame.size() > settings_.max_message_size) return false;
+  const std::size_t end = frame.find(codec::kSoh, at);
+  if (end == std::string_view::npos) return false;
+  const std::string_view field = frame.substr(at, end - at);
+  const std::string_view tag_text = field.substr(0, std::min(field.find('='), sizeof invalid_tag_));
+  char* b = invalid_frame_.get();
+  std::memcpy(b, frame.data(), at);
+  std::memcpy(b + at, frame.data() + end + 1, frame.size() - end - 1);
+  Header h;
+  if (!invalid_index_.build(b, frame.size() - (end + 1 - at)) || !codec::read_header(invalid_index_, h)) return false;
+  std::memcpy(invalid_tag_, tag_text.data(), tag_text.size());
+  invalid_tag_len_ = tag_text.empty() ? 1 : tag_text.size();
+  if (tag_text.empty()) invalid_tag_[0] = '0';  // "=X": no tag at all
+  on_message(h, invalid_index_);
+  invalid_tag_len_ = 0;  // when the message stopped before its verdict
+  return true;
+}
+
 void Session::on_garbled(const char* why) noexcept {
   ++garbled_;
   log_.logf(LogLevel::warn, id_, "garbled message ignored (%s); still expecting %llu", why,
@@ -647,8 +677,21 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     wrong_begin_string(h.begin_string, h.msg_type == "5");
     return;
   }
-  switch (check(h, ix)) {
+  const Verdict verdict = check(h, ix);
+  // Taken now: queued messages replayed below are not this one.
+  const std::size_t invalid_tag = std::exchange(invalid_tag_len_, 0);
+  switch (verdict) {
     case Verdict::process:
+      if (invalid_tag != 0) [[unlikely]] {
+        if (state_ == SessionState::awaiting_logon) {
+          logout_and_close("Invalid tag number in Logon");
+          break;
+        }
+        send_reject(h.msg_seq_num, h.msg_type, RejectReason::invalid_tag_number,
+                    std::string_view(invalid_tag_, invalid_tag), "Invalid tag number");
+        consume(h);
+        break;
+      }
       if (validator_ != nullptr) {
         const Validation v = validator_->validate(h, ix);
         if (!v.ok && state_ == SessionState::awaiting_logon) {

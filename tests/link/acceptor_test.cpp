@@ -3,6 +3,8 @@
 // AcceptorLimits; sessions on different connections stay apart.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "support/link_testing.hpp"
 
 namespace kite::link::test {
@@ -102,6 +104,34 @@ TEST(LinkAcceptor, aBeginStringKiteDoesNotSpeakAfterLogonIsALogout) {
   EXPECT_EQ(only(w.take()).type(), "5");
   feed(p, peer.make("5", [](codec::MessageWriter&) {}, {.seq = 2}));
   EXPECT_TRUE(w.closed);
+}
+
+// A field with tag 0 reaches the session through the link: Reject 0, not garbage.
+TEST(LinkAcceptor, aTagThatIsNoNumberIsRejectedNotDiscarded) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  (void)w.take();
+  std::string m = peer.make("0", [](codec::MessageWriter& mw) { mw.add_string(999, "X"); });
+  m.replace(m.find("\x01"
+                   "999="),
+            5,
+            "\x01"
+            "000=");
+  m.resize(m.size() - 7);
+  unsigned sum = 0;
+  for (const unsigned char c : m) sum += c;
+  char cs[16];
+  std::snprintf(cs, sizeof cs, "10=%03u\x01", sum % 256);
+  feed(p, m + cs);
+  const Sent out = only(w.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "0");
+  EXPECT_EQ(out.get(tag::RefTagID), "000");
+  EXPECT_EQ(a.session->next_target_seq(), 3u);
+  EXPECT_FALSE(w.closed);
 }
 
 TEST(LinkAcceptor, wrongPasswordIsRefusedAndLogged) {

@@ -561,6 +561,67 @@ TEST_P(DictionaryVersion, fixtSessionMessagesAreJudgedByTheTransportDictionary) 
       tag::Symbol);
 }
 
+// A tag that is no tag number (0, negative) on a session message and on an
+// application message: Reject 0 naming it, the number used, the session kept.
+TEST_P(EveryVersion, tagZeroOrNegativeIsRejectedWithInvalidTagNumberAndTheSessionGoesOn) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "0", 2) + "0=X|"));
+  Sent out = only(r.wire.take());
+  expect_reject(out, v, 2, RejectReason::invalid_tag_number);
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "0") << out.raw;
+  }
+  r.feed(raw_frame(v.begin_string, head(r.clock, "D", 3) + "11=NEG|-5=X|55=KITE|54=1|38=100|40=1|"));
+  out = only(r.wire.take());
+  expect_reject(out, v, 3, RejectReason::invalid_tag_number);
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "-5") << out.raw;
+  }
+  EXPECT_TRUE(r.app.received.empty());
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
+  EXPECT_EQ(r.session->garbled_count(), 0u);
+  r.feed(r.peer.order("AFTER", {.seq = 4}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(DictionaryVersion, tagNotInTheDictionaryOnAHeartbeatIsRejectedWithInvalidTagNumber) {
+  const Version& v = GetParam();
+  SessionRig r(validated());
+  r.logon();
+  r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(999, "X"); }));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::invalid_tag_number, 999);
+  EXPECT_FALSE(r.wire.closed);
+  r.feed(r.peer.order("AFTER"));
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
+}
+
+// ValidateUserDefinedFields, QuickFIX's setting (default Y): a tag from 5000
+// up that the dictionary does not place is rejected, or passed with N.
+TEST_P(DictionaryVersion, userDefinedTagOnASessionMessageFollowsValidateUserDefinedFields) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  EXPECT_TRUE(s.validate_user_defined_fields);
+  SessionRig strict(s);
+  strict.logon();
+  strict.feed(strict.peer.make("0", [](codec::MessageWriter& w) { w.add_string(5001, "X"); }));
+  const Sent out = only(strict.wire.take());
+  EXPECT_EQ(out.type(), "3") << out.raw;
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "5001");
+  }
+  s.validate_user_defined_fields = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(5001, "X"); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  r.feed(valid_order(r.peer, v, r.clock, "UD", [](codec::MessageWriter& w) { w.add_uint(5001, 1); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
 TEST_P(DictionaryVersion, groupCountMismatchIsReportedBeforeAValueInsideTheGroup) {
   const Version& v = GetParam();
   if (std::string(v.begin_string) < "FIX.4.4") GTEST_SKIP() << "Parties (453) in NewOrderSingle from FIX.4.4 on";

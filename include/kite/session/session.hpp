@@ -139,6 +139,13 @@ class Session {
   void on_connected(SessionOutput& out) noexcept;
   // One complete, well-formed message read from the wire.
   void on_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // A complete frame whose field at offset `at` has a tag that is no tag
+  // number (0, negative, not digits; the index refused it there): read
+  // without that field, checked as any message, and answered with a Reject
+  // (0, Invalid tag number, RefTagID as sent); the session goes on. False
+  // when the rest does not read as a message either (then it is garbled).
+  // Not the hot path: the frame is copied once into a buffer of the session's.
+  bool on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept;
   // A frame that failed its checksum/length or could not be indexed: ignored
   // (the expected sequence number does not move), counted and logged.
   void on_garbled(const char* why) noexcept;
@@ -183,6 +190,9 @@ class Session {
   // A session-level Reject of an inbound message.
   void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
                    std::uint32_t ref_tag, std::string_view text) noexcept;
+  // The same with RefTagID as text (a tag that is no number: "0", "-5").
+  void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
+                   std::string_view ref_tag, std::string_view text) noexcept;
   // Starts a logout handshake: Logout(Text) now; disconnect on the answer or
   // after LogoutTimeout.
   void logout(std::string_view text) noexcept;
@@ -364,6 +374,12 @@ class Session {
   bool draining_ = false;
   codec::FieldIndex replay_index_;
   codec::FieldIndex resend_index_;
+  // on_invalid_tag: the frame without its bad field, its index, and the
+  // tag as sent while that message is handled (empty otherwise).
+  std::unique_ptr<char[]> invalid_frame_;
+  codec::FieldIndex invalid_index_;
+  char invalid_tag_[16] = {};
+  std::size_t invalid_tag_len_ = 0;
 
   // Initiator back-off.
   std::int32_t failures_ = 0;
