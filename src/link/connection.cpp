@@ -274,6 +274,8 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
         m_->resend_requests_in.add();
       else if (header_.msg_type[0] == '4')
         m_->sequence_resets_in.add();
+      else if (header_.msg_type[0] == '3' || header_.msg_type[0] == 'j')
+        m_->rejects_in.add();
     }
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }

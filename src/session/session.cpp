@@ -573,6 +573,7 @@ int Session::on_timer() noexcept {
   if (resend_end_ != 0) work += pump_resend();
   const std::int64_t t = now();
   work += store_.poll(t);
+  if (rejects_suppressed_ != 0) flush_suppressed_rejects(t);
   switch (state_) {
     case SessionState::awaiting_logon:
       if (t - state_since_ns_ >= static_cast<std::int64_t>(settings_.logon_timeout_ms) * kNsPerMs) {
@@ -898,8 +899,13 @@ void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
       case '4': on_sequence_reset(h, ix); break;
       case '3':
         consume(h);
-        log_.logf(LogLevel::warn, id_, "Reject received for our message");
+        on_reject_received(h, ix);
         break;
+      case 'j':
+        consume(h);
+        on_reject_received(h, ix);
+        app_.on_message(*this, h, ix);
+        return;
       default:
         consume(h);
         app_.on_message(*this, h, ix);
@@ -989,6 +995,42 @@ void Session::on_heartbeat(const Header& h, const FieldIndex& ix) noexcept {
   if (test_request_sent_ns_ != 0 && ix.get(tag::TestReqID, id) == codec::Get::ok &&
       id == std::string_view(test_req_id_, test_req_id_len_))
     test_request_sent_ns_ = 0;
+}
+
+void Session::on_reject_received(const Header& h, const FieldIndex& ix) noexcept {
+  ++rejects_received_;
+  const std::int64_t t = now();
+  if (reject_logged_ns_ != 0 && t - reject_logged_ns_ < kNsPerSec) {
+    ++rejects_suppressed_;  // a peer rejecting every order must not flood the log
+    return;
+  }
+  const bool business = h.msg_type == "j";
+  std::string_view ref_seq, ref_tag, reason, text, ref_type;
+  ix.get(tag::RefSeqNum, ref_seq);
+  ix.get(tag::RefTagID, ref_tag);
+  ix.get(business ? tag::BusinessRejectReason : tag::SessionRejectReason, reason);
+  ix.get(tag::Text, text);
+  ix.get(tag::RefMsgType, ref_type);
+  const auto shown = [](std::string_view v) { return v.empty() ? std::string_view("-") : v; };
+  ref_seq = shown(ref_seq), ref_tag = shown(ref_tag), reason = shown(reason), ref_type = shown(ref_type);
+  char more[64] = "";
+  if (rejects_suppressed_ != 0)
+    std::snprintf(more, sizeof more, " (%llu more in the last second not logged)",
+                  static_cast<unsigned long long>(rejects_suppressed_));
+  log_.logf(LogLevel::warn, id_, "%s received: RefSeqNum %.*s RefMsgType %.*s RefTagID %.*s reason %.*s: %.*s%s",
+            business ? "BusinessMessageReject" : "Reject", static_cast<int>(ref_seq.size()), ref_seq.data(),
+            static_cast<int>(ref_type.size()), ref_type.data(), static_cast<int>(ref_tag.size()), ref_tag.data(),
+            static_cast<int>(reason.size()), reason.data(), static_cast<int>(text.size()), text.data(), more);
+  rejects_suppressed_ = 0;
+  reject_logged_ns_ = t;
+}
+
+void Session::flush_suppressed_rejects(std::int64_t t) noexcept {
+  if (rejects_suppressed_ == 0 || t - reject_logged_ns_ < kNsPerSec) return;
+  log_.logf(LogLevel::warn, id_, "%llu more Rejects received in the last second not logged (%llu in all)",
+            static_cast<unsigned long long>(rejects_suppressed_), static_cast<unsigned long long>(rejects_received_));
+  rejects_suppressed_ = 0;
+  reject_logged_ns_ = t;
 }
 
 void Session::on_test_request(const Header& h, const FieldIndex& ix) noexcept {

@@ -801,6 +801,57 @@ TEST_P(EveryVersion, businessRejectCarriesTheReversedRoutingFieldsAndApplVerIdOn
   }
 }
 
+// A counterparty that rejects every order: each Reject counted, the log
+// holding at most one Reject line per second that says how many it held back.
+TEST_P(EveryVersion, rejectsOfEveryOrderAreAllCountedAndLoggedAtMostOncePerSecond) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.log.clear();
+  constexpr int kOrders = 100;  // 10 a second for 10 s
+  for (int i = 0; i < kOrders; ++i) {
+    ASSERT_EQ(r.session->send("D", [](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, "X"); }), SendResult::ok);
+    const std::uint64_t ref = r.session->next_sender_seq() - 1;
+    const bool business = !before_42(v) && i % 2 == 1;
+    r.feed(r.peer.make(business ? "j" : "3", [&](codec::MessageWriter& w) {
+      w.add_uint(tag::RefSeqNum, ref);
+      if (!before_42(v)) {
+        w.add_uint(tag::RefTagID, 55);
+        w.add_string(tag::RefMsgType, "D");
+        w.add_uint(business ? tag::BusinessRejectReason : tag::SessionRejectReason, business ? 3 : 5);
+      }
+      w.add_string(tag::Text, "no such symbol");
+    }));
+    r.clock.advance_ms(100);
+    r.tick();
+  }
+  r.clock.advance_ms(1000);
+  r.tick();  // the last second's held-back count
+  EXPECT_EQ(r.session->rejects_received_count(), static_cast<std::uint64_t>(kOrders));
+  EXPECT_FALSE(r.wire.closed);
+  std::uint64_t logged = 0, held_back = 0;
+  std::size_t lines = 0;
+  for (const std::string& l : r.log.lines()) {
+    const bool full = l.find("Reject received: RefSeqNum ") != std::string::npos;
+    const std::size_t more = l.find(" more");
+    if (!full && more == std::string::npos) continue;
+    ++lines;
+    logged += full ? 1 : 0;
+    if (more != std::string::npos) {
+      const std::size_t from = l.rfind(full ? '(' : ' ', more - 1) + 1;
+      held_back += std::stoull(l.substr(from, more - from));
+    }
+  }
+  EXPECT_LE(lines, 11u);  // 10 s of Rejects and the last count
+  EXPECT_GE(lines, 10u);
+  EXPECT_EQ(logged + held_back, static_cast<std::uint64_t>(kOrders));
+  if (!before_42(v)) {
+    EXPECT_TRUE(r.log.contains("Reject received: RefSeqNum 2 RefMsgType D RefTagID 55 reason 5: no such symbol"));
+  } else {
+    EXPECT_TRUE(r.log.contains("Reject received: RefSeqNum 2 RefMsgType - RefTagID - reason -: no such symbol"));
+  }
+}
+
 // The TestReqID of a TestRequest sent after `silence_s` of the peer's silence.
 std::string test_req_id_after(SessionRig& r, std::int64_t silence_s) {
   r.clock.advance_s(silence_s);

@@ -233,6 +233,10 @@ class Session {
   // A gap in the peer's numbers is open (a ResendRequest is outstanding).
   bool in_gap() const noexcept { return gap_open_; }
   std::uint64_t garbled_count() const noexcept { return garbled_; }
+  // Rejects (35=3) and BusinessMessageRejects (35=j) received, all counted
+  // though their log lines are limited to one per second (the rest summed
+  // into the next line).
+  std::uint64_t rejects_received_count() const noexcept { return rejects_received_; }
   // Messages send_or_store kept for a resend instead of sending.
   std::uint64_t stored_unsent_count() const noexcept { return stored_unsent_; }
   std::size_t overflow_pending() const noexcept { return overflow_len_; }
@@ -290,6 +294,11 @@ class Session {
   void on_sequence_reset(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_test_request(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_heartbeat(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // An inbound Reject or BusinessMessageReject: counted, and logged with its
+  // RefSeqNum, RefTagID, reason and text at most once a second.
+  void on_reject_received(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // Logs the count of Reject lines held back, once their second is over.
+  void flush_suppressed_rejects(std::int64_t t) noexcept;
   bool enqueue(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void drain_queue() noexcept;
   // The message's number is used up when it was the expected one.
@@ -385,6 +394,9 @@ class Session {
   std::int32_t failures_ = 0;
   std::int64_t last_disconnect_ns_ = 0;
   std::uint64_t garbled_ = 0;
+  std::uint64_t rejects_received_ = 0;
+  std::uint64_t rejects_suppressed_ = 0;  // not logged since reject_logged_ns_
+  std::int64_t reject_logged_ns_ = 0;
   std::uint64_t stored_unsent_ = 0;
   bool store_full_logged_ = false;
 };
