@@ -246,8 +246,9 @@ void Session::send_test_request() noexcept {
   app_.before_send_admin(*this, "1", *w);
   if (finish_admin()) {
     test_request_sent_ns_ = now();
-    log_.logf(LogLevel::warn, id_, "no message for %d s: TestRequest %.*s sent", heart_bt_int_,
-              static_cast<int>(test_req_id_len_), test_req_id_);
+    log_.logf(LogLevel::warn, id_, "no message for %g s (HeartBtInt %d x %g): TestRequest %.*s sent",
+              static_cast<double>(test_request_wait_ns()) / kNsPerSec, heart_bt_int_,
+              1.0 + settings_.test_request_delay, static_cast<int>(test_req_id_len_), test_req_id_);
   }
 }
 
@@ -560,9 +561,15 @@ void Session::became_active() noexcept {
   failures_ = 0;
   reached_active_ = true;
   test_request_sent_ns_ = 0;
-  log_.logf(LogLevel::info, id_, "logged on (HeartBtInt %d, next seq out %llu, in %llu)", heart_bt_int_,
-            static_cast<unsigned long long>(store_.next_sender_seq()),
-            static_cast<unsigned long long>(store_.next_target_seq()));
+  if (heart_bt_int_ > 0)
+    log_.logf(LogLevel::info, id_, "logged on (HeartBtInt %d, TestRequest after %g s, next seq out %llu, in %llu)",
+              heart_bt_int_, static_cast<double>(test_request_wait_ns()) / kNsPerSec,
+              static_cast<unsigned long long>(store_.next_sender_seq()),
+              static_cast<unsigned long long>(store_.next_target_seq()));
+  else
+    log_.logf(LogLevel::info, id_, "logged on (HeartBtInt 0: no heartbeats, next seq out %llu, in %llu)",
+              static_cast<unsigned long long>(store_.next_sender_seq()),
+              static_cast<unsigned long long>(store_.next_target_seq()));
   app_.on_logon(*this);
 }
 
@@ -598,7 +605,7 @@ int Session::on_timer() noexcept {
       if (state_ != SessionState::active) return work;
       if (heart_bt_int_ <= 0) break;
       const std::int64_t hb = static_cast<std::int64_t>(heart_bt_int_) * kNsPerSec;
-      const auto wait = static_cast<std::int64_t>(static_cast<double>(hb) * (1.0 + settings_.test_request_delay));
+      const std::int64_t wait = test_request_wait_ns();
       if (t - last_sent_ns_ >= hb) {
         send_heartbeat({});
         ++work;
@@ -962,12 +969,9 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
     return;
   }
   if (acceptor) send_logon_reply(reset);
+  consume(h);  // before became_active(): its log line names the next number expected
   became_active();
-  if (h.msg_seq_num > expected) {
-    open_gap(expected, h.msg_seq_num);
-  } else {
-    consume(h);
-  }
+  if (h.msg_seq_num > expected) open_gap(expected, h.msg_seq_num);
   app_.on_admin(*this, h, ix);
 }
 

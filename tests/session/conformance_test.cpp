@@ -852,6 +852,20 @@ TEST_P(EveryVersion, rejectsOfEveryOrderAreAllCountedAndLoggedAtMostOncePerSecon
   }
 }
 
+// The log says the wait the session keeps: HeartBtInt x (1 + TestRequestDelayMultiplier).
+TEST_P(EveryVersion, testRequestLogLinesSayTheRealWait) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon(10);
+  EXPECT_TRUE(r.log.contains("logged on (HeartBtInt 10, TestRequest after 15 s, next seq out 2, in 2)"));
+  r.clock.advance_ms(14'999);
+  r.tick();
+  EXPECT_FALSE(r.log.contains("TestRequest TEST-"));
+  r.clock.advance_ms(1);
+  r.tick();
+  EXPECT_TRUE(r.log.contains("no message for 15 s (HeartBtInt 10 x 1.5): TestRequest TEST-"));
+}
+
 // The TestReqID of a TestRequest sent after `silence_s` of the peer's silence.
 std::string test_req_id_after(SessionRig& r, std::int64_t silence_s) {
   r.clock.advance_s(silence_s);

@@ -314,6 +314,12 @@ class Session {
   void became_active() noexcept;
   void maybe_schedule_reset() noexcept;
   std::int64_t now() const noexcept { return msg_depth_ != 0 ? msg_now_ : clock_.now_ns(); }
+  // The peer's silence that brings a TestRequest (and, unanswered for as
+  // long again, the disconnect): HeartBtInt x (1 + TestRequestDelayMultiplier).
+  std::int64_t test_request_wait_ns() const noexcept {
+    return static_cast<std::int64_t>(static_cast<double>(heart_bt_int_) * kNsPerSec *
+                                     (1.0 + settings_.test_request_delay));
+  }
   void handle_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
 
   SessionSettings settings_;
