@@ -172,6 +172,7 @@ AdminAnswer sessions_answer(const Acceptor& a, bool json) {
              ", \"messages_out\": " + std::to_string(m.messages_out.get()) +
              ", \"bytes_in\": " + std::to_string(m.bytes_in.get()) +
              ", \"bytes_out\": " + std::to_string(m.bytes_out.get()) + ", \"rejects\": " + std::to_string(rejects(m)) +
+             ", \"rejects_in\": " + std::to_string(m.rejects_in.get()) +
              ", \"resend_requests\": " + std::to_string(resends) + ", \"logons\": " + std::to_string(m.logons.get()) +
              ", \"refused_logons\": " + std::to_string(m.refused_logons.get()) +
              ", \"last_refusal\": " + (refusal != nullptr ? json_string(refusal) : std::string("null")) +
@@ -274,6 +275,8 @@ std::string metrics_text(const Acceptor& a) {
       {"kite_bytes_sent_total", "Bytes committed to the send buffer.", &SessionMetrics::bytes_out},
       {"kite_business_rejects_sent_total", "BusinessMessageRejects (35=j) sent.",
        &SessionMetrics::business_rejects_out},
+      {"kite_rejects_received_total", "Rejects (35=3) and BusinessMessageRejects (35=j) received.",
+       &SessionMetrics::rejects_in},
       {"kite_resend_requests_received_total", "ResendRequests received.", &SessionMetrics::resend_requests_in},
       {"kite_resend_requests_sent_total", "ResendRequests sent.", &SessionMetrics::resend_requests_out},
       {"kite_sequence_resets_received_total", "SequenceResets received (gap fills included).",

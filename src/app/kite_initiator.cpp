@@ -97,8 +97,10 @@ int main(int argc, char** argv) {
   host->wait_disconnected(config.shutdown_wait_ms);
   host->stop();
   for (std::size_t i = 0; i < host->size(); ++i)
-    log.logf(kite::session::LogLevel::info, host->session(i).id(), "orders sent %llu, execution reports %llu",
-             static_cast<unsigned long long>(flow->sent(i)), static_cast<unsigned long long>(flow->reports(i)));
+    log.logf(kite::session::LogLevel::info, host->session(i).id(),
+             "orders sent %llu, execution reports %llu, rejects received %llu",
+             static_cast<unsigned long long>(flow->sent(i)), static_cast<unsigned long long>(flow->reports(i)),
+             static_cast<unsigned long long>(host->session(i).rejects_received_count()));
   log.logf(kite::session::LogLevel::info, "kite-initiator", "stopped (%d connection(s) were still open)",
            host->open_connections());
   return 0;

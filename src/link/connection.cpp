@@ -115,6 +115,11 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
         refuse("message too large");
         return n;
       }
+      if (fr.error == codec::FrameError::bad_begin_string && unknown_begin_string(data + used, n - used)) {
+        if (closed_) return n;
+        used += fr.size;
+        continue;
+      }
       used += fr.size;
       garbled(fr.error, fr.size, max);
       continue;
@@ -127,6 +132,28 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
   rx_ns_ = 0;  // the state is published on the next timer turn
   if (closed_) return n;
   return used;
+}
+
+bool SessionConnection::unknown_begin_string(const char* p, std::size_t n) noexcept {
+  // Only a message start ("8=FIX") with a version Kite does not speak; other
+  // bytes after "8=" are noise, discarded as garbage.
+  if (n < 6 || std::memcmp(p, "8=FIX", 5) != 0) return false;
+  const char* soh = static_cast<const char*>(std::memchr(p, codec::kSoh, std::min<std::size_t>(n, 24)));
+  const int len = soh != nullptr ? static_cast<int>(soh - p - 2) : static_cast<int>(std::min<std::size_t>(n, 24) - 2);
+  if (garbled_run_ != 0) end_garbled_run();
+  if (session_ != nullptr && (session_->logged_on() || session_->state() == SessionState::logout_sent)) {
+    // Logged on: a Logout, and the close follows its answer (orderly).
+    if (session_->logged_on()) {
+      log_.logf(LogLevel::warn, session_->id(), "unexpected BeginString %.*s: logging out", len, p + 2);
+      session_->logout("Incorrect BeginString");
+    }
+    return true;
+  }
+  // Before a Logon there is nothing to wait for: the peer is not one of ours.
+  log_.logf(LogLevel::error, session_ != nullptr ? std::string_view(session_->id()) : std::string_view(who_),
+            "Logon with BeginString %.*s, not one Kite speaks: disconnecting", len, p + 2);
+  refuse("unknown BeginString");
+  return true;
 }
 
 // A logged-on session hears of each garbled frame; bytes that do not even
@@ -166,6 +193,13 @@ bool is_session_message(std::string_view t) noexcept {
 bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir,
                                      std::string_view frame) noexcept {
   if (!ir) {
+    if (ir.error == codec::IndexError::bad_tag && session_ != nullptr && session_->connected()) {
+      if (m_ != nullptr) {
+        m_->messages_in.add();
+        m_->bytes_in.add(frame.size());
+      }
+      if (session_->on_invalid_tag(frame, ir.offset)) return true;
+    }
     if (session_ != nullptr) session_->on_garbled(codec::to_string(ir.error));
     if (m_ != nullptr) m_->garbled_in.add();
     return true;
@@ -240,6 +274,8 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
         m_->resend_requests_in.add();
       else if (header_.msg_type[0] == '4')
         m_->sequence_resets_in.add();
+      else if (header_.msg_type[0] == '3' || header_.msg_type[0] == 'j')
+        m_->rejects_in.add();
     }
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }

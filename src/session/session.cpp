@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "kite/codec/values.hpp"
 
@@ -75,7 +76,9 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       queue_(new Queued[settings.max_queued == 0 ? 1 : settings.max_queued]),
       queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
       replay_index_(1024),
-      resend_index_(1024) {
+      resend_index_(1024),
+      invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]),
+      invalid_index_(1024) {
   settings_.check();
 }
 
@@ -243,8 +246,9 @@ void Session::send_test_request() noexcept {
   app_.before_send_admin(*this, "1", *w);
   if (finish_admin()) {
     test_request_sent_ns_ = now();
-    log_.logf(LogLevel::warn, id_, "no message for %d s: TestRequest %.*s sent", heart_bt_int_,
-              static_cast<int>(test_req_id_len_), test_req_id_);
+    log_.logf(LogLevel::warn, id_, "no message for %g s (HeartBtInt %d x %g): TestRequest %.*s sent",
+              static_cast<double>(test_request_wait_ns()) / kNsPerSec, heart_bt_int_,
+              1.0 + settings_.test_request_delay, static_cast<int>(test_req_id_len_), test_req_id_);
   }
 }
 
@@ -319,6 +323,8 @@ int Session::watch_gap(std::int64_t t) noexcept {
 }
 
 void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexcept {
+  // "No end" was 999999 until FIX.4.2 made it 0.
+  if (end == 0 && settings_.before_fix42()) end = 999999;
   auto* w = begin_admin("2", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::BeginSeqNo, begin);
@@ -331,20 +337,28 @@ void Session::send_resend_request(std::uint64_t begin, std::uint64_t end) noexce
 
 void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, RejectReason reason,
                           std::uint32_t ref_tag, std::string_view text) noexcept {
+  char digits[16];
+  const char* e = ref_tag != 0 ? codec::write_uint(digits, ref_tag) : digits;
+  send_reject(ref_seq, ref_msg_type, reason, std::string_view(digits, static_cast<std::size_t>(e - digits)), text);
+}
+
+void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, RejectReason reason,
+                          std::string_view ref_tag, std::string_view text) noexcept {
   auto* w = begin_admin("3", store_.next_sender_seq());
   if (w == nullptr) return;
   w->add_uint(tag::RefSeqNum, ref_seq);
   if (!settings_.before_fix42()) {  // 4.0 and 4.1 define RefSeqNum and Text only
-    if (ref_tag != 0) w->add_uint(tag::RefTagID, ref_tag);
+    if (!ref_tag.empty()) w->add_string(tag::RefTagID, ref_tag);
     if (!ref_msg_type.empty()) w->add_string(tag::RefMsgType, ref_msg_type);
     w->add_int(tag::SessionRejectReason, static_cast<std::int64_t>(reason));
   }
   if (!text.empty()) w->add_string(tag::Text, text);
   app_.before_send_admin(*this, "3", *w);
   if (finish_admin())
-    log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %u: %.*s",
+    log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %.*s: %.*s",
               static_cast<unsigned long long>(ref_seq), static_cast<int>(ref_msg_type.size()), ref_msg_type.data(),
-              static_cast<int>(reason), ref_tag, static_cast<int>(text.size()), text.data());
+              static_cast<int>(reason), ref_tag.empty() ? 1 : static_cast<int>(ref_tag.size()),
+              ref_tag.empty() ? "0" : ref_tag.data(), static_cast<int>(text.size()), text.data());
 }
 
 SendResult Session::send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
@@ -466,6 +480,26 @@ void Session::logout_and_close(std::string_view text) noexcept {
   close("session error (logged)");
 }
 
+void Session::wrong_begin_string(std::string_view begin, bool is_logout) noexcept {
+  if (state_ == SessionState::logout_sent) {
+    // Our Logout is out: the peer's answer ends it, whatever it says it speaks.
+    if (is_logout) {
+      log_.logf(LogLevel::info, id_, "Logout answered: disconnecting");
+      close("logout completed");
+    }
+    return;
+  }
+  if (state_ != SessionState::active) {
+    logout_and_close("Incorrect BeginString");
+    return;
+  }
+  // Logged on: Logout and wait for its answer (or LogoutTimeout) so the close
+  // is orderly; closing at once would meet the peer's answer with a reset.
+  log_.logf(LogLevel::warn, id_, "unexpected BeginString %.*s (expecting %s): logging out",
+            static_cast<int>(begin.size()), begin.data(), settings_.begin_string.c_str());
+  logout("Incorrect BeginString");
+}
+
 void Session::logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept {
   char text[96];
   const int n = std::snprintf(text, sizeof text, "MsgSeqNum too low, expecting %llu but received %llu",
@@ -527,9 +561,15 @@ void Session::became_active() noexcept {
   failures_ = 0;
   reached_active_ = true;
   test_request_sent_ns_ = 0;
-  log_.logf(LogLevel::info, id_, "logged on (HeartBtInt %d, next seq out %llu, in %llu)", heart_bt_int_,
-            static_cast<unsigned long long>(store_.next_sender_seq()),
-            static_cast<unsigned long long>(store_.next_target_seq()));
+  if (heart_bt_int_ > 0)
+    log_.logf(LogLevel::info, id_, "logged on (HeartBtInt %d, TestRequest after %g s, next seq out %llu, in %llu)",
+              heart_bt_int_, static_cast<double>(test_request_wait_ns()) / kNsPerSec,
+              static_cast<unsigned long long>(store_.next_sender_seq()),
+              static_cast<unsigned long long>(store_.next_target_seq()));
+  else
+    log_.logf(LogLevel::info, id_, "logged on (HeartBtInt 0: no heartbeats, next seq out %llu, in %llu)",
+              static_cast<unsigned long long>(store_.next_sender_seq()),
+              static_cast<unsigned long long>(store_.next_target_seq()));
   app_.on_logon(*this);
 }
 
@@ -540,6 +580,7 @@ int Session::on_timer() noexcept {
   if (resend_end_ != 0) work += pump_resend();
   const std::int64_t t = now();
   work += store_.poll(t);
+  if (rejects_suppressed_ != 0) flush_suppressed_rejects(t);
   switch (state_) {
     case SessionState::awaiting_logon:
       if (t - state_since_ns_ >= static_cast<std::int64_t>(settings_.logon_timeout_ms) * kNsPerMs) {
@@ -564,7 +605,7 @@ int Session::on_timer() noexcept {
       if (state_ != SessionState::active) return work;
       if (heart_bt_int_ <= 0) break;
       const std::int64_t hb = static_cast<std::int64_t>(heart_bt_int_) * kNsPerSec;
-      const auto wait = static_cast<std::int64_t>(static_cast<double>(hb) * (1.0 + settings_.test_request_delay));
+      const std::int64_t wait = test_request_wait_ns();
       if (t - last_sent_ns_ >= hb) {
         send_heartbeat({});
         ++work;
@@ -587,6 +628,25 @@ int Session::on_timer() noexcept {
     default: break;
   }
   return work;
+}
+
+bool Session::on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept {
+  if (at >= frame.size() || frame.size() > settings_.max_message_size) return false;
+  const std::size_t end = frame.find(codec::kSoh, at);
+  if (end == std::string_view::npos) return false;
+  const std::string_view field = frame.substr(at, end - at);
+  const std::string_view tag_text = field.substr(0, std::min(field.find('='), sizeof invalid_tag_));
+  char* b = invalid_frame_.get();
+  std::memcpy(b, frame.data(), at);
+  std::memcpy(b + at, frame.data() + end + 1, frame.size() - end - 1);
+  Header h;
+  if (!invalid_index_.build(b, frame.size() - (end + 1 - at)) || !codec::read_header(invalid_index_, h)) return false;
+  std::memcpy(invalid_tag_, tag_text.data(), tag_text.size());
+  invalid_tag_len_ = tag_text.empty() ? 1 : tag_text.size();
+  if (tag_text.empty()) invalid_tag_[0] = '0';  // "=X": no tag at all
+  on_message(h, invalid_index_);
+  invalid_tag_len_ = 0;  // when the message stopped before its verdict
+  return true;
 }
 
 void Session::on_garbled(const char* why) noexcept {
@@ -621,14 +681,37 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     close("first message not a Logon");
     return;
   }
-  if (h.begin_string != settings_.begin_string) {
-    logout_and_close("Incorrect BeginString");
+  if (h.begin_string != settings_.begin_string) [[unlikely]] {
+    wrong_begin_string(h.begin_string, h.msg_type == "5");
     return;
   }
-  switch (check(h, ix)) {
+  const Verdict verdict = check(h, ix);
+  // Taken now: queued messages replayed below are not this one.
+  const std::size_t invalid_tag = std::exchange(invalid_tag_len_, 0);
+  switch (verdict) {
     case Verdict::process:
+      if (invalid_tag != 0) [[unlikely]] {
+        if (state_ == SessionState::awaiting_logon) {
+          logout_and_close("Invalid tag number in Logon");
+          break;
+        }
+        send_reject(h.msg_seq_num, h.msg_type, RejectReason::invalid_tag_number,
+                    std::string_view(invalid_tag_, invalid_tag), "Invalid tag number");
+        consume(h);
+        break;
+      }
       if (validator_ != nullptr) {
         const Validation v = validator_->validate(h, ix);
+        if (!v.ok && state_ == SessionState::awaiting_logon) {
+          // A Logon is refused by ending the connection, never with a Reject
+          // (a session left awaiting its Logon would hang until the timeout).
+          char text[128];
+          const int n = v.ref_tag == tag::DefaultApplVerID
+                            ? std::snprintf(text, sizeof text, "DefaultApplVerID(1137) required on FIXT.1.1")
+                            : std::snprintf(text, sizeof text, "Logon refused: %s (tag %u)", v.text, v.ref_tag);
+          logout_and_close({text, static_cast<std::size_t>(std::min<int>(n, sizeof text - 1))});
+          break;
+        }
         if (!v.ok) {
           send_reject(h.msg_seq_num, h.msg_type, v.reason, v.ref_tag, v.text);
           consume(h);
@@ -823,8 +906,13 @@ void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
       case '4': on_sequence_reset(h, ix); break;
       case '3':
         consume(h);
-        log_.logf(LogLevel::warn, id_, "Reject received for our message");
+        on_reject_received(h, ix);
         break;
+      case 'j':
+        consume(h);
+        on_reject_received(h, ix);
+        app_.on_message(*this, h, ix);
+        return;
       default:
         consume(h);
         app_.on_message(*this, h, ix);
@@ -881,12 +969,9 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
     return;
   }
   if (acceptor) send_logon_reply(reset);
+  consume(h);  // before became_active(): its log line names the next number expected
   became_active();
-  if (h.msg_seq_num > expected) {
-    open_gap(expected, h.msg_seq_num);
-  } else {
-    consume(h);
-  }
+  if (h.msg_seq_num > expected) open_gap(expected, h.msg_seq_num);
   app_.on_admin(*this, h, ix);
 }
 
@@ -914,6 +999,42 @@ void Session::on_heartbeat(const Header& h, const FieldIndex& ix) noexcept {
   if (test_request_sent_ns_ != 0 && ix.get(tag::TestReqID, id) == codec::Get::ok &&
       id == std::string_view(test_req_id_, test_req_id_len_))
     test_request_sent_ns_ = 0;
+}
+
+void Session::on_reject_received(const Header& h, const FieldIndex& ix) noexcept {
+  ++rejects_received_;
+  const std::int64_t t = now();
+  if (reject_logged_ns_ != 0 && t - reject_logged_ns_ < kNsPerSec) {
+    ++rejects_suppressed_;  // a peer rejecting every order must not flood the log
+    return;
+  }
+  const bool business = h.msg_type == "j";
+  std::string_view ref_seq, ref_tag, reason, text, ref_type;
+  ix.get(tag::RefSeqNum, ref_seq);
+  ix.get(tag::RefTagID, ref_tag);
+  ix.get(business ? tag::BusinessRejectReason : tag::SessionRejectReason, reason);
+  ix.get(tag::Text, text);
+  ix.get(tag::RefMsgType, ref_type);
+  const auto shown = [](std::string_view v) { return v.empty() ? std::string_view("-") : v; };
+  ref_seq = shown(ref_seq), ref_tag = shown(ref_tag), reason = shown(reason), ref_type = shown(ref_type);
+  char more[64] = "";
+  if (rejects_suppressed_ != 0)
+    std::snprintf(more, sizeof more, " (%llu more in the last second not logged)",
+                  static_cast<unsigned long long>(rejects_suppressed_));
+  log_.logf(LogLevel::warn, id_, "%s received: RefSeqNum %.*s RefMsgType %.*s RefTagID %.*s reason %.*s: %.*s%s",
+            business ? "BusinessMessageReject" : "Reject", static_cast<int>(ref_seq.size()), ref_seq.data(),
+            static_cast<int>(ref_type.size()), ref_type.data(), static_cast<int>(ref_tag.size()), ref_tag.data(),
+            static_cast<int>(reason.size()), reason.data(), static_cast<int>(text.size()), text.data(), more);
+  rejects_suppressed_ = 0;
+  reject_logged_ns_ = t;
+}
+
+void Session::flush_suppressed_rejects(std::int64_t t) noexcept {
+  if (rejects_suppressed_ == 0 || t - reject_logged_ns_ < kNsPerSec) return;
+  log_.logf(LogLevel::warn, id_, "%llu more Rejects received in the last second not logged (%llu in all)",
+            static_cast<unsigned long long>(rejects_suppressed_), static_cast<unsigned long long>(rejects_received_));
+  rejects_suppressed_ = 0;
+  reject_logged_ns_ = t;
 }
 
 void Session::on_test_request(const Header& h, const FieldIndex& ix) noexcept {

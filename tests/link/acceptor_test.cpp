@@ -3,6 +3,8 @@
 // AcceptorLimits; sessions on different connections stay apart.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "support/link_testing.hpp"
 
 namespace kite::link::test {
@@ -70,6 +72,66 @@ TEST(LinkAcceptor, wrongBeginStringIsAnUnknownSession) {
   feed(p, peer.logon(30, false, "pw"));
   EXPECT_TRUE(w.closed);
   EXPECT_EQ(w.close_reason, "unknown session");
+}
+
+// A BeginString Kite does not speak at all: refused at once, not held as
+// garbage until the logon timeout.
+TEST(LinkAcceptor, logonWithABeginStringKiteDoesNotSpeakIsRefusedAtOnce) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock, "FIX.3.9");
+  feed(p, peer.logon(30, false, "pw"));
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "unknown BeginString");
+  EXPECT_TRUE(w.take().empty());
+  EXPECT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("Logon with BeginString FIX.3.9, not one Kite speaks"));
+}
+
+TEST(LinkAcceptor, aBeginStringKiteDoesNotSpeakAfterLogonIsALogout) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  ASSERT_TRUE(a.session->logged_on());
+  (void)w.take();
+  Peer odd(a.clock, "FIX.3.9");
+  odd.next_seq = 2;
+  feed(p, odd.make("0"));
+  EXPECT_FALSE(w.closed);
+  EXPECT_EQ(only(w.take()).type(), "5");
+  feed(p, peer.make("5", [](codec::MessageWriter&) {}, {.seq = 2}));
+  EXPECT_TRUE(w.closed);
+}
+
+// A field with tag 0 reaches the session through the link: Reject 0, not garbage.
+TEST(LinkAcceptor, aTagThatIsNoNumberIsRejectedNotDiscarded) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  (void)w.take();
+  std::string m = peer.make("0", [](codec::MessageWriter& mw) { mw.add_string(999, "X"); });
+  m.replace(m.find("\x01"
+                   "999="),
+            5,
+            "\x01"
+            "000=");
+  m.resize(m.size() - 7);
+  unsigned sum = 0;
+  for (const unsigned char c : m) sum += c;
+  char cs[16];
+  std::snprintf(cs, sizeof cs, "10=%03u\x01", sum % 256);
+  feed(p, m + cs);
+  const Sent out = only(w.take());
+  EXPECT_EQ(out.type(), "3");
+  EXPECT_EQ(out.get(tag::SessionRejectReason), "0");
+  EXPECT_EQ(out.get(tag::RefTagID), "000");
+  EXPECT_EQ(a.session->next_target_seq(), 3u);
+  EXPECT_FALSE(w.closed);
 }
 
 TEST(LinkAcceptor, wrongPasswordIsRefusedAndLogged) {
@@ -239,20 +301,40 @@ TEST(LinkAcceptor, streamWithNoSohIsCutAtTheMessageSizeLimitWithOneLogLine) {
       << a.log.lines()[0];
 }
 
-TEST(LinkAcceptor, bodyLengthOfTwoToThe31IsCutAtTheMessageSizeLimit) {
+// Ten digits of BodyLength and then silence: refused as too large on the
+// first read, not held as garbage until the size limit or the logon timeout.
+TEST(LinkAcceptor, bodyLengthOfTwoToThe31BeforeLogonIsRefusedAtOnceWithOneLogLine) {
   Acceptor a(AcceptorLimits{.max_connections = 2, .max_message_size = 4096});
   FakeWire w;
   auto* p = a.connect(w);
-  std::string s =
-      "8=FIX.4.4\x01"
-      "9=2147483648\x01"
-      "35=A\x01";
-  s += std::string(1 << 20, 'x');
-  const std::size_t fed = feed_in_reads(p, w, s, 1000);
+  feed(p,
+       "8=FIX.4.4\x01"
+       "9=2147483648\x01");
   EXPECT_TRUE(w.closed);
-  EXPECT_LE(fed, 5000u);
-  EXPECT_EQ(a.log.lines().size(), 1u);
-  EXPECT_TRUE(a.log.contains("BodyLength")) << a.log.lines()[0];
+  EXPECT_EQ(w.close_reason, "message too large");
+  ASSERT_EQ(a.log.lines().size(), 1u);
+  EXPECT_TRUE(a.log.contains("larger than MaxMessageSize (4096 bytes)")) << a.log.lines()[0];
+}
+
+TEST(LinkAcceptor, bodyLengthOfTwoToThe31AfterLogonIsRefusedAtOnceWithALogout) {
+  Acceptor a;
+  FakeWire w;
+  auto* p = a.connect(w);
+  Peer peer(a.clock);
+  feed(p, peer.logon(30, false, "pw"));
+  ASSERT_TRUE(a.session->logged_on());
+  (void)w.take();
+  a.log.clear();
+  feed(p,
+       "8=FIX.4.4\x01"
+       "9=2147483648");
+  EXPECT_TRUE(w.closed);
+  EXPECT_EQ(w.close_reason, "message too large");
+  EXPECT_EQ(lines_with(a.log, "larger than MaxMessageSize (65536 bytes)"), 1u);
+  EXPECT_EQ(a.session->garbled_count(), 0u);
+  const auto sent = w.take();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent.back().type(), "5");
 }
 
 TEST(LinkAcceptor, garbageBeforeALogonIsOneLineAndTheLogonStillBinds) {

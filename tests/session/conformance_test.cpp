@@ -217,6 +217,25 @@ TEST_P(EveryVersion, endSeqNo999999MeansInfinityBeforeFix43) {
   EXPECT_EQ(out[1].seq(), 3u);
 }
 
+TEST_P(EveryVersion, resendRequestForEverythingFromNOnCarriesTheVersionsInfinity) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(r.peer.order("G-1", {.seq = 5}));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "2");
+  EXPECT_EQ(out.get(tag::BeginSeqNo), "2");
+  EXPECT_EQ(out.get(tag::EndSeqNo), before_42(v) ? "999999" : "0");
+  // Asked again when the gap does not move: the same infinity.
+  r.clock.advance_ms(settings_for(v).resend_timeout_ms);
+  r.tick();
+  for (const Sent& m : r.wire.take()) {
+    if (m.type() == "2") {
+      EXPECT_EQ(m.get(tag::EndSeqNo), before_42(v) ? "999999" : "0");
+    }
+  }
+}
+
 // --- 1: SequenceReset in reset mode ------------------------------------------------
 
 TEST_P(EveryVersion, sequenceResetInResetModeWithMsgSeqNumZeroIsApplied) {
@@ -407,6 +426,88 @@ TEST_P(EveryVersion, fixtLogonWithoutDefaultApplVerIdEndsTheConnectionAndKeepsTh
   EXPECT_EQ(r.session->next_target_seq(), 5u);
 }
 
+// --- BeginString ---------------------------------------------------------------------
+
+// A BeginString Kite speaks that is not this session's.
+std::string other_begin_string(const Version& v) {
+  return std::string(v.begin_string) == "FIX.4.2" ? "FIX.4.4" : "FIX.4.2";
+}
+
+TEST_P(EveryVersion, logonWithAnotherBeginStringEndsTheConnectionAtOnce) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "A", 1) + "98=0|108=30|"));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+// Logout, then the close once the peer has answered: closing at once would
+// meet the answer with a reset.
+TEST_P(EveryVersion, anotherBeginStringAfterLogonIsLoggedOutAndClosedOnTheAnswer) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "0", 2)));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_EQ(out.get(tag::Text), "Incorrect BeginString");
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->state(), SessionState::logout_sent);
+  EXPECT_TRUE(r.log.contains("unexpected BeginString " + other_begin_string(v)));
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "5", 3)));
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.wire.close_reason, "logout completed");
+  EXPECT_TRUE(r.wire.take().empty());
+}
+
+TEST_P(EveryVersion, anotherBeginStringAfterLogonUnansweredClosesAfterLogoutTimeout) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(other_begin_string(v), head(r.clock, "0", 2)));
+  EXPECT_EQ(only(r.wire.take()).type(), "5");
+  r.clock.advance_ms(settings_for(v).logout_timeout_ms);
+  r.tick();
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_EQ(r.wire.close_reason, "logout timeout");
+}
+
+TEST_P(DictionaryVersion, fixtLogonWithoutDefaultApplVerIdIsRefusedAndClosedWhenValidating) {
+  const Version& v = GetParam();
+  if (!settings_for(v).fixt()) GTEST_SKIP() << "FIXT.1.1 only";
+  SessionRig r(validated());
+  r.feed(r.peer.make("A", [](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+  }));
+  const Sent out = only(r.wire.take());
+  EXPECT_EQ(out.type(), "5");
+  EXPECT_NE(out.get(tag::Text).find("DefaultApplVerID"), std::string::npos) << out.raw;
+  EXPECT_TRUE(r.wire.closed);
+  EXPECT_FALSE(r.session->logged_on());
+  EXPECT_EQ(r.session->next_target_seq(), 1u);
+}
+
+// A Logon the dictionary refuses (a tag no version defines) ends the
+// connection like any refused Logon.
+TEST_P(DictionaryVersion, logonTheDictionaryRefusesIsLoggedOutNotRejected) {
+  SessionRig r(validated());
+  r.logon();
+  SessionRig bad(validated());
+  std::string logon = bad.peer.make("A", [&](codec::MessageWriter& w) {
+    w.add_uint(tag::EncryptMethod, 0);
+    w.add_uint(tag::HeartBtInt, 30);
+    if (bad.session->settings().fixt()) w.add_string(tag::DefaultApplVerID, GetParam().appl_ver_id);
+    w.add_uint(4999, 1);  // no version defines it
+  });
+  bad.feed(logon);
+  const Sent out = only(bad.wire.take());
+  EXPECT_EQ(out.type(), "5") << out.raw;
+  EXPECT_TRUE(bad.wire.closed);
+  EXPECT_EQ(bad.session->next_target_seq(), 1u);
+}
+
 // --- 6: a ResendRequest is served before its MsgSeqNum is judged ------------------------
 
 TEST_P(EveryVersion, resendRequestWithStaleMsgSeqNumIsServedWithoutLogout) {
@@ -458,6 +559,67 @@ TEST_P(DictionaryVersion, fixtSessionMessagesAreJudgedByTheTransportDictionary) 
       only(r.wire.take()), v, 2,
       settings_for(v).fixt() ? RejectReason::invalid_tag_number : RejectReason::tag_not_defined_for_message_type,
       tag::Symbol);
+}
+
+// A tag that is no tag number (0, negative) on a session message and on an
+// application message: Reject 0 naming it, the number used, the session kept.
+TEST_P(EveryVersion, tagZeroOrNegativeIsRejectedWithInvalidTagNumberAndTheSessionGoesOn) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.feed(raw_frame(v.begin_string, head(r.clock, "0", 2) + "0=X|"));
+  Sent out = only(r.wire.take());
+  expect_reject(out, v, 2, RejectReason::invalid_tag_number);
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "0") << out.raw;
+  }
+  r.feed(raw_frame(v.begin_string, head(r.clock, "D", 3) + "11=NEG|-5=X|55=KITE|54=1|38=100|40=1|"));
+  out = only(r.wire.take());
+  expect_reject(out, v, 3, RejectReason::invalid_tag_number);
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "-5") << out.raw;
+  }
+  EXPECT_TRUE(r.app.received.empty());
+  EXPECT_FALSE(r.wire.closed);
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
+  EXPECT_EQ(r.session->garbled_count(), 0u);
+  r.feed(r.peer.order("AFTER", {.seq = 4}));
+  EXPECT_EQ(r.app.received.size(), 1u);
+}
+
+TEST_P(DictionaryVersion, tagNotInTheDictionaryOnAHeartbeatIsRejectedWithInvalidTagNumber) {
+  const Version& v = GetParam();
+  SessionRig r(validated());
+  r.logon();
+  r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(999, "X"); }));
+  expect_reject(only(r.wire.take()), v, 2, RejectReason::invalid_tag_number, 999);
+  EXPECT_FALSE(r.wire.closed);
+  r.feed(r.peer.order("AFTER"));
+  EXPECT_EQ(r.session->next_target_seq(), 4u);
+}
+
+// ValidateUserDefinedFields, QuickFIX's setting (default Y): a tag from 5000
+// up that the dictionary does not place is rejected, or passed with N.
+TEST_P(DictionaryVersion, userDefinedTagOnASessionMessageFollowsValidateUserDefinedFields) {
+  const Version& v = GetParam();
+  SessionSettings s = validated();
+  EXPECT_TRUE(s.validate_user_defined_fields);
+  SessionRig strict(s);
+  strict.logon();
+  strict.feed(strict.peer.make("0", [](codec::MessageWriter& w) { w.add_string(5001, "X"); }));
+  const Sent out = only(strict.wire.take());
+  EXPECT_EQ(out.type(), "3") << out.raw;
+  if (!before_42(v)) {
+    EXPECT_EQ(out.get(tag::RefTagID), "5001");
+  }
+  s.validate_user_defined_fields = false;
+  SessionRig r(s);
+  r.logon();
+  r.feed(r.peer.make("0", [](codec::MessageWriter& w) { w.add_string(5001, "X"); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  r.feed(valid_order(r.peer, v, r.clock, "UD", [](codec::MessageWriter& w) { w.add_uint(5001, 1); }));
+  EXPECT_TRUE(r.wire.take().empty());
+  EXPECT_EQ(r.app.received.size(), 1u);
 }
 
 TEST_P(DictionaryVersion, groupCountMismatchIsReportedBeforeAValueInsideTheGroup) {
@@ -637,6 +799,71 @@ TEST_P(EveryVersion, businessRejectCarriesTheReversedRoutingFieldsAndApplVerIdOn
   } else {
     EXPECT_FALSE(out.has(tag::ApplVerID));
   }
+}
+
+// A counterparty that rejects every order: each Reject counted, the log
+// holding at most one Reject line per second that says how many it held back.
+TEST_P(EveryVersion, rejectsOfEveryOrderAreAllCountedAndLoggedAtMostOncePerSecond) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon();
+  r.log.clear();
+  constexpr int kOrders = 100;  // 10 a second for 10 s
+  for (int i = 0; i < kOrders; ++i) {
+    ASSERT_EQ(r.session->send("D", [](codec::MessageWriter& w) { w.add_string(tag::ClOrdID, "X"); }), SendResult::ok);
+    const std::uint64_t ref = r.session->next_sender_seq() - 1;
+    const bool business = !before_42(v) && i % 2 == 1;
+    r.feed(r.peer.make(business ? "j" : "3", [&](codec::MessageWriter& w) {
+      w.add_uint(tag::RefSeqNum, ref);
+      if (!before_42(v)) {
+        w.add_uint(tag::RefTagID, 55);
+        w.add_string(tag::RefMsgType, "D");
+        w.add_uint(business ? tag::BusinessRejectReason : tag::SessionRejectReason, business ? 3 : 5);
+      }
+      w.add_string(tag::Text, "no such symbol");
+    }));
+    r.clock.advance_ms(100);
+    r.tick();
+  }
+  r.clock.advance_ms(1000);
+  r.tick();  // the last second's held-back count
+  EXPECT_EQ(r.session->rejects_received_count(), static_cast<std::uint64_t>(kOrders));
+  EXPECT_FALSE(r.wire.closed);
+  std::uint64_t logged = 0, held_back = 0;
+  std::size_t lines = 0;
+  for (const std::string& l : r.log.lines()) {
+    const bool full = l.find("Reject received: RefSeqNum ") != std::string::npos;
+    const std::size_t more = l.find(" more");
+    if (!full && more == std::string::npos) continue;
+    ++lines;
+    logged += full ? 1 : 0;
+    if (more != std::string::npos) {
+      const std::size_t from = l.rfind(full ? '(' : ' ', more - 1) + 1;
+      held_back += std::stoull(l.substr(from, more - from));
+    }
+  }
+  EXPECT_LE(lines, 11u);  // 10 s of Rejects and the last count
+  EXPECT_GE(lines, 10u);
+  EXPECT_EQ(logged + held_back, static_cast<std::uint64_t>(kOrders));
+  if (!before_42(v)) {
+    EXPECT_TRUE(r.log.contains("Reject received: RefSeqNum 2 RefMsgType D RefTagID 55 reason 5: no such symbol"));
+  } else {
+    EXPECT_TRUE(r.log.contains("Reject received: RefSeqNum 2 RefMsgType - RefTagID - reason -: no such symbol"));
+  }
+}
+
+// The log says the wait the session keeps: HeartBtInt x (1 + TestRequestDelayMultiplier).
+TEST_P(EveryVersion, testRequestLogLinesSayTheRealWait) {
+  const Version& v = GetParam();
+  SessionRig r(settings_for(v));
+  r.logon(10);
+  EXPECT_TRUE(r.log.contains("logged on (HeartBtInt 10, TestRequest after 15 s, next seq out 2, in 2)"));
+  r.clock.advance_ms(14'999);
+  r.tick();
+  EXPECT_FALSE(r.log.contains("TestRequest TEST-"));
+  r.clock.advance_ms(1);
+  r.tick();
+  EXPECT_TRUE(r.log.contains("no message for 15 s (HeartBtInt 10 x 1.5): TestRequest TEST-"));
 }
 
 // The TestReqID of a TestRequest sent after `silence_s` of the peer's silence.

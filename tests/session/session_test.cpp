@@ -409,7 +409,7 @@ TEST(SessionSequence, missingMsgSeqNumLogsOut) {
 
 // --- BeginString, CompID, SendingTime -----------------------------------------
 
-TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
+TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnectsOnTheAnswer) {
   SessionRig r;
   r.logon();
   Peer other(r.clock, "FIX.4.2");
@@ -418,6 +418,8 @@ TEST(SessionIdentity, beginStringMismatchLogsOutAndDisconnects) {
   const Sent out = only(r.wire.take());
   EXPECT_EQ(out.type(), "5");
   EXPECT_EQ(out.get(tag::Text), "Incorrect BeginString");
+  EXPECT_EQ(r.session->state(), SessionState::logout_sent);  // closed on the answer
+  r.feed(r.peer.make("5", [](codec::MessageWriter&) {}, {.seq = 3}));
   EXPECT_TRUE(r.wire.closed);
 }
 

@@ -276,7 +276,10 @@ struct BasicSessionRig : RigParts<App, FakeOutput> {
       if (fr.status == codec::FrameStatus::invalid) {
         s.on_garbled(codec::to_string(fr.error));
       } else if (!framed.index) {
-        s.on_garbled(codec::to_string(framed.index.error));
+        // As the link: a tag that is no number is the session's to answer.
+        if (framed.index.error != codec::IndexError::bad_tag || !s.connected() ||
+            !s.on_invalid_tag({bytes.data() + used - fr.size, fr.size}, framed.index.offset))
+          s.on_garbled(codec::to_string(framed.index.error));
       } else if (const codec::HeaderResult hr = codec::read_header(index_, header_); !hr) {
         s.on_garbled(codec::to_string(hr.error));
       } else {

@@ -28,12 +28,13 @@ enum class FrameError : std::uint8_t {
   garbage_before_begin_string,  // the buffer does not start with "8="
   bad_begin_string,             // BeginString is not FIX.x.y or FIXT.1.1
   body_length_missing,          // the second field is not BodyLength (9)
-  body_length_not_number,       // BodyLength is empty, not digits, or too long
+  body_length_not_number,       // BodyLength is empty or not digits
   body_length_mismatch,         // no field boundary where BodyLength says the body ends
   checksum_missing,             // the body ends on a boundary but no "10=" follows
   checksum_not_three_digits,    // CheckSum is not exactly three digits and SOH
   checksum_mismatch,            // CheckSum does not match the bytes
-  too_large,                    // BodyLength makes the message longer than max_size
+  too_large,                    // BodyLength makes the message longer than max_size, or has
+                                //   more than 9 digits
 };
 
 const char* to_string(FrameError e) noexcept;
@@ -185,15 +186,18 @@ template <class Scan>
   } else {
     for (;; ++q, ++digits) {
       if (q == stop) {
-        if (n >= max_size) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
-        return digits > kMaxDigits ? detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit))
-                                   : kIncomplete;
+        // The digits so far already name a frame over the limit: more of
+        // them only make it larger, so a peer that stops here is not waited for.
+        if (n >= max_size || static_cast<std::uint64_t>(q + 1 - p) + body + 7 > max_size)
+          return detail::invalid(FrameError::too_large, detail::resync(p, limit));
+        return kIncomplete;
       }
       const char c = *q;
       if (c == kSoh) break;
-      if (c < '0' || c > '9' || digits == kMaxDigits) {
-        return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
-      }
+      if (c < '0' || c > '9') return detail::invalid(FrameError::body_length_not_number, detail::resync(p, limit));
+      // A digit past the ninth is a length of a gigabyte or more: too large
+      // (not garbage), refused at once like a short number over the limit.
+      if (digits == kMaxDigits) return detail::invalid(FrameError::too_large, detail::resync(p, limit));
       body = body * 10 + static_cast<std::uint64_t>(c - '0');
     }
   }

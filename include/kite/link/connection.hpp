@@ -146,6 +146,10 @@ class SessionConnection final : public engine::Protocol {
   // is kept, and the run is cut at the message size limit.
   void garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept;
   void end_garbled_run() noexcept;
+  // Bytes [p, p + n) start a message ("8=FIX") whose BeginString is not one
+  // Kite speaks: a logged-on session logs out; before a Logon the connection
+  // is refused at once. False (nothing done) for other bytes.
+  bool unknown_begin_string(const char* p, std::size_t n) noexcept;
   // The frame `index` holds (ir: how its build went). False when the frame
   // must wait for room in the send buffer (not consumed).
   bool handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir, std::string_view frame) noexcept;

@@ -46,6 +46,7 @@ struct SessionMetrics {
   Counter messages_in, messages_out, bytes_in, bytes_out;
   Counter rejects_out[kRejectReasonSlots];
   Counter business_rejects_out;
+  Counter rejects_in;  // Rejects (35=3) and BusinessMessageRejects (35=j) received
   Counter resend_requests_in, resend_requests_out;
   Counter sequence_resets_in, sequence_resets_out;  // 35=4, gap fills included
   Counter garbled_in;

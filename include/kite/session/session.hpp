@@ -14,7 +14,8 @@
 //    HeartBtInt * (1 + TestRequestDelayMultiplier) of theirs, disconnect
 //    when that goes unanswered for as long again;
 //  - inbound sequence checks: too low without PossDupFlag -> Logout naming
-//    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0) and
+//    both numbers and disconnect; too high -> ResendRequest (EndSeqNo 0;
+//    999999 on FIX.4.0/4.1) and
 //    the message queued (bounded: MaxQueuedWhileGap messages / MaxQueuedBytes;
 //    beyond the cap a message is dropped and logged: the open-ended
 //    ResendRequest brings it again); a gap whose expected number does not
@@ -26,13 +27,14 @@
 //    more than MaxLatency -> Reject(10) and Logout; otherwise an already
 //    seen PossDup is ignored (logged); CompID mismatch -> Reject(9) and
 //    Logout (CheckCompID); CompID empty/missing -> Reject(4/1), session
-//    kept; BeginString mismatch -> Logout and disconnect; first message not
+//    kept; BeginString mismatch -> before logon, Logout and disconnect;
+//    after, Logout and disconnect on its answer (or LogoutTimeout); first message not
 //    a Logon -> disconnect; a Logon refused (SendingTime, DefaultApplVerID,
 //    ...) -> Logout and disconnect, never a Reject, numbers unmoved;
 //  - ResendRequest served from the store: application messages resent with
 //    PossDupFlag=Y and OrigSendingTime, session messages (and messages the
 //    store lacks) replaced by SequenceReset-GapFill, consecutive ones merged;
-//    EndSeqNo 0 (or >= 999999 on FIX.4.2) means "up to the last sent";
+//    EndSeqNo 0 (or >= 999999 up to FIX.4.2) means "up to the last sent";
 //  - SequenceReset in gap-fill and reset modes (reset mode whatever its
 //    MsgSeqNum, 0 included); Reject with 373/45/371/372 (45 and 58 only on
 //    FIX.4.0/4.1); Reject, Logout and BusinessMessageReject answering a
@@ -137,6 +139,13 @@ class Session {
   void on_connected(SessionOutput& out) noexcept;
   // One complete, well-formed message read from the wire.
   void on_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // A complete frame whose field at offset `at` has a tag that is no tag
+  // number (0, negative, not digits; the index refused it there): read
+  // without that field, checked as any message, and answered with a Reject
+  // (0, Invalid tag number, RefTagID as sent); the session goes on. False
+  // when the rest does not read as a message either (then it is garbled).
+  // Not the hot path: the frame is copied once into a buffer of the session's.
+  bool on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept;
   // A frame that failed its checksum/length or could not be indexed: ignored
   // (the expected sequence number does not move), counted and logged.
   void on_garbled(const char* why) noexcept;
@@ -181,6 +190,9 @@ class Session {
   // A session-level Reject of an inbound message.
   void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
                    std::uint32_t ref_tag, std::string_view text) noexcept;
+  // The same with RefTagID as text (a tag that is no number: "0", "-5").
+  void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
+                   std::string_view ref_tag, std::string_view text) noexcept;
   // Starts a logout handshake: Logout(Text) now; disconnect on the answer or
   // after LogoutTimeout.
   void logout(std::string_view text) noexcept;
@@ -221,6 +233,10 @@ class Session {
   // A gap in the peer's numbers is open (a ResendRequest is outstanding).
   bool in_gap() const noexcept { return gap_open_; }
   std::uint64_t garbled_count() const noexcept { return garbled_; }
+  // Rejects (35=3) and BusinessMessageRejects (35=j) received, all counted
+  // though their log lines are limited to one per second (the rest summed
+  // into the next line).
+  std::uint64_t rejects_received_count() const noexcept { return rejects_received_; }
   // Messages send_or_store kept for a resend instead of sending.
   std::uint64_t stored_unsent_count() const noexcept { return stored_unsent_; }
   std::size_t overflow_pending() const noexcept { return overflow_len_; }
@@ -278,6 +294,11 @@ class Session {
   void on_sequence_reset(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_test_request(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void on_heartbeat(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // An inbound Reject or BusinessMessageReject: counted, and logged with its
+  // RefSeqNum, RefTagID, reason and text at most once a second.
+  void on_reject_received(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  // Logs the count of Reject lines held back, once their second is over.
+  void flush_suppressed_rejects(std::int64_t t) noexcept;
   bool enqueue(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   void drain_queue() noexcept;
   // The message's number is used up when it was the expected one.
@@ -285,12 +306,20 @@ class Session {
     if (h.msg_seq_num == store_.next_target_seq()) store_.set_next_target_seq(h.msg_seq_num + 1);
   }
   void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
+  // A message whose BeginString is not the session's (`is_logout`: a Logout).
+  void wrong_begin_string(std::string_view begin, bool is_logout) noexcept;
   // Logout naming both numbers, then disconnect.
   void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
   void close(const char* reason) noexcept;
   void became_active() noexcept;
   void maybe_schedule_reset() noexcept;
   std::int64_t now() const noexcept { return msg_depth_ != 0 ? msg_now_ : clock_.now_ns(); }
+  // The peer's silence that brings a TestRequest (and, unanswered for as
+  // long again, the disconnect): HeartBtInt x (1 + TestRequestDelayMultiplier).
+  std::int64_t test_request_wait_ns() const noexcept {
+    return static_cast<std::int64_t>(static_cast<double>(heart_bt_int_) * kNsPerSec *
+                                     (1.0 + settings_.test_request_delay));
+  }
   void handle_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
 
   SessionSettings settings_;
@@ -360,11 +389,20 @@ class Session {
   bool draining_ = false;
   codec::FieldIndex replay_index_;
   codec::FieldIndex resend_index_;
+  // on_invalid_tag: the frame without its bad field, its index, and the
+  // tag as sent while that message is handled (empty otherwise).
+  std::unique_ptr<char[]> invalid_frame_;
+  codec::FieldIndex invalid_index_;
+  char invalid_tag_[16] = {};
+  std::size_t invalid_tag_len_ = 0;
 
   // Initiator back-off.
   std::int32_t failures_ = 0;
   std::int64_t last_disconnect_ns_ = 0;
   std::uint64_t garbled_ = 0;
+  std::uint64_t rejects_received_ = 0;
+  std::uint64_t rejects_suppressed_ = 0;  // not logged since reject_logged_ns_
+  std::int64_t reject_logged_ns_ = 0;
   std::uint64_t stored_unsent_ = 0;
   bool store_full_logged_ = false;
 };
