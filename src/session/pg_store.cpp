@@ -30,6 +30,10 @@ constexpr const char* kSchema =
 constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(4943968395315938123)";
 
 constexpr std::size_t kRecord = 24;
+// On a record's kind: the record belongs to an inbound batch that goes on
+// after it (the store thread does not end a transaction there).
+constexpr std::uint32_t kOpenBatch = 0x100;
+constexpr std::uint32_t kKindMask = 0xff;
 static_assert(sizeof(std::uint32_t) * 2 + sizeof(std::uint64_t) * 2 == kRecord);
 
 std::size_t padded(std::size_t n) noexcept { return (n + 7) & ~std::size_t{7}; }
@@ -215,14 +219,16 @@ PgStore::~PgStore() {
   wait_committed(5000);
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
-  if (head_.load() != tail_.load()) log_line("closed with changes not written (the database did not come back)");
+  if (head_.load() != tail_.load())
+    log_line(fenced() ? "closed with changes not written (another holder took the session)"
+                      : "closed with changes not written (the database did not come back)");
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
 void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_view bytes) noexcept {
   const std::size_t size = ring_.size();
   const std::size_t need = kRecord + padded(bytes.size());
-  std::uint64_t head = head_.load(std::memory_order_relaxed);
+  std::uint64_t head = write_head_;
   const std::uint64_t tail = tail_.load(std::memory_order_acquire);
   std::size_t at = static_cast<std::size_t>(head % size);
   // A record never wraps: the rest of the ring is padding when it does not fit.
@@ -239,11 +245,14 @@ void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_vi
     head += skip;
     at = 0;
   }
-  const Record r{kind, static_cast<std::uint32_t>(bytes.size()), a, b};
+  const std::uint32_t flags = in_batch_ ? kOpenBatch : 0;
+  const Record r{kind | flags, static_cast<std::uint32_t>(bytes.size()), a, b};
   std::memcpy(ring_.data() + at, &r, kRecord);
   if (!bytes.empty()) std::memcpy(ring_.data() + at + kRecord, bytes.data(), bytes.size());
   appended_.fetch_add(1, std::memory_order_relaxed);
-  head_.store(head + need, std::memory_order_release);
+  write_head_ = head + need;
+  // A batch is published whole at end_inbound: the store thread never sees half of one.
+  if (!in_batch_) head_.store(write_head_, std::memory_order_release);
 }
 
 void PgStore::set_next_sender_seq(std::uint64_t s) noexcept {
@@ -272,14 +281,22 @@ void PgStore::flush() noexcept { wait_committed(5000); }
 
 void PgStore::end_inbound() noexcept {
   in_batch_ = false;
-  // The batch's messages and its inbound number land in one transaction
-  // unless the group limit splits them (docs/store.md).
+  // The batch's messages and its inbound number land in one transaction:
+  // the batch is published at once, and the group limit never splits it
+  // (its records but the last carry kOpenBatch).
   append(numbers, copy_.next_sender_seq(), copy_.next_target_seq(), {});
+}
+
+const char* PgStore::unavailable() const noexcept {
+  if (fenced()) return "its postgresql store lost the session's lock to another holder";
+  if (database_down()) return "its postgresql store cannot reach the database";
+  return nullptr;
 }
 
 bool PgStore::wait_committed(int timeout_ms) const noexcept {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (committed() < appended()) {
+    if (fenced()) return false;
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -310,7 +327,7 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
       Record r;
       std::memcpy(&r, ring_.data() + at, kRecord);
       const std::string_view body(ring_.data() + at + kRecord, r.length);
-      switch (r.kind) {
+      switch (r.kind & kKindMask) {
         case message:
           if (!values.empty()) values += ',';
           values += "(" + key_sql_ + "," + std::to_string(r.a) + "," + literal(conn_, body) + ")";
@@ -371,16 +388,19 @@ void PgStore::run() noexcept {
   for (;;) {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     const std::uint64_t head = head_.load(std::memory_order_acquire);
+    // Fenced: another holder has the session; nothing more is written.
+    if (fenced_.load(std::memory_order_acquire)) return;
     if (head == tail) {
       if (stop_.load(std::memory_order_acquire)) return;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       continue;
     }
-    // Up to group_max records from tail.
+    // Up to group_max records from tail, and on to the end of a batch.
     std::uint64_t end = tail;
     std::uint64_t records = 0;
+    bool open = false;
     const std::size_t size = ring_.size();
-    while (end < head && records < settings_.pg_group_max) {
+    while (end < head && (records < settings_.pg_group_max || open)) {
       const std::size_t at = static_cast<std::size_t>(end % size);
       if (size - at < kRecord) {
         end += size - at;
@@ -389,7 +409,10 @@ void PgStore::run() noexcept {
       Record r;
       std::memcpy(&r, ring_.data() + at, kRecord);
       end += kRecord + padded(r.length);
-      if (r.kind != pad) ++records;
+      if ((r.kind & kKindMask) != pad) {
+        ++records;
+        open = (r.kind & kOpenBatch) != 0;
+      }
     }
     if (write_group(tail, end, sql)) {
       if (down_.exchange(false)) log_line("database back: queued changes written");

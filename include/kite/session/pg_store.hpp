@@ -73,6 +73,10 @@ class PgStore final : public MessageStore {
   void flush() noexcept override;
   void begin_inbound() noexcept override { in_batch_ = true; }
   void end_inbound() noexcept override;
+  bool holds_sends() const noexcept override { return settings_.pg_commit == CommitPolicy::sync; }
+  std::uint64_t ticket() const noexcept override { return appended_.load(std::memory_order_relaxed); }
+  bool durable(std::uint64_t ticket) const noexcept override { return committed() >= ticket; }
+  const char* unavailable() const noexcept override;
 
   // Changes appended so far, and how many of them a committed transaction holds.
   std::uint64_t appended() const noexcept { return appended_.load(std::memory_order_acquire); }
@@ -113,6 +117,7 @@ class PgStore final : public MessageStore {
 
   // The ring: written by the session's thread only, read by the store thread.
   std::vector<char> ring_;
+  std::uint64_t write_head_ = 0;                    // the producer's position (head_ lags it inside a batch)
   alignas(64) std::atomic<std::uint64_t> head_{0};  // byte position the producer has published
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // byte position the store thread has committed
   std::atomic<std::uint64_t> appended_{0};
