@@ -1,0 +1,309 @@
+// The postgresql store against a real server: the ctest fixture
+// session_pg_server_start starts a private one (tests/support/pg_server.sh)
+// and names it in the file KITE_PG_STATE. Where it could not start, every
+// test here is skipped with its reason ("KITE-SKIP:" marks it for ctest).
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "kite/session/pg_store.hpp"
+#include "support/session_testing.hpp"
+
+namespace kite::session {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The server the fixture started: its conninfo, or why there is none.
+struct PgServer {
+  std::string state_file;
+  std::string conninfo;
+  std::string skip;
+
+  static const PgServer& get() {
+    static const PgServer s = [] {
+      PgServer p;
+      const char* f = std::getenv("KITE_PG_STATE");
+      if (f == nullptr) {
+        p.skip = "KITE_PG_STATE is not set (run through ctest: its fixture starts the server)";
+        return p;
+      }
+      p.state_file = f;
+      std::ifstream in(f);
+      if (!in) p.skip = std::string("no server state in ") + f + " (the fixture did not run)";
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("conninfo=", 0) == 0) p.conninfo = line.substr(9);
+        if (line.rfind("skip=", 0) == 0) p.skip = line.substr(5);
+      }
+      if (p.skip.empty() && p.conninfo.empty()) p.skip = std::string("no conninfo in ") + f;
+      return p;
+    }();
+    return s;
+  }
+  // The fixture's script: "down" stops the server keeping its data, "up" starts it again.
+  static void run(const char* what) {
+    const std::string cmd = std::string(KITE_PG_SERVER_SCRIPT) + " " + what + " " + get().state_file + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+};
+
+// An administrator's connection (the server's superuser) for what the tests
+// do behind the store's back.
+class Admin {
+ public:
+  explicit Admin(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
+    if (PQstatus(c_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c_));
+  }
+  ~Admin() { PQfinish(c_); }
+  Admin(const Admin&) = delete;
+  Admin& operator=(const Admin&) = delete;
+  void exec(const std::string& sql) {
+    PGresult* r = PQexec(c_, sql.c_str());
+    const auto st = PQresultStatus(r);
+    const std::string err = PQresultErrorMessage(r);
+    PQclear(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw std::runtime_error(sql + ": " + err);
+  }
+  // The first column of the first row, or "" when there is none.
+  std::string value(const std::string& sql) {
+    PGresult* r = PQexec(c_, sql.c_str());
+    std::string v;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) v = PQgetvalue(r, 0, 0);
+    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    const std::string err = PQresultErrorMessage(r);
+    PQclear(r);
+    if (!ok) throw std::runtime_error(sql + ": " + err);
+    return v;
+  }
+
+ private:
+  PGconn* c_;
+};
+
+std::string msg(std::uint64_t seq, std::string_view text = "hello") {
+  return "8=FIX.4.4\x01"
+         "35=8\x01"
+         "34=" +
+         std::to_string(seq) + "\x01" + "58=" + std::string(text) + "\x01";
+}
+
+template <class F>
+bool eventually(F&& f, std::chrono::milliseconds limit = 5s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!f()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+class PgStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const PgServer& s = PgServer::get();
+    if (!s.skip.empty()) {
+      std::printf("KITE-SKIP: %s\n", s.skip.c_str());
+      std::fflush(stdout);
+      GTEST_SKIP() << s.skip;
+    }
+    settings_.kind = StoreKind::postgresql;
+    settings_.pg_conninfo = s.conninfo;
+    settings_.capacity_bytes = 1 << 20;
+    admin_ = std::make_unique<Admin>(s.conninfo);
+    // One session per test (its name as the SenderCompID), its rows cleared.
+    key_ = {"FIX.4.4", ::testing::UnitTest::GetInstance()->current_test_info()->name(), "PEER", ""};
+    id_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
+    open()->wait_committed(5000);  // creates the tables
+    admin_->exec("DELETE FROM messages WHERE sendercompid='" + key_.sendercompid + "'");
+    admin_->exec("DELETE FROM sessions WHERE sendercompid='" + key_.sendercompid + "'");
+  }
+  std::unique_ptr<PgStore> open() { return std::make_unique<PgStore>(settings_, key_, 1'700'000'000'000'000'000); }
+  std::string where() const { return " WHERE sendercompid='" + key_.sendercompid + "'"; }
+  std::string row(const char* column) {
+    return admin_->value(std::string("SELECT ") + column + " FROM sessions" + where());
+  }
+
+  StoreSettings settings_;
+  PgSessionKey key_;
+  std::string id_;
+  std::unique_ptr<Admin> admin_;
+};
+
+TEST_F(PgStoreTest, numbersAndMessagesSurviveReopen) {
+  {
+    auto s = open();
+    EXPECT_EQ(s->next_sender_seq(), 1u);
+    EXPECT_EQ(s->next_target_seq(), 1u);
+    for (std::uint64_t i = 1; i <= 50; ++i) ASSERT_TRUE(s->store(i, msg(i)));
+    s->set_next_target_seq(42);
+    ASSERT_TRUE(s->wait_committed(5000));
+    EXPECT_EQ(s->lost_writes(), 0u);
+  }
+  EXPECT_EQ(row("outgoing_seqnum"), "51");
+  EXPECT_EQ(row("incoming_seqnum"), "42");
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "50");
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 51u);
+  EXPECT_EQ(s->next_target_seq(), 42u);
+  EXPECT_EQ(s->loaded_messages(), 50u);
+  EXPECT_EQ(s->creation_time(), 1'700'000'000'000'000'000);
+}
+
+TEST_F(PgStoreTest, resendReadsReturnStoredMessagesAfterReopen) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 5; ++i) s->store(i, msg(i, "it's \\ quoted"));
+  }
+  auto s = open();
+  for (std::uint64_t i = 1; i <= 5; ++i) EXPECT_EQ(s->get(i), msg(i, "it's \\ quoted"));
+  EXPECT_TRUE(s->get(6).empty());
+}
+
+TEST_F(PgStoreTest, resetWipesMessagesAndNumbers) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 3; ++i) s->store(i, msg(i));
+    s->set_next_target_seq(9);
+    s->reset(1'800'000'000'000'000'000);
+    s->store(1, msg(1, "after"));
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 2u);
+  EXPECT_EQ(s->next_target_seq(), 1u);
+  EXPECT_EQ(s->get(1), msg(1, "after"));
+  EXPECT_TRUE(s->get(2).empty());
+  EXPECT_EQ(s->creation_time(), 1'800'000'000'000'000'000);
+}
+
+TEST_F(PgStoreTest, inboundBatchCommitsWholeEvenAcrossTheGroupLimit) {
+  settings_.pg_group_max = 2;
+  auto s = open();
+  const std::uint64_t tx = s->transactions();
+  s->begin_inbound();
+  s->set_next_target_seq(2);
+  for (std::uint64_t i = 1; i <= 5; ++i) s->store(i, msg(i));
+  // Nothing of an unfinished batch reaches the database.
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(s->committed(), 0u);
+  s->end_inbound();
+  ASSERT_TRUE(s->wait_committed(5000));
+  EXPECT_EQ(s->transactions(), tx + 1);
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+  EXPECT_EQ(row("outgoing_seqnum"), "6");
+}
+
+TEST_F(PgStoreTest, groupCommitTakesWhatQueuedWhileATransactionWaited) {
+  auto s = open();
+  // Hold the session's row so the store thread's first transaction waits.
+  Admin blocker(PgServer::get().conninfo);
+  blocker.exec("BEGIN");
+  blocker.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  for (std::uint64_t i = 1; i <= 200; ++i) s->store(i, msg(i));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(s->committed(), 0u);
+  blocker.exec("COMMIT");
+  ASSERT_TRUE(s->wait_committed(5000));
+  // 400 changes (a message and the numbers each): the first transaction
+  // waited, the rest went in a few groups of up to 512.
+  EXPECT_EQ(s->committed(), 400u);
+  EXPECT_LE(s->transactions(), 4u);
+}
+
+TEST_F(PgStoreTest, syncPolicyMarksDurableOnlyAfterCommit) {
+  settings_.pg_commit = CommitPolicy::sync;
+  auto s = open();
+  EXPECT_TRUE(s->holds_sends());
+  Admin blocker(PgServer::get().conninfo);
+  blocker.exec("BEGIN");
+  blocker.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  s->begin_inbound();
+  s->set_next_target_seq(2);
+  s->store(1, msg(1));
+  s->end_inbound();
+  const std::uint64_t t = s->ticket();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(s->durable(t));
+  blocker.exec("COMMIT");
+  EXPECT_TRUE(eventually([&] { return s->durable(t); }));
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+}
+
+TEST_F(PgStoreTest, asyncPolicyDoesNotHoldSends) {
+  settings_.pg_commit = CommitPolicy::async;
+  auto s = open();
+  EXPECT_FALSE(s->holds_sends());
+}
+
+TEST_F(PgStoreTest, secondOpenIsRefusedWhileTheFirstHoldsTheSession) {
+  auto first = open();
+  try {
+    open();
+    FAIL() << "a second store opened a held session";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("advisory lock"), std::string::npos) << e.what();
+  }
+  first.reset();
+  EXPECT_NO_THROW(open());
+}
+
+TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
+  auto first = open();
+  first->store(1, msg(1));
+  ASSERT_TRUE(first->wait_committed(5000));
+  const std::string pid = admin_->value(
+      "SELECT pid FROM pg_locks WHERE locktype='advisory' AND granted AND "
+      "((classid::bigint << 32) | objid::bigint) = " +
+      std::to_string(key_.lock_key()) + "::bigint");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
+  auto second = open();
+  EXPECT_EQ(second->next_sender_seq(), 2u);
+  // The first finds out at its next write: it reconnects, cannot take the
+  // lock back, and stops writing (fenced) rather than overwrite the second.
+  first->store(2, msg(2, "from the first"));
+  EXPECT_TRUE(eventually([&] { return first->fenced(); }));
+  EXPECT_STREQ(first->unavailable(), "its postgresql store lost the session's lock to another holder");
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "1");
+  EXPECT_EQ(row("outgoing_seqnum"), "2");
+}
+
+TEST_F(PgStoreTest, openFailsClearlyWithoutADatabase) {
+  settings_.pg_conninfo = PgServer::get().conninfo + " port=1";
+  try {
+    open();
+    FAIL() << "opened without a database";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot connect to the database"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(id_), std::string::npos) << e.what();
+  }
+}
+
+// Stops the shared server: runs alone (RESOURCE_LOCK in CMake), keeps it short.
+TEST_F(PgStoreTest, writesWaitForADatabaseThatWentAwayAndLoseNothing) {
+  auto s = open();
+  s->store(1, msg(1));
+  ASSERT_TRUE(s->wait_committed(5000));
+  PgServer::run("down");
+  for (std::uint64_t i = 2; i <= 10; ++i) s->store(i, msg(i));
+  EXPECT_TRUE(eventually([&] { return s->database_down(); }));
+  EXPECT_STREQ(s->unavailable(), "its postgresql store cannot reach the database");
+  EXPECT_LT(s->committed(), s->appended());
+  PgServer::run("up");
+  EXPECT_TRUE(s->wait_committed(10000));
+  EXPECT_FALSE(s->database_down());
+  EXPECT_EQ(s->unavailable(), nullptr);
+  admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "10");
+  EXPECT_EQ(row("outgoing_seqnum"), "11");
+}
+
+}  // namespace
+}  // namespace kite::session
