@@ -158,6 +158,9 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
   };
   conn_ = PQconnectdb(conninfo_.c_str());
   if (PQstatus(conn_) != CONNECTION_OK) fail("cannot connect to the database: " + error_of(conn_));
+  // "relation already exists, skipping" and the like: not worth a log line.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   key_sql_ = literal(conn_, key_.beginstring) + "," + literal(conn_, key_.sendercompid) + "," +
              literal(conn_, key_.targetcompid) + "," + literal(conn_, key_.qualifier);
   const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
@@ -377,7 +380,7 @@ bool PgStore::reconnect() noexcept {
     fenced_.store(true, std::memory_order_release);
     return false;
   }
-  log_line("database back: writing resumes");
+  log_line("reconnected; the session's lock is taken again");
   return true;
 }
 
@@ -385,6 +388,7 @@ void PgStore::run() noexcept {
   std::string sql;
   sql.reserve(1 << 20);
   int backoff_ms = 50;
+  auto last_ok = std::chrono::steady_clock::now();
   for (;;) {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     const std::uint64_t head = head_.load(std::memory_order_acquire);
@@ -392,6 +396,22 @@ void PgStore::run() noexcept {
     if (fenced_.load(std::memory_order_acquire)) return;
     if (head == tail) {
       if (stop_.load(std::memory_order_acquire)) return;
+      // Idle: probe the database once a second, and keep trying while it is
+      // away, so database_down() (which refuses Logons) is current without writes.
+      const auto now = std::chrono::steady_clock::now();
+      if (down_.load(std::memory_order_relaxed) || now - last_ok >= std::chrono::seconds(1)) {
+        if (PQstatus(conn_) == CONNECTION_OK && exec(conn_, "SELECT 1").empty()) {
+          last_ok = now;
+          backoff_ms = 50;
+          if (down_.exchange(false)) log_line("database back");
+        } else {
+          if (!down_.exchange(true)) log_line("database unreachable, retrying: " + error_of(conn_));
+          std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+          backoff_ms = std::min(backoff_ms * 2, 1000);
+          reconnect();
+        }
+        continue;
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       continue;
     }
@@ -417,6 +437,7 @@ void PgStore::run() noexcept {
     if (write_group(tail, end, sql)) {
       if (down_.exchange(false)) log_line("database back: queued changes written");
       backoff_ms = 50;
+      last_ok = std::chrono::steady_clock::now();
       committed_.fetch_add(records, std::memory_order_release);
       transactions_.fetch_add(1, std::memory_order_release);
       tail_.store(end, std::memory_order_release);

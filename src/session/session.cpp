@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kite/codec/values.hpp"
+#include "kite/session/held_output.hpp"
 
 namespace kite::session {
 
@@ -77,6 +78,17 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       replay_index_(1024),
       resend_index_(1024) {
   settings_.check();
+  if (store_.holds_sends())
+    held_ = std::make_unique<HeldOutput>(store_, std::max(settings_.overflow_bytes, 4 * settings_.send_claim_bytes),
+                                         settings_.send_claim_bytes);
+}
+
+Session::~Session() = default;
+
+int Session::pass_held() noexcept {
+  if (!held_ || held_->bound() == nullptr) return 0;
+  held_->seal();
+  return held_->release() != 0 ? 1 : 0;
 }
 
 // ------------------------------------------------------------------ writing
@@ -425,6 +437,10 @@ int Session::pump_resend() noexcept {
 
 void Session::on_connected(SessionOutput& out) noexcept {
   out_ = &out;
+  if (held_) {
+    held_->bind(&out);
+    out_ = held_.get();
+  }
   overflow_len_ = 0;
   state_ = SessionState::awaiting_logon;
   state_since_ns_ = last_received_ns_ = last_sent_ns_ = now();
@@ -491,6 +507,7 @@ void Session::on_disconnected(const char* reason) noexcept {
             static_cast<unsigned long long>(store_.next_sender_seq()),
             static_cast<unsigned long long>(store_.next_target_seq()));
   out_ = nullptr;
+  if (held_) held_->bind(nullptr);
   state_ = SessionState::disconnected;
   overflow_len_ = 0;
   queue_head_ = queue_count_ = queue_used_ = 0;
@@ -534,6 +551,13 @@ void Session::became_active() noexcept {
 }
 
 int Session::on_timer() noexcept {
+  // What the last turn or the application sent goes out once committed.
+  int work = pass_held();
+  work += timer_turn();
+  return work + pass_held();
+}
+
+int Session::timer_turn() noexcept {
   if (out_ == nullptr || state_ == SessionState::closing) return 0;
   int work = 0;
   if (overflow_len_ != 0 && drain_overflow()) ++work;
@@ -610,7 +634,10 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   answering_ = &h;
   handle_message(h, ix);
   answering_ = outer;
-  if (--msg_depth_ == 0) store_.end_inbound();
+  if (--msg_depth_ == 0) {
+    store_.end_inbound();
+    pass_held();
+  }
 }
 
 void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
@@ -856,6 +883,13 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
     return;
   }
   if (state_ != SessionState::awaiting_logon) return;
+  if (settings_.role == Role::acceptor) {
+    if (const char* why = store_.unavailable()) {
+      log_.logf(LogLevel::error, id_, "Logon refused: %s; disconnecting without an answer (numbers unmoved)", why);
+      close("session store unavailable");
+      return;
+    }
+  }
   if (ix.get(tag::EncryptMethod, encrypt) != codec::Get::ok || encrypt != 0) {
     logout_and_close("EncryptMethod(98) must be 0");
     return;

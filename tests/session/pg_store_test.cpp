@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "kite/session/held_output.hpp"
 #include "kite/session/pg_store.hpp"
 #include "support/session_testing.hpp"
 
@@ -117,15 +118,15 @@ class PgStoreTest : public ::testing::Test {
     settings_.pg_conninfo = s.conninfo;
     settings_.capacity_bytes = 1 << 20;
     admin_ = std::make_unique<Admin>(s.conninfo);
-    // One session per test (its name as the SenderCompID), its rows cleared.
-    key_ = {"FIX.4.4", ::testing::UnitTest::GetInstance()->current_test_info()->name(), "PEER", ""};
+    // One session per test (its name as the session_qualifier), its rows cleared.
+    key_ = {"FIX.4.4", "KITE", "PEER", ::testing::UnitTest::GetInstance()->current_test_info()->name()};
     id_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
     open()->wait_committed(5000);  // creates the tables
-    admin_->exec("DELETE FROM messages WHERE sendercompid='" + key_.sendercompid + "'");
-    admin_->exec("DELETE FROM sessions WHERE sendercompid='" + key_.sendercompid + "'");
+    admin_->exec("DELETE FROM messages" + where());
+    admin_->exec("DELETE FROM sessions" + where());
   }
   std::unique_ptr<PgStore> open() { return std::make_unique<PgStore>(settings_, key_, 1'700'000'000'000'000'000); }
-  std::string where() const { return " WHERE sendercompid='" + key_.sendercompid + "'"; }
+  std::string where() const { return " WHERE session_qualifier='" + key_.qualifier + "'"; }
   std::string row(const char* column) {
     return admin_->value(std::string("SELECT ") + column + " FROM sessions" + where());
   }
@@ -303,6 +304,136 @@ TEST_F(PgStoreTest, writesWaitForADatabaseThatWentAwayAndLoseNothing) {
   admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
   EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "10");
   EXPECT_EQ(row("outgoing_seqnum"), "11");
+}
+
+// An application that answers every order with an ExecutionReport.
+struct AckApp : test::RecordingApp {
+  void on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    RecordingApp::on_message(s, h, ix);
+    const std::string id = received.back().cl_ord_id;
+    s.send("8", [&](codec::MessageWriter& w) {
+      w.add_string(test::tag::ClOrdID, id);
+      w.add_char(test::tag::ExecType, '0');
+    });
+  }
+};
+
+// A Kite acceptor session (KITE talking to PEER) on the postgresql store.
+class PgSessionTest : public PgStoreTest {
+ protected:
+  void start(CommitPolicy policy) {
+    settings_.pg_commit = policy;
+    auto s = open();
+    store_ = s.get();
+    SessionSettings ss = test::acceptor_settings();
+    ss.store = settings_;
+    rig_ = std::make_unique<test::BasicSessionRig<AckApp>>(ss, 10000, std::move(s));
+  }
+  // Timer turns until the wire holds `n` messages (or 5 s).
+  std::vector<test::Sent> wait_for(std::size_t n) {
+    std::vector<test::Sent> got;
+    eventually([&] {
+      rig_->tick();
+      for (auto& m : rig_->wire.take()) got.push_back(std::move(m));
+      return got.size() >= n;
+    });
+    return got;
+  }
+  std::vector<test::Sent> quiet_for(std::chrono::milliseconds d) {
+    std::vector<test::Sent> got;
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+      rig_->tick();
+      for (auto& m : rig_->wire.take()) got.push_back(std::move(m));
+      std::this_thread::sleep_for(2ms);
+    }
+    return got;
+  }
+  void hold_row(Admin& a) {
+    a.exec("BEGIN");
+    a.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  }
+
+  PgStore* store_ = nullptr;
+  std::unique_ptr<test::BasicSessionRig<AckApp>> rig_;
+};
+
+TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  Admin blocker(PgServer::get().conninfo);
+  hold_row(blocker);
+  rig_->feed(rig_->peer.order("O1"));
+  EXPECT_EQ(rig_->app.received.size(), 1u);
+  EXPECT_TRUE(quiet_for(30ms).empty()) << "answered before the commit";
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+  blocker.exec("COMMIT");
+  got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_EQ(got[0].seq(), 2u);
+  // What went out is committed, with the order's number.
+  EXPECT_EQ(row("incoming_seqnum"), "3");
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where() + " AND msgseqnum=2"), "1");
+}
+
+TEST_F(PgSessionTest, asyncAnswerGoesOutAtOnceAndCommitsBehind) {
+  start(CommitPolicy::async);
+  rig_->logon();
+  Admin blocker(PgServer::get().conninfo);
+  hold_row(blocker);
+  rig_->feed(rig_->peer.order("O1"));
+  auto got = rig_->wire.take();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_LT(store_->committed(), store_->appended());
+  blocker.exec("COMMIT");
+  EXPECT_TRUE(store_->wait_committed(5000));
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
+}
+
+// Stops the shared server (RESOURCE_LOCK in CMake).
+TEST_F(PgSessionTest, logonIsRefusedWhileTheDatabaseIsAway) {
+  start(CommitPolicy::async);
+  PgServer::run("down");
+  EXPECT_TRUE(eventually([&] { return store_->database_down(); }));
+  rig_->feed(rig_->peer.logon());
+  EXPECT_FALSE(rig_->session->logged_on());
+  EXPECT_TRUE(rig_->wire.take().empty());
+  EXPECT_TRUE(rig_->log.contains("Logon refused: its postgresql store cannot reach the database")) << [&] {
+    std::string all;
+    for (const auto& l : rig_->log.lines()) all += l + "\n";
+    return all;
+  }();
+  rig_->disconnect("refused");
+  PgServer::run("up");
+  EXPECT_TRUE(eventually([&] { return !store_->database_down(); }));
+  rig_->peer.next_seq = 1;
+  rig_->logon();
+}
+
+// Stops the shared server (RESOURCE_LOCK in CMake).
+TEST_F(PgSessionTest, syncSessionHoldsAnswersWhileTheDatabaseIsAwayAndResumes) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  ASSERT_EQ(wait_for(1).size(), 1u);
+  PgServer::run("down");
+  rig_->feed(rig_->peer.order("O1"));
+  rig_->feed(rig_->peer.order("O2"));
+  EXPECT_EQ(rig_->app.received.size(), 2u);
+  EXPECT_TRUE(quiet_for(50ms).empty()) << "answered while the database was away";
+  PgServer::run("up");
+  auto got = wait_for(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].seq(), 2u);
+  EXPECT_EQ(got[1].seq(), 3u);
+  admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
+  EXPECT_EQ(row("incoming_seqnum"), "4");
+  EXPECT_EQ(row("outgoing_seqnum"), "4");
 }
 
 }  // namespace

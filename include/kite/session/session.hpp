@@ -66,6 +66,7 @@
 namespace kite::session {
 
 class Session;
+class HeldOutput;
 
 // Where a session's bytes go: claim room, write, commit (an engine
 // connection through kite_link's OutboundOutput, or a test fake).
@@ -129,6 +130,7 @@ enum class SendResult : unsigned char {
 class Session {
  public:
   Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock, Logger& log);
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -251,6 +253,10 @@ class Session {
   // BusinessMessageReject's ApplVerID.
   void add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept;
   bool drain_overflow() noexcept;
+  // The timer turn proper (on_timer wraps it in passing held bytes on).
+  int timer_turn() noexcept;
+  // Seals and releases what HeldOutput holds (sync); 1 when bytes went out.
+  int pass_held() noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
@@ -303,6 +309,9 @@ class Session {
   codec::HeaderTemplate header_;
   codec::MessageWriter writer_;
   SessionOutput* out_ = nullptr;
+  // Commit policy "sync" (store_.holds_sends()): out_ is this, bound to the
+  // connection; it passes bytes on once the store has committed them.
+  std::unique_ptr<HeldOutput> held_;
   std::atomic<bool> bound_{false};
   SessionState state_ = SessionState::disconnected;
   SendResult last_send_ = SendResult::ok;

@@ -17,8 +17,8 @@ enum class Role : unsigned char { acceptor, initiator };
 enum class StoreKind : unsigned char { file, memory, null, postgresql };
 
 // When a postgresql store's writes may reach the peer (docs/store.md):
-// async sends at once and commits behind; sync would hold an answer until
-// the transaction holding it and the inbound number commits.
+// async sends at once and commits behind; sync holds an answer until the
+// transaction holding it and the inbound number that caused it commits.
 enum class CommitPolicy : unsigned char { async, sync };
 
 // When the file store asks the kernel to write its mapping to disk (msync).
