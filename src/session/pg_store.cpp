@@ -148,10 +148,12 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
     : settings_(settings),
       key_(key),
       conninfo_(pg_conninfo_for(settings)),
-      copy_(settings.capacity_bytes, settings.capacity_bytes / 128) {
-  const std::string who = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
+      copy_(settings.capacity_bytes, settings.capacity_bytes / 128),
+      lazy_(settings.refresh_on_logon),
+      open_ns_(now_ns) {
+  who_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
   const auto fail = [&](const std::string& what) {
-    const std::string e = "session " + who + ": " + what;
+    const std::string e = "session " + who_ + ": " + what;
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = nullptr;
     throw std::runtime_error(e);
@@ -163,23 +165,50 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
       conn_, [](void*, const char*) {}, nullptr);
   key_sql_ = literal(conn_, key_.beginstring) + "," + literal(conn_, key_.sendercompid) + "," +
              literal(conn_, key_.targetcompid) + "," + literal(conn_, key_.qualifier);
-  const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
 
-  std::string e = exec(conn_, std::string("BEGIN;") + kSchemaLock + ";" + kSchema + "COMMIT;");
+  const std::string e = exec(conn_, std::string("BEGIN;") + kSchemaLock + ";" + kSchema + "COMMIT;");
   if (!e.empty()) fail("cannot create the sessions and messages tables: " + e);
 
+  copy_.reset(now_ns);
+  if (!lazy_) {
+    const std::string why = take_and_load(copy_, loaded_, now_ns);
+    if (!why.empty()) fail(why);
+    holding_.store(true, std::memory_order_release);
+  }
+  ring_.assign(padded(settings.capacity_bytes), '\0');
+  log_line("session " + who_ + " opened: " +
+           (lazy_ ? std::string("RefreshOnLogon (the session is taken and loaded at each Logon)")
+                  : "next in " + std::to_string(copy_.next_target_seq()) + ", next out " +
+                        std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages") +
+           "; commit policy " + (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
+           std::to_string(settings.pg_group_max));
+  thread_ = std::thread([this] { run(); });
+}
+
+bool PgStore::try_lock() noexcept {
   PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
   const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
   PQclear(r);
-  if (!got) fail("held by another process (its advisory lock is taken): refusing to open it twice");
+  return got;
+}
 
-  r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
-                     " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions" +
-                     where)
-                        .c_str());
+std::string PgStore::take_and_load(MemoryStore& into, std::size_t& loaded, std::int64_t now_ns) {
+  if (!try_lock()) {
+    if (PQstatus(conn_) != CONNECTION_OK) return "cannot reach the database: " + error_of(conn_);
+    return "held by another process (its advisory lock is taken): refusing to open it twice";
+  }
+  const auto unlock_with = [&](const std::string& why) {
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    return why;
+  };
+  const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
+  PGresult* r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
+                               " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions" +
+                               where)
+                                  .c_str());
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     PQclear(r);
-    fail("cannot read its row of sessions: " + error_of(conn_));
+    return unlock_with("cannot read its row of sessions: " + error_of(conn_));
   }
   std::uint64_t in = 1, out = 1;
   std::int64_t created = now_ns;
@@ -191,32 +220,92 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
   }
   PQclear(r);
   if (!found) {
-    e = exec(conn_, "INSERT INTO sessions VALUES (" + key_sql_ + ", to_timestamp(" + seconds_text(now_ns) +
-                        ") AT TIME ZONE 'UTC', 1, 1)");
-    if (!e.empty()) fail("cannot insert its row of sessions: " + e);
+    const std::string e = exec(conn_, "INSERT INTO sessions VALUES (" + key_sql_ + ", to_timestamp(" +
+                                          seconds_text(now_ns) + ") AT TIME ZONE 'UTC', 1, 1)");
+    if (!e.empty()) return unlock_with("cannot insert its row of sessions: " + e);
   }
-  copy_.reset(created);
+  into.reset(created);
+  loaded = 0;
   r = PQexec(conn_, ("SELECT msgseqnum::bigint, message FROM messages" + where + " ORDER BY msgseqnum").c_str());
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     PQclear(r);
-    fail("cannot read its messages: " + error_of(conn_));
+    return unlock_with("cannot read its messages: " + error_of(conn_));
   }
   for (int i = 0; i < PQntuples(r); ++i) {
     const std::uint64_t seq = std::strtoull(PQgetvalue(r, i, 0), nullptr, 10);
-    if (copy_.store(seq, std::string_view(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1)))))
-      ++loaded_;
+    if (into.store(seq, std::string_view(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1)))))
+      ++loaded;
   }
   PQclear(r);
-  copy_.set_next_sender_seq(out);
-  copy_.set_next_target_seq(in);
-
-  ring_.assign(padded(settings.capacity_bytes), '\0');
-  log_line("session " + who + " opened: next in " + std::to_string(in) + ", next out " + std::to_string(out) + ", " +
-           std::to_string(loaded_) + " messages; commit policy " +
-           (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
-           std::to_string(settings.pg_group_max));
-  thread_ = std::thread([this] { run(); });
+  into.set_next_sender_seq(out);
+  into.set_next_target_seq(in);
+  return {};
 }
+
+bool PgStore::begin_refresh() noexcept {
+  if (!lazy_) return false;
+  refresh_.store(refresh_requested, std::memory_order_release);
+  return true;
+}
+
+MessageStore::Refresh PgStore::poll_refresh() noexcept {
+  switch (refresh_.load(std::memory_order_acquire)) {
+    case refresh_ready:
+      taken_ = true;
+      copy_ = std::move(staged_);
+      staged_ = MemoryStore(0, 0);
+      loaded_ = staged_loaded_;
+      refresh_.store(refresh_idle, std::memory_order_relaxed);
+      log_line("session " + who_ + " taken at Logon: next in " + std::to_string(copy_.next_target_seq()) +
+               ", next out " + std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages");
+      return Refresh::done;
+    case refresh_failed: refresh_.store(refresh_idle, std::memory_order_relaxed); return Refresh::failed;
+    case refresh_idle: return Refresh::done;
+    default: return Refresh::pending;
+  }
+}
+
+void PgStore::release() noexcept {
+  if (!lazy_) return;
+  taken_ = false;
+  release_.store(true, std::memory_order_release);
+}
+
+// The store thread: a refresh asked for by the session's thread.
+void PgStore::serve_refresh() noexcept {
+  if (!holding_) {
+    // Whatever was queued while the session was not held came from stale
+    // numbers (a schedule reset before the Logon): not written.
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    tail_.store(head, std::memory_order_release);
+    committed_.store(appended_.load(std::memory_order_acquire), std::memory_order_release);
+    if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
+  }
+  staged_ = MemoryStore(settings_.capacity_bytes, settings_.capacity_bytes / 128);
+  std::string why;
+  if (holding_) {
+    // Still ours (a Logon right after a disconnect): reload what we wrote.
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    holding_.store(false, std::memory_order_release);
+  }
+  try {
+    why = take_and_load(staged_, staged_loaded_, open_ns_);
+  } catch (...) {
+    why = "out of memory loading it";
+  }
+  release_.store(false, std::memory_order_relaxed);
+  if (why.empty()) {
+    holding_.store(true, std::memory_order_release);
+    fenced_.store(false, std::memory_order_release);
+    refresh_.store(refresh_ready, std::memory_order_release);
+  } else {
+    refresh_error_ = why;
+    log_line("session " + who_ + ": cannot take it at Logon: " + why);
+    refresh_.store(refresh_failed, std::memory_order_release);
+  }
+}
+
+const char* PgStore::refresh_error() const noexcept { return refresh_error_.c_str(); }
 
 PgStore::~PgStore() {
   wait_committed(5000);
@@ -229,6 +318,8 @@ PgStore::~PgStore() {
 }
 
 void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_view bytes) noexcept {
+  // RefreshOnLogon: until the session is taken, its numbers are stale; nothing is written.
+  if (lazy_ && !taken_) return;
   const std::size_t size = ring_.size();
   const std::size_t need = kRecord + padded(bytes.size());
   std::uint64_t head = write_head_;
@@ -299,7 +390,7 @@ const char* PgStore::unavailable() const noexcept {
 bool PgStore::wait_committed(int timeout_ms) const noexcept {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (committed() < appended()) {
-    if (fenced()) return false;
+    if (fenced() || !holding_.load(std::memory_order_acquire)) return false;
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -370,13 +461,12 @@ bool PgStore::reconnect() noexcept {
   if (PQstatus(conn_) == CONNECTION_OK) return true;
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) return false;
+  if (!holding_.load(std::memory_order_relaxed)) return true;  // RefreshOnLogon between sessions: no lock to take back
   // The lock went with the old connection: take it again, or stop writing
   // (another holder owns the session now).
-  PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
-  const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
-  PQclear(r);
-  if (!got) {
+  if (!try_lock()) {
     log_line("reconnected but the session's lock is held elsewhere: this store stops writing");
+    holding_.store(false, std::memory_order_release);
     fenced_.store(true, std::memory_order_release);
     return false;
   }
@@ -392,8 +482,31 @@ void PgStore::run() noexcept {
   for (;;) {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     const std::uint64_t head = head_.load(std::memory_order_acquire);
+    if (lazy_) {
+      if (refresh_.load(std::memory_order_acquire) == refresh_requested && (head == tail || !holding_)) {
+        serve_refresh();
+        continue;
+      }
+      if (holding_ && head == tail && release_.load(std::memory_order_acquire)) {
+        // The session's connection ended and everything is written: let a standby take it.
+        exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+        holding_.store(false, std::memory_order_release);
+        release_.store(false, std::memory_order_relaxed);
+        log_line("session " + who_ + " released (disconnected)");
+      }
+    }
     // Fenced: another holder has the session; nothing more is written.
-    if (fenced_.load(std::memory_order_acquire)) return;
+    if (fenced_.load(std::memory_order_acquire)) {
+      if (!lazy_ || stop_.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    // Not holding the session (RefreshOnLogon, between connections): nothing is written.
+    if (!holding_ && head != tail) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
     if (head == tail) {
       if (stop_.load(std::memory_order_acquire)) return;
       // Idle: probe the database once a second, and keep trying while it is

@@ -508,6 +508,8 @@ void Session::on_disconnected(const char* reason) noexcept {
             static_cast<unsigned long long>(store_.next_target_seq()));
   out_ = nullptr;
   if (held_) held_->bind(nullptr);
+  if (settings_.store.refresh_on_logon) store_.release();
+  refreshing_ = refreshed_ = false;
   state_ = SessionState::disconnected;
   overflow_len_ = 0;
   queue_head_ = queue_count_ = queue_used_ = 0;
@@ -559,7 +561,8 @@ int Session::on_timer() noexcept {
 
 int Session::timer_turn() noexcept {
   if (out_ == nullptr || state_ == SessionState::closing) return 0;
-  int work = 0;
+  int work = poll_refresh();
+  if (out_ == nullptr || state_ == SessionState::closing) return work;
   if (overflow_len_ != 0 && drain_overflow()) ++work;
   if (resend_end_ != 0) work += pump_resend();
   const std::int64_t t = now();
@@ -640,8 +643,60 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   }
 }
 
+bool Session::park_for_refresh(const Header& h, const FieldIndex& ix) noexcept {
+  if (refreshing_) {
+    // Sent behind the Logon before our answer: replayed after it.
+    if (!enqueue(h, ix)) close("queue full while the session was being reloaded");
+    return true;
+  }
+  if (refreshed_ || state_ != SessionState::awaiting_logon || h.msg_type != "A" || settings_.role != Role::acceptor ||
+      !settings_.store.refresh_on_logon)
+    return false;
+  if (!store_.begin_refresh()) {
+    refreshed_ = true;
+    return false;
+  }
+  queue_head_ = queue_count_ = queue_used_ = 0;
+  if (!enqueue(h, ix)) {
+    log_.logf(LogLevel::error, id_, "Logon refused: it does not fit the queue (QueueBytes) to wait for the reload");
+    close("logon too large to park");
+    return true;
+  }
+  refreshing_ = true;
+  log_.logf(LogLevel::info, id_, "Logon: taking the session and reloading it from its store (RefreshOnLogon)");
+  return true;
+}
+
+int Session::poll_refresh() noexcept {
+  if (!refreshing_) return 0;
+  switch (store_.poll_refresh()) {
+    case MessageStore::Refresh::pending: return 0;
+    case MessageStore::Refresh::failed:
+      refreshing_ = false;
+      queue_head_ = queue_count_ = queue_used_ = 0;
+      log_.logf(LogLevel::error, id_, "Logon refused: the store could not take the session: %s",
+                store_.refresh_error());
+      close("session store refresh failed");
+      return 1;
+    case MessageStore::Refresh::done: break;
+  }
+  refreshing_ = false;
+  refreshed_ = true;
+  log_.logf(LogLevel::info, id_, "reloaded from the store: next seq out %llu, in %llu",
+            static_cast<unsigned long long>(store_.next_sender_seq()),
+            static_cast<unsigned long long>(store_.next_target_seq()));
+  // The Logon first (whatever its number), then what queued behind it.
+  const Queued q = queue_[queue_head_++];
+  Header h;
+  if (replay_index_.build(queue_bytes_.get() + q.offset, q.length) && codec::read_header(replay_index_, h))
+    on_message(h, replay_index_);
+  if (queue_head_ == queue_count_) queue_head_ = queue_count_ = queue_used_ = 0;
+  return 1;
+}
+
 void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
   last_received_ns_ = now();
+  if (park_for_refresh(h, ix)) return;
   if (state_ == SessionState::awaiting_logon && h.msg_type != "A") {
     log_.logf(LogLevel::error, id_, "first message is not a Logon (35=%.*s): disconnecting",
               static_cast<int>(h.msg_type.size()), h.msg_type.data());

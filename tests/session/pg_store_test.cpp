@@ -61,6 +61,8 @@ class Admin {
  public:
   explicit Admin(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
     if (PQstatus(c_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c_));
+    PQsetNoticeProcessor(
+        c_, [](void*, const char*) {}, nullptr);
   }
   ~Admin() { PQfinish(c_); }
   Admin(const Admin&) = delete;
@@ -434,6 +436,197 @@ TEST_F(PgSessionTest, syncSessionHoldsAnswersWhileTheDatabaseIsAwayAndResumes) {
   admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
   EXPECT_EQ(row("incoming_seqnum"), "4");
   EXPECT_EQ(row("outgoing_seqnum"), "4");
+}
+
+// Waits for a refresh asked for with begin_refresh() to end.
+MessageStore::Refresh refresh(PgStore& s) {
+  EXPECT_TRUE(s.begin_refresh());
+  MessageStore::Refresh r = MessageStore::Refresh::pending;
+  eventually([&] { return (r = s.poll_refresh()) != MessageStore::Refresh::pending; });
+  return r;
+}
+
+TEST_F(PgStoreTest, refreshOnLogonTakesTheSessionAtLogonAndLetsItGoAtDisconnect) {
+  settings_.refresh_on_logon = true;
+  // Both acceptors open at start-up: neither holds the session yet.
+  auto active = open();
+  auto standby = open();
+  ASSERT_EQ(refresh(*active), MessageStore::Refresh::done);
+  EXPECT_EQ(refresh(*standby), MessageStore::Refresh::failed);
+  EXPECT_NE(std::string(standby->refresh_error()).find("advisory lock"), std::string::npos) << standby->refresh_error();
+  active->store(1, msg(1));
+  active->store(2, msg(2));
+  active->set_next_target_seq(7);
+  // Numbers changed on the standby while it does not hold the session are not written.
+  standby->set_next_sender_seq(99);
+  active->release();
+  // Written out, then let go.
+  ASSERT_TRUE(eventually([&] { return !active->holding(); }));
+  ASSERT_EQ(refresh(*standby), MessageStore::Refresh::done);
+  EXPECT_EQ(standby->next_sender_seq(), 3u);
+  EXPECT_EQ(standby->next_target_seq(), 7u);
+  EXPECT_EQ(standby->get(2), msg(2));
+  EXPECT_EQ(refresh(*active), MessageStore::Refresh::failed);
+}
+
+// Two acceptors on one database: the active answers, disconnects, and the
+// standby takes the session at the counterparty's next Logon with the
+// active's numbers (a failover in one process; the two-host proof is the lab's).
+TEST_F(PgSessionTest, standbyTakesTheSessionAtLogonWithTheActivesNumbers) {
+  settings_.refresh_on_logon = true;
+  start(CommitPolicy::sync);
+  auto standby_store = open();
+  PgStore* standby_raw = standby_store.get();
+  SessionSettings ss = test::acceptor_settings();
+  ss.store = settings_;
+  test::BasicSessionRig<AckApp> standby(ss, 10000, std::move(standby_store));
+
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_TRUE(rig_->log.contains("RefreshOnLogon"));
+  rig_->feed(rig_->peer.order("O1"));
+  got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].seq(), 2u);
+  rig_->disconnect("active gone");
+  // Written out, then let go (a dead active's lock goes with its connection).
+  ASSERT_TRUE(eventually([&] { return !store_->holding(); }));
+
+  // The counterparty reconnects to the standby and goes on where it was.
+  standby.peer.next_seq = rig_->peer.next_seq;
+  standby.feed(standby.peer.logon());
+  std::vector<test::Sent> answer;
+  ASSERT_TRUE(eventually([&] {
+    standby.tick();
+    for (auto& m : standby.wire.take()) answer.push_back(std::move(m));
+    return !answer.empty();
+  }));
+  EXPECT_EQ(answer[0].type(), "A");
+  EXPECT_EQ(answer[0].seq(), 3u);
+  EXPECT_TRUE(standby.session->logged_on());
+  EXPECT_EQ(standby_raw->next_target_seq(), 4u);
+  EXPECT_NE(standby_raw->get(2).find("\x01"
+                                     "11=O1\x01"),
+            std::string_view::npos);
+}
+
+// A whole FIX message as QuickFIX stores it (BodyLength and CheckSum
+// included), from "35=...|34=...|...|" with '|' for SOH.
+std::string fix_message(std::string body) {
+  for (char& c : body)
+    if (c == '|') c = '\x01';
+  std::string m =
+      "8=FIX.4.4\x01"
+      "9=" +
+      std::to_string(body.size()) + "\x01" + body;
+  unsigned sum = 0;
+  for (const unsigned char c : m) sum += c;
+  char tail[16];
+  std::snprintf(tail, sizeof tail, "10=%03u\x01", sum % 256);
+  return m + tail;
+}
+
+// QuickFIX's PostgreSQL schema (src/sql/postgresql) and rows as its
+// PostgreSQLStore writes them (populateCache's INSERT INTO sessions, set()'s
+// INSERT INTO messages: the raw FIX string, SOH and all, in a quoted literal),
+// for a QuickFIX acceptor KITE that took a Logon and an order from PEER and
+// answered with two ExecutionReports.
+class PgQuickFixTest : public PgSessionTest {
+ protected:
+  void SetUp() override {
+    PgSessionTest::SetUp();
+    if (IsSkipped()) return;
+    admin_->exec("DROP DATABASE IF EXISTS kite_qf_fixture");
+    admin_->exec("CREATE DATABASE kite_qf_fixture");
+    Admin qf(PgServer::get().conninfo + " dbname=kite_qf_fixture");
+    qf.exec(
+        "CREATE TABLE sessions (\n"
+        "  beginstring CHAR(8) NOT NULL,\n"
+        "  sendercompid VARCHAR(64) NOT NULL,\n"
+        "  targetcompid VARCHAR(64) NOT NULL,\n"
+        "  session_qualifier VARCHAR(64) NOT NULL,\n"
+        "  creation_time TIMESTAMP NOT NULL,\n"
+        "  incoming_seqnum INTEGER NOT NULL,\n"
+        "  outgoing_seqnum INTEGER NOT NULL,\n"
+        "  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier)\n"
+        ");\n"
+        "CREATE TABLE messages (\n"
+        "  beginstring CHAR(8) NOT NULL,\n"
+        "  sendercompid VARCHAR(64) NOT NULL,\n"
+        "  targetcompid VARCHAR(64) NOT NULL,\n"
+        "  session_qualifier VARCHAR(64) NOT NULL,\n"
+        "  msgseqnum INTEGER NOT NULL,\n"
+        "  message TEXT NOT NULL,\n"
+        "  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)\n"
+        ");\n");
+    // Written at the first Logon (numbers 1, 1), then moved by UPDATEs: the row as it ends.
+    qf.exec(
+        "INSERT INTO sessions (beginstring, sendercompid, targetcompid, session_qualifier,creation_time, "
+        "incoming_seqnum, outgoing_seqnum) VALUES('FIX.4.4','KITE','PEER','','2023-11-14 22:00:00',3,4)");
+    for (int i = 0; i < 3; ++i)
+      qf.exec(
+          "INSERT INTO messages (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum, message) "
+          "VALUES ('FIX.4.4','KITE','PEER',''," +
+          std::to_string(i + 1) + ",'" + stored_[i] + "')");
+    settings_.pg_database = "kite_qf_fixture";
+    key_.qualifier = "";
+  }
+  void TearDown() override {
+    rig_.reset();
+    if (admin_) admin_->exec("DROP DATABASE IF EXISTS kite_qf_fixture");
+  }
+
+  const std::string stored_[3] = {
+      fix_message("35=A|34=1|49=KITE|52=20231114-22:00:00.000|56=PEER|98=0|108=30|"),
+      fix_message("35=8|34=2|49=KITE|52=20231114-22:00:01.000|56=PEER|6=0|11=Q1|14=0|17=E1|37=O1|39=0|54=1|55=KITE|"
+                  "150=0|151=100|"),
+      fix_message("35=8|34=3|49=KITE|52=20231114-22:00:02.000|56=PEER|6=0|11=Q2|14=0|17=E2|37=O2|39=0|54=1|55=KITE|"
+                  "150=0|151=100|"),
+  };
+};
+
+TEST_F(PgQuickFixTest, kiteTakesOverQuickFixRowsAndServesAResendFromThem) {
+  start(CommitPolicy::async);
+  EXPECT_EQ(store_->next_sender_seq(), 4u);
+  EXPECT_EQ(store_->next_target_seq(), 3u);
+  EXPECT_EQ(store_->loaded_messages(), 3u);
+  EXPECT_EQ(store_->get(2), stored_[1]);
+  EXPECT_EQ(store_->creation_time(), 1'699'999'200'000'000'000);
+  // The counterparty logs on where it left off: no reset.
+  rig_->peer.next_seq = 3;
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_EQ(got[0].seq(), 4u);
+  EXPECT_FALSE(got[0].has(test::tag::ResetSeqNumFlag));
+  // It asks for everything again: the Logon is gap-filled, the two reports
+  // come back from QuickFIX's rows as possible duplicates.
+  rig_->feed(rig_->peer.resend_request(1, 0));
+  got = wait_for(4);
+  ASSERT_GE(got.size(), 3u);
+  EXPECT_EQ(got[0].type(), "4");
+  EXPECT_EQ(got[0].seq(), 1u);
+  EXPECT_EQ(got[0].get(test::tag::NewSeqNo), "2");
+  for (int i = 1; i <= 2; ++i) {
+    EXPECT_EQ(got[i].type(), "8");
+    EXPECT_EQ(got[i].seq(), static_cast<std::uint64_t>(i + 1));
+    EXPECT_EQ(got[i].get(test::tag::PossDupFlag), "Y");
+    EXPECT_EQ(got[i].get(test::tag::OrigSendingTime), "20231114-22:00:0" + std::to_string(i) + ".000");
+    EXPECT_EQ(got[i].get(test::tag::ClOrdID), "Q" + std::to_string(i));
+  }
+  // What Kite wrote back is what QuickFIX reads: its row and its messages.
+  ASSERT_TRUE(store_->wait_committed(5000));
+  Admin qf(PgServer::get().conninfo + " dbname=kite_qf_fixture");
+  EXPECT_EQ(qf.value("SELECT incoming_seqnum FROM sessions WHERE beginstring='FIX.4.4' and sendercompid='KITE' and "
+                     "targetcompid='PEER' and session_qualifier=''"),
+            "5");
+  EXPECT_EQ(qf.value("SELECT message FROM messages WHERE msgseqnum=2"), stored_[1]);
+  EXPECT_EQ(qf.value("SELECT substr(message, 1, 11) FROM messages WHERE msgseqnum=4"),
+            "8=FIX.4.4\x01"
+            "9");
 }
 
 }  // namespace

@@ -257,6 +257,9 @@ class Session {
   int timer_turn() noexcept;
   // Seals and releases what HeldOutput holds (sync); 1 when bytes went out.
   int pass_held() noexcept;
+  // RefreshOnLogon: parks the Logon until the store has reloaded; true when it did.
+  bool park_for_refresh(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  int poll_refresh() noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
@@ -367,6 +370,10 @@ class Session {
   std::unique_ptr<char[]> queue_bytes_;
   std::size_t queue_used_ = 0;
   bool draining_ = false;
+  // RefreshOnLogon: the Logon (first in the queue) waits while the store
+  // takes and reloads the session; refreshed_ once it did on this connection.
+  bool refreshing_ = false;
+  bool refreshed_ = false;
   codec::FieldIndex replay_index_;
   codec::FieldIndex resend_index_;
 

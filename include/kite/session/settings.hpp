@@ -54,6 +54,10 @@ struct StoreSettings {
   std::uint32_t pg_keepalive_idle_s = 10;        // PostgreSQLStoreKeepaliveIdle: TCP keepalive on the database
   std::uint32_t pg_keepalive_interval_s = 2;     // PostgreSQLStoreKeepaliveInterval
   std::uint32_t pg_keepalive_count = 3;          // PostgreSQLStoreKeepaliveCount
+  // RefreshOnLogon (QuickFIX's name; postgresql only): take the session and
+  // reload it from the database at each Logon, let it go at disconnect, so
+  // an active and a standby acceptor can share one database.
+  bool refresh_on_logon = false;
 };
 
 // The BeginStrings a session may have.

@@ -89,6 +89,19 @@ class MessageStore {
   // Why the store cannot take a Logon now (static text: its database is
   // away), or nullptr.
   virtual const char* unavailable() const noexcept { return nullptr; }
+
+  // RefreshOnLogon: a store shared with a standby (postgresql) takes the
+  // session (its lock) and reloads numbers and messages when a Logon
+  // arrives, off the session's thread. begin_refresh() asks for it (false:
+  // this store has nothing to reload; go on at once); poll_refresh() tells
+  // when it is done (the store then holds the loaded state) or failed
+  // (refresh_error() says why). release() lets the session go at disconnect,
+  // once what is queued is written.
+  enum class Refresh : unsigned char { pending, done, failed };
+  virtual bool begin_refresh() noexcept { return false; }
+  virtual Refresh poll_refresh() noexcept { return Refresh::done; }
+  virtual const char* refresh_error() const noexcept { return ""; }
+  virtual void release() noexcept {}
 };
 
 class NullStore final : public MessageStore {
