@@ -115,6 +115,7 @@ std::string pg_conninfo_for(const StoreSettings& s) {
     return o + "'";
   };
   std::string c;
+  std::string options;
   // A URI cannot be followed by key=value pairs: the keys below are added
   // as a second pass over PQconninfoParse's result instead.
   PQconninfoOption* base = nullptr;
@@ -126,8 +127,13 @@ std::string pg_conninfo_for(const StoreSettings& s) {
       PQfreemem(err);
       throw std::runtime_error("PostgreSQLStoreConnectionString: " + e);
     }
-    for (PQconninfoOption* o = base; o->keyword != nullptr; ++o)
-      if (o->val != nullptr && *o->val != '\0') c += std::string(o->keyword) + "=" + q(o->val) + " ";
+    for (PQconninfoOption* o = base; o->keyword != nullptr; ++o) {
+      if (o->val == nullptr || *o->val == '\0') continue;
+      if (std::string_view(o->keyword) == "options")
+        options = o->val;
+      else
+        c += std::string(o->keyword) + "=" + q(o->val) + " ";
+    }
     PQconninfoFree(base);
   }
   if (!s.pg_host.empty()) c += "host=" + q(s.pg_host) + " ";
@@ -141,6 +147,14 @@ std::string pg_conninfo_for(const StoreSettings& s) {
        " keepalives_interval=" + std::to_string(s.pg_keepalive_interval_s) +
        " keepalives_count=" + std::to_string(s.pg_keepalive_count) +
        " tcp_user_timeout=" + std::to_string(bound_s * 1000) + " connect_timeout=5 application_name=kite";
+  // The same bound on the server's side of the connection: it is the server
+  // that must notice a dead Kite host to free the session's lock.
+  if (!options.empty()) options += ' ';
+  options += "-c tcp_keepalives_idle=" + std::to_string(s.pg_keepalive_idle_s) +
+             " -c tcp_keepalives_interval=" + std::to_string(s.pg_keepalive_interval_s) +
+             " -c tcp_keepalives_count=" + std::to_string(s.pg_keepalive_count) +
+             " -c tcp_user_timeout=" + std::to_string(bound_s * 1000);
+  c += " options=" + q(options);
   return c;
 }
 

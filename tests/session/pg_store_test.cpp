@@ -278,6 +278,22 @@ TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
   EXPECT_EQ(row("outgoing_seqnum"), "2");
 }
 
+TEST_F(PgStoreTest, bothEndsOfTheConnectionUseTheKeepaliveBound) {
+  settings_.pg_keepalive_idle_s = 7;
+  settings_.pg_keepalive_interval_s = 1;
+  settings_.pg_keepalive_count = 4;
+  const std::string c = pg_conninfo_for(settings_);
+  EXPECT_NE(c.find("keepalives_idle=7 keepalives_interval=1 keepalives_count=4 tcp_user_timeout=11000"),
+            std::string::npos)
+      << c;
+  // The server's side (it frees the lock when Kite's host is lost) is set by
+  // the connection (a unix socket here: the server shows 0, the source tells).
+  Admin a(c);
+  EXPECT_EQ(a.value("SELECT count(*) FROM pg_settings WHERE source='client' AND name IN "
+                    "('tcp_keepalives_idle','tcp_keepalives_interval','tcp_keepalives_count','tcp_user_timeout')"),
+            "4");
+}
+
 TEST_F(PgStoreTest, openFailsClearlyWithoutADatabase) {
   settings_.pg_conninfo = PgServer::get().conninfo + " port=1";
   try {
