@@ -328,6 +328,11 @@ PgStore::~PgStore() {
   if (head_.load() != tail_.load())
     log_line(fenced() ? "closed with changes not written (another holder took the session)"
                       : "closed with changes not written (the database did not come back)");
+  // Let go of the lock before closing: the server frees a closed
+  // connection's locks only when its backend has exited, a moment later,
+  // and a restarted process must not find its own session still held.
+  if (conn_ != nullptr && holding_.load(std::memory_order_acquire) && PQstatus(conn_) == CONNECTION_OK)
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
