@@ -191,6 +191,7 @@ const std::vector<Key>& keys() {
        [](SessionSettings& s, const At& a) {
          s.store.pg_keepalive_interval_s = static_cast<std::uint32_t>(a.integer(1, 3600));
        }},
+      {"RefreshOnLogon", [](SessionSettings& s, const At& a) { s.store.refresh_on_logon = a.flag(); }},
       {"PostgreSQLStoreKeepaliveCount",
        [](SessionSettings& s, const At& a) { s.store.pg_keepalive_count = static_cast<std::uint32_t>(a.integer(1, 100)); }},
       {"FileStorePath", [](SessionSettings& s, const At& a) { s.store.path = a.string(); }},

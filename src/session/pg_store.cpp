@@ -30,6 +30,10 @@ constexpr const char* kSchema =
 constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(4943968395315938123)";
 
 constexpr std::size_t kRecord = 24;
+// On a record's kind: the record belongs to an inbound batch that goes on
+// after it (the store thread does not end a transaction there).
+constexpr std::uint32_t kOpenBatch = 0x100;
+constexpr std::uint32_t kKindMask = 0xff;
 static_assert(sizeof(std::uint32_t) * 2 + sizeof(std::uint64_t) * 2 == kRecord);
 
 std::size_t padded(std::size_t n) noexcept { return (n + 7) & ~std::size_t{7}; }
@@ -111,6 +115,7 @@ std::string pg_conninfo_for(const StoreSettings& s) {
     return o + "'";
   };
   std::string c;
+  std::string options;
   // A URI cannot be followed by key=value pairs: the keys below are added
   // as a second pass over PQconninfoParse's result instead.
   PQconninfoOption* base = nullptr;
@@ -122,8 +127,13 @@ std::string pg_conninfo_for(const StoreSettings& s) {
       PQfreemem(err);
       throw std::runtime_error("PostgreSQLStoreConnectionString: " + e);
     }
-    for (PQconninfoOption* o = base; o->keyword != nullptr; ++o)
-      if (o->val != nullptr && *o->val != '\0') c += std::string(o->keyword) + "=" + q(o->val) + " ";
+    for (PQconninfoOption* o = base; o->keyword != nullptr; ++o) {
+      if (o->val == nullptr || *o->val == '\0') continue;
+      if (std::string_view(o->keyword) == "options")
+        options = o->val;
+      else
+        c += std::string(o->keyword) + "=" + q(o->val) + " ";
+    }
     PQconninfoFree(base);
   }
   if (!s.pg_host.empty()) c += "host=" + q(s.pg_host) + " ";
@@ -137,6 +147,14 @@ std::string pg_conninfo_for(const StoreSettings& s) {
        " keepalives_interval=" + std::to_string(s.pg_keepalive_interval_s) +
        " keepalives_count=" + std::to_string(s.pg_keepalive_count) +
        " tcp_user_timeout=" + std::to_string(bound_s * 1000) + " connect_timeout=5 application_name=kite";
+  // The same bound on the server's side of the connection: it is the server
+  // that must notice a dead Kite host to free the session's lock.
+  if (!options.empty()) options += ' ';
+  options += "-c tcp_keepalives_idle=" + std::to_string(s.pg_keepalive_idle_s) +
+             " -c tcp_keepalives_interval=" + std::to_string(s.pg_keepalive_interval_s) +
+             " -c tcp_keepalives_count=" + std::to_string(s.pg_keepalive_count) +
+             " -c tcp_user_timeout=" + std::to_string(bound_s * 1000);
+  c += " options=" + q(options);
   return c;
 }
 
@@ -144,35 +162,67 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
     : settings_(settings),
       key_(key),
       conninfo_(pg_conninfo_for(settings)),
-      copy_(settings.capacity_bytes, settings.capacity_bytes / 128) {
-  const std::string who = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
+      copy_(settings.capacity_bytes, settings.capacity_bytes / 128),
+      lazy_(settings.refresh_on_logon),
+      open_ns_(now_ns) {
+  who_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
   const auto fail = [&](const std::string& what) {
-    const std::string e = "session " + who + ": " + what;
+    const std::string e = "session " + who_ + ": " + what;
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = nullptr;
     throw std::runtime_error(e);
   };
   conn_ = PQconnectdb(conninfo_.c_str());
   if (PQstatus(conn_) != CONNECTION_OK) fail("cannot connect to the database: " + error_of(conn_));
+  // "relation already exists, skipping" and the like: not worth a log line.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   key_sql_ = literal(conn_, key_.beginstring) + "," + literal(conn_, key_.sendercompid) + "," +
              literal(conn_, key_.targetcompid) + "," + literal(conn_, key_.qualifier);
-  const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
 
-  std::string e = exec(conn_, std::string("BEGIN;") + kSchemaLock + ";" + kSchema + "COMMIT;");
+  const std::string e = exec(conn_, std::string("BEGIN;") + kSchemaLock + ";" + kSchema + "COMMIT;");
   if (!e.empty()) fail("cannot create the sessions and messages tables: " + e);
 
+  copy_.reset(now_ns);
+  if (!lazy_) {
+    const std::string why = take_and_load(copy_, loaded_, now_ns);
+    if (!why.empty()) fail(why);
+    holding_.store(true, std::memory_order_release);
+  }
+  ring_.assign(padded(settings.capacity_bytes), '\0');
+  log_line("session " + who_ + " opened: " +
+           (lazy_ ? std::string("RefreshOnLogon (the session is taken and loaded at each Logon)")
+                  : "next in " + std::to_string(copy_.next_target_seq()) + ", next out " +
+                        std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages") +
+           "; commit policy " + (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
+           std::to_string(settings.pg_group_max));
+  thread_ = std::thread([this] { run(); });
+}
+
+bool PgStore::try_lock() noexcept {
   PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
   const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
   PQclear(r);
-  if (!got) fail("held by another process (its advisory lock is taken): refusing to open it twice");
+  return got;
+}
 
-  r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
-                     " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions" +
-                     where)
-                        .c_str());
+std::string PgStore::take_and_load(MemoryStore& into, std::size_t& loaded, std::int64_t now_ns) {
+  if (!try_lock()) {
+    if (PQstatus(conn_) != CONNECTION_OK) return "cannot reach the database: " + error_of(conn_);
+    return "held by another process (its advisory lock is taken): refusing to open it twice";
+  }
+  const auto unlock_with = [&](const std::string& why) {
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    return why;
+  };
+  const std::string where = " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" + key_sql_ + ")";
+  PGresult* r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
+                               " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions" +
+                               where)
+                                  .c_str());
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     PQclear(r);
-    fail("cannot read its row of sessions: " + error_of(conn_));
+    return unlock_with("cannot read its row of sessions: " + error_of(conn_));
   }
   std::uint64_t in = 1, out = 1;
   std::int64_t created = now_ns;
@@ -184,45 +234,114 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
   }
   PQclear(r);
   if (!found) {
-    e = exec(conn_, "INSERT INTO sessions VALUES (" + key_sql_ + ", to_timestamp(" + seconds_text(now_ns) +
-                        ") AT TIME ZONE 'UTC', 1, 1)");
-    if (!e.empty()) fail("cannot insert its row of sessions: " + e);
+    const std::string e = exec(conn_, "INSERT INTO sessions VALUES (" + key_sql_ + ", to_timestamp(" +
+                                          seconds_text(now_ns) + ") AT TIME ZONE 'UTC', 1, 1)");
+    if (!e.empty()) return unlock_with("cannot insert its row of sessions: " + e);
   }
-  copy_.reset(created);
+  into.reset(created);
+  loaded = 0;
   r = PQexec(conn_, ("SELECT msgseqnum::bigint, message FROM messages" + where + " ORDER BY msgseqnum").c_str());
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     PQclear(r);
-    fail("cannot read its messages: " + error_of(conn_));
+    return unlock_with("cannot read its messages: " + error_of(conn_));
   }
   for (int i = 0; i < PQntuples(r); ++i) {
     const std::uint64_t seq = std::strtoull(PQgetvalue(r, i, 0), nullptr, 10);
-    if (copy_.store(seq, std::string_view(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1)))))
-      ++loaded_;
+    if (into.store(seq, std::string_view(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1)))))
+      ++loaded;
   }
   PQclear(r);
-  copy_.set_next_sender_seq(out);
-  copy_.set_next_target_seq(in);
-
-  ring_.assign(padded(settings.capacity_bytes), '\0');
-  log_line("session " + who + " opened: next in " + std::to_string(in) + ", next out " + std::to_string(out) + ", " +
-           std::to_string(loaded_) + " messages; commit policy " +
-           (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
-           std::to_string(settings.pg_group_max));
-  thread_ = std::thread([this] { run(); });
+  into.set_next_sender_seq(out);
+  into.set_next_target_seq(in);
+  return {};
 }
+
+bool PgStore::begin_refresh() noexcept {
+  if (!lazy_) return false;
+  refresh_.store(refresh_requested, std::memory_order_release);
+  return true;
+}
+
+MessageStore::Refresh PgStore::poll_refresh() noexcept {
+  switch (refresh_.load(std::memory_order_acquire)) {
+    case refresh_ready:
+      taken_ = true;
+      copy_ = std::move(staged_);
+      staged_ = MemoryStore(0, 0);
+      loaded_ = staged_loaded_;
+      refresh_.store(refresh_idle, std::memory_order_relaxed);
+      log_line("session " + who_ + " taken at Logon: next in " + std::to_string(copy_.next_target_seq()) +
+               ", next out " + std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages");
+      return Refresh::done;
+    case refresh_failed: refresh_.store(refresh_idle, std::memory_order_relaxed); return Refresh::failed;
+    case refresh_idle: return Refresh::done;
+    default: return Refresh::pending;
+  }
+}
+
+void PgStore::release() noexcept {
+  if (!lazy_) return;
+  taken_ = false;
+  release_.store(true, std::memory_order_release);
+}
+
+// The store thread: a refresh asked for by the session's thread.
+void PgStore::serve_refresh() noexcept {
+  if (!holding_) {
+    // Whatever was queued while the session was not held came from stale
+    // numbers (a schedule reset before the Logon): not written.
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    tail_.store(head, std::memory_order_release);
+    committed_.store(appended_.load(std::memory_order_acquire), std::memory_order_release);
+    if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
+  }
+  staged_ = MemoryStore(settings_.capacity_bytes, settings_.capacity_bytes / 128);
+  std::string why;
+  if (holding_) {
+    // Still ours (a Logon right after a disconnect): reload what we wrote.
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    holding_.store(false, std::memory_order_release);
+  }
+  try {
+    why = take_and_load(staged_, staged_loaded_, open_ns_);
+  } catch (...) {
+    why = "out of memory loading it";
+  }
+  release_.store(false, std::memory_order_relaxed);
+  if (why.empty()) {
+    holding_.store(true, std::memory_order_release);
+    fenced_.store(false, std::memory_order_release);
+    refresh_.store(refresh_ready, std::memory_order_release);
+  } else {
+    refresh_error_ = why;
+    log_line("session " + who_ + ": cannot take it at Logon: " + why);
+    refresh_.store(refresh_failed, std::memory_order_release);
+  }
+}
+
+const char* PgStore::refresh_error() const noexcept { return refresh_error_.c_str(); }
 
 PgStore::~PgStore() {
   wait_committed(5000);
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
-  if (head_.load() != tail_.load()) log_line("closed with changes not written (the database did not come back)");
+  if (head_.load() != tail_.load())
+    log_line(fenced() ? "closed with changes not written (another holder took the session)"
+                      : "closed with changes not written (the database did not come back)");
+  // Let go of the lock before closing: the server frees a closed
+  // connection's locks only when its backend has exited, a moment later,
+  // and a restarted process must not find its own session still held.
+  if (conn_ != nullptr && holding_.load(std::memory_order_acquire) && PQstatus(conn_) == CONNECTION_OK)
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
   if (conn_ != nullptr) PQfinish(conn_);
 }
 
 void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_view bytes) noexcept {
+  // RefreshOnLogon: until the session is taken, its numbers are stale; nothing is written.
+  if (lazy_ && !taken_) return;
   const std::size_t size = ring_.size();
   const std::size_t need = kRecord + padded(bytes.size());
-  std::uint64_t head = head_.load(std::memory_order_relaxed);
+  std::uint64_t head = write_head_;
   const std::uint64_t tail = tail_.load(std::memory_order_acquire);
   std::size_t at = static_cast<std::size_t>(head % size);
   // A record never wraps: the rest of the ring is padding when it does not fit.
@@ -239,11 +358,14 @@ void PgStore::append(Kind kind, std::uint64_t a, std::uint64_t b, std::string_vi
     head += skip;
     at = 0;
   }
-  const Record r{kind, static_cast<std::uint32_t>(bytes.size()), a, b};
+  const std::uint32_t flags = in_batch_ ? kOpenBatch : 0;
+  const Record r{kind | flags, static_cast<std::uint32_t>(bytes.size()), a, b};
   std::memcpy(ring_.data() + at, &r, kRecord);
   if (!bytes.empty()) std::memcpy(ring_.data() + at + kRecord, bytes.data(), bytes.size());
   appended_.fetch_add(1, std::memory_order_relaxed);
-  head_.store(head + need, std::memory_order_release);
+  write_head_ = head + need;
+  // A batch is published whole at end_inbound: the store thread never sees half of one.
+  if (!in_batch_) head_.store(write_head_, std::memory_order_release);
 }
 
 void PgStore::set_next_sender_seq(std::uint64_t s) noexcept {
@@ -272,14 +394,22 @@ void PgStore::flush() noexcept { wait_committed(5000); }
 
 void PgStore::end_inbound() noexcept {
   in_batch_ = false;
-  // The batch's messages and its inbound number land in one transaction
-  // unless the group limit splits them (docs/store.md).
+  // The batch's messages and its inbound number land in one transaction:
+  // the batch is published at once, and the group limit never splits it
+  // (its records but the last carry kOpenBatch).
   append(numbers, copy_.next_sender_seq(), copy_.next_target_seq(), {});
+}
+
+const char* PgStore::unavailable() const noexcept {
+  if (fenced()) return "its postgresql store lost the session's lock to another holder";
+  if (database_down()) return "its postgresql store cannot reach the database";
+  return nullptr;
 }
 
 bool PgStore::wait_committed(int timeout_ms) const noexcept {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (committed() < appended()) {
+    if (fenced() || !holding_.load(std::memory_order_acquire)) return false;
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -310,7 +440,7 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
       Record r;
       std::memcpy(&r, ring_.data() + at, kRecord);
       const std::string_view body(ring_.data() + at + kRecord, r.length);
-      switch (r.kind) {
+      switch (r.kind & kKindMask) {
         case message:
           if (!values.empty()) values += ',';
           values += "(" + key_sql_ + "," + std::to_string(r.a) + "," + literal(conn_, body) + ")";
@@ -350,17 +480,16 @@ bool PgStore::reconnect() noexcept {
   if (PQstatus(conn_) == CONNECTION_OK) return true;
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) return false;
+  if (!holding_.load(std::memory_order_relaxed)) return true;  // RefreshOnLogon between sessions: no lock to take back
   // The lock went with the old connection: take it again, or stop writing
   // (another holder owns the session now).
-  PGresult* r = PQexec(conn_, ("SELECT pg_try_advisory_lock(" + std::to_string(key_.lock_key()) + ")").c_str());
-  const bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
-  PQclear(r);
-  if (!got) {
+  if (!try_lock()) {
     log_line("reconnected but the session's lock is held elsewhere: this store stops writing");
+    holding_.store(false, std::memory_order_release);
     fenced_.store(true, std::memory_order_release);
     return false;
   }
-  log_line("database back: writing resumes");
+  log_line("reconnected; the session's lock is taken again");
   return true;
 }
 
@@ -368,19 +497,62 @@ void PgStore::run() noexcept {
   std::string sql;
   sql.reserve(1 << 20);
   int backoff_ms = 50;
+  auto last_ok = std::chrono::steady_clock::now();
   for (;;) {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
     const std::uint64_t head = head_.load(std::memory_order_acquire);
-    if (head == tail) {
+    if (lazy_) {
+      if (refresh_.load(std::memory_order_acquire) == refresh_requested && (head == tail || !holding_)) {
+        serve_refresh();
+        continue;
+      }
+      if (holding_ && head == tail && release_.load(std::memory_order_acquire)) {
+        // The session's connection ended and everything is written: let a standby take it.
+        exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+        holding_.store(false, std::memory_order_release);
+        release_.store(false, std::memory_order_relaxed);
+        log_line("session " + who_ + " released (disconnected)");
+      }
+    }
+    // Fenced: another holder has the session; nothing more is written.
+    if (fenced_.load(std::memory_order_acquire)) {
+      if (!lazy_ || stop_.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    // Not holding the session (RefreshOnLogon, between connections): nothing is written.
+    if (!holding_ && head != tail) {
       if (stop_.load(std::memory_order_acquire)) return;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
       continue;
     }
-    // Up to group_max records from tail.
+    if (head == tail) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      // Idle: probe the database once a second, and keep trying while it is
+      // away, so database_down() (which refuses Logons) is current without writes.
+      const auto now = std::chrono::steady_clock::now();
+      if (down_.load(std::memory_order_relaxed) || now - last_ok >= std::chrono::seconds(1)) {
+        if (PQstatus(conn_) == CONNECTION_OK && exec(conn_, "SELECT 1").empty()) {
+          last_ok = now;
+          backoff_ms = 50;
+          if (down_.exchange(false)) log_line("database back");
+        } else {
+          if (!down_.exchange(true)) log_line("database unreachable, retrying: " + error_of(conn_));
+          std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+          backoff_ms = std::min(backoff_ms * 2, 1000);
+          reconnect();
+        }
+        continue;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
+    // Up to group_max records from tail, and on to the end of a batch.
     std::uint64_t end = tail;
     std::uint64_t records = 0;
+    bool open = false;
     const std::size_t size = ring_.size();
-    while (end < head && records < settings_.pg_group_max) {
+    while (end < head && (records < settings_.pg_group_max || open)) {
       const std::size_t at = static_cast<std::size_t>(end % size);
       if (size - at < kRecord) {
         end += size - at;
@@ -389,11 +561,15 @@ void PgStore::run() noexcept {
       Record r;
       std::memcpy(&r, ring_.data() + at, kRecord);
       end += kRecord + padded(r.length);
-      if (r.kind != pad) ++records;
+      if ((r.kind & kKindMask) != pad) {
+        ++records;
+        open = (r.kind & kOpenBatch) != 0;
+      }
     }
     if (write_group(tail, end, sql)) {
       if (down_.exchange(false)) log_line("database back: queued changes written");
       backoff_ms = 50;
+      last_ok = std::chrono::steady_clock::now();
       committed_.fetch_add(records, std::memory_order_release);
       transactions_.fetch_add(1, std::memory_order_release);
       tail_.store(end, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kite/codec/values.hpp"
+#include "kite/session/held_output.hpp"
 
 namespace kite::session {
 
@@ -80,6 +81,17 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]),
       invalid_index_(1024) {
   settings_.check();
+  if (store_.holds_sends())
+    held_ = std::make_unique<HeldOutput>(store_, std::max(settings_.overflow_bytes, 4 * settings_.send_claim_bytes),
+                                         settings_.send_claim_bytes);
+}
+
+Session::~Session() = default;
+
+int Session::pass_held() noexcept {
+  if (!held_ || held_->bound() == nullptr) return 0;
+  held_->seal();
+  return held_->release() != 0 ? 1 : 0;
 }
 
 // ------------------------------------------------------------------ writing
@@ -439,6 +451,10 @@ int Session::pump_resend() noexcept {
 
 void Session::on_connected(SessionOutput& out) noexcept {
   out_ = &out;
+  if (held_) {
+    held_->bind(&out);
+    out_ = held_.get();
+  }
   overflow_len_ = 0;
   state_ = SessionState::awaiting_logon;
   state_since_ns_ = last_received_ns_ = last_sent_ns_ = now();
@@ -525,6 +541,9 @@ void Session::on_disconnected(const char* reason) noexcept {
             static_cast<unsigned long long>(store_.next_sender_seq()),
             static_cast<unsigned long long>(store_.next_target_seq()));
   out_ = nullptr;
+  if (held_) held_->bind(nullptr);
+  if (settings_.store.refresh_on_logon) store_.release();
+  refreshing_ = refreshed_ = false;
   state_ = SessionState::disconnected;
   overflow_len_ = 0;
   queue_head_ = queue_count_ = queue_used_ = 0;
@@ -574,8 +593,16 @@ void Session::became_active() noexcept {
 }
 
 int Session::on_timer() noexcept {
+  // What the last turn or the application sent goes out once committed.
+  int work = pass_held();
+  work += timer_turn();
+  return work + pass_held();
+}
+
+int Session::timer_turn() noexcept {
   if (out_ == nullptr || state_ == SessionState::closing) return 0;
-  int work = 0;
+  int work = poll_refresh();
+  if (out_ == nullptr || state_ == SessionState::closing) return work;
   if (overflow_len_ != 0 && drain_overflow()) ++work;
   if (resend_end_ != 0) work += pump_resend();
   const std::int64_t t = now();
@@ -670,11 +697,66 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   answering_ = &h;
   handle_message(h, ix);
   answering_ = outer;
-  if (--msg_depth_ == 0) store_.end_inbound();
+  if (--msg_depth_ == 0) {
+    store_.end_inbound();
+    pass_held();
+  }
+}
+
+bool Session::park_for_refresh(const Header& h, const FieldIndex& ix) noexcept {
+  if (refreshing_) {
+    // Sent behind the Logon before our answer: replayed after it.
+    if (!enqueue(h, ix)) close("queue full while the session was being reloaded");
+    return true;
+  }
+  if (refreshed_ || state_ != SessionState::awaiting_logon || h.msg_type != "A" || settings_.role != Role::acceptor ||
+      !settings_.store.refresh_on_logon)
+    return false;
+  if (!store_.begin_refresh()) {
+    refreshed_ = true;
+    return false;
+  }
+  queue_head_ = queue_count_ = queue_used_ = 0;
+  if (!enqueue(h, ix)) {
+    log_.logf(LogLevel::error, id_, "Logon refused: it does not fit the queue (QueueBytes) to wait for the reload");
+    close("logon too large to park");
+    return true;
+  }
+  refreshing_ = true;
+  log_.logf(LogLevel::info, id_, "Logon: taking the session and reloading it from its store (RefreshOnLogon)");
+  return true;
+}
+
+int Session::poll_refresh() noexcept {
+  if (!refreshing_) return 0;
+  switch (store_.poll_refresh()) {
+    case MessageStore::Refresh::pending: return 0;
+    case MessageStore::Refresh::failed:
+      refreshing_ = false;
+      queue_head_ = queue_count_ = queue_used_ = 0;
+      log_.logf(LogLevel::error, id_, "Logon refused: the store could not take the session: %s",
+                store_.refresh_error());
+      close("session store refresh failed");
+      return 1;
+    case MessageStore::Refresh::done: break;
+  }
+  refreshing_ = false;
+  refreshed_ = true;
+  log_.logf(LogLevel::info, id_, "reloaded from the store: next seq out %llu, in %llu",
+            static_cast<unsigned long long>(store_.next_sender_seq()),
+            static_cast<unsigned long long>(store_.next_target_seq()));
+  // The Logon first (whatever its number), then what queued behind it.
+  const Queued q = queue_[queue_head_++];
+  Header h;
+  if (replay_index_.build(queue_bytes_.get() + q.offset, q.length) && codec::read_header(replay_index_, h))
+    on_message(h, replay_index_);
+  if (queue_head_ == queue_count_) queue_head_ = queue_count_ = queue_used_ = 0;
+  return 1;
 }
 
 void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
   last_received_ns_ = now();
+  if (park_for_refresh(h, ix)) return;
   if (state_ == SessionState::awaiting_logon && h.msg_type != "A") {
     log_.logf(LogLevel::error, id_, "first message is not a Logon (35=%.*s): disconnecting",
               static_cast<int>(h.msg_type.size()), h.msg_type.data());
@@ -944,6 +1026,13 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
     return;
   }
   if (state_ != SessionState::awaiting_logon) return;
+  if (settings_.role == Role::acceptor) {
+    if (const char* why = store_.unavailable()) {
+      log_.logf(LogLevel::error, id_, "Logon refused: %s; disconnecting without an answer (numbers unmoved)", why);
+      close("session store unavailable");
+      return;
+    }
+  }
   if (ix.get(tag::EncryptMethod, encrypt) != codec::Get::ok || encrypt != 0) {
     logout_and_close("EncryptMethod(98) must be 0");
     return;

@@ -30,10 +30,6 @@ void SessionSettings::check() const {
   if (reconnect_interval_ms <= 0) bad("ReconnectInterval", "must be positive");
   if (reconnect_max_ms < reconnect_interval_ms) bad("ReconnectIntervalMax", "must be at least ReconnectInterval");
   if (store.kind == StoreKind::file && store.path.empty()) bad("FileStorePath", "required when StoreKind is file");
-  if (store.kind == StoreKind::postgresql && store.pg_commit == CommitPolicy::sync)
-    bad("PostgreSQLStoreCommit",
-        "\"sync\" needs the engine to hold answers until commit, which this build "
-        "does not do yet: use \"async\" (docs/store.md)");
   if (store.flush == FlushPolicy::every_n && store.flush_every_n == 0) bad("FlushEveryN", "must be positive");
   if (store.flush == FlushPolicy::every_ms && store.flush_every_ms == 0) bad("FlushEveryMs", "must be positive");
   if (validate && data_dictionary.empty()) bad("DataDictionary", "required when UseDataDictionary is true");

@@ -159,6 +159,36 @@ TEST(SessionConfig, resendRequestTimeoutOutOfRangeIsReported) {
   EXPECT_NE(e.find("ResendRequestTimeout"), std::string::npos) << e;
 }
 
+TEST(SessionConfig, postgresqlStoreSettingsAsQuickFixNamesThem) {
+  const Config c = parse_config(R"(
+[[session]]
+SenderCompID = "KITE"
+TargetCompID = "PEER"
+StoreKind = "postgresql"
+PostgreSQLStoreDatabase = "fix"
+PostgreSQLStoreUser = "kite"
+PostgreSQLStoreHost = "db1"
+PostgreSQLStorePort = 5433
+PostgreSQLStoreCommit = "sync"
+PostgreSQLStoreGroupMax = 64
+RefreshOnLogon = true
+)",
+                                "kite.toml");
+  ASSERT_EQ(c.sessions.size(), 1u);
+  const StoreSettings& s = c.sessions[0].store;
+  EXPECT_EQ(s.kind, StoreKind::postgresql);
+  EXPECT_EQ(s.pg_database, "fix");
+  EXPECT_EQ(s.pg_user, "kite");
+  EXPECT_EQ(s.pg_host, "db1");
+  EXPECT_EQ(s.pg_port, 5433);
+  EXPECT_EQ(s.pg_commit, CommitPolicy::sync);
+  EXPECT_EQ(s.pg_group_max, 64u);
+  EXPECT_TRUE(s.refresh_on_logon);
+  const std::string e =
+      error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nPostgreSQLStoreCommit=\"later\"\n");
+  EXPECT_NE(e.find("is not async or sync"), std::string::npos) << e;
+}
+
 TEST(SessionConfig, missingRequiredIsReportedWithTheSession) {
   const std::string e =
       error_of("[[session]]\nSenderCompID=\"A\"\n\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"C\"\n");

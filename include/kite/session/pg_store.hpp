@@ -73,6 +73,14 @@ class PgStore final : public MessageStore {
   void flush() noexcept override;
   void begin_inbound() noexcept override { in_batch_ = true; }
   void end_inbound() noexcept override;
+  bool holds_sends() const noexcept override { return settings_.pg_commit == CommitPolicy::sync; }
+  std::uint64_t ticket() const noexcept override { return appended_.load(std::memory_order_relaxed); }
+  bool durable(std::uint64_t ticket) const noexcept override { return committed() >= ticket; }
+  const char* unavailable() const noexcept override;
+  bool begin_refresh() noexcept override;
+  Refresh poll_refresh() noexcept override;
+  const char* refresh_error() const noexcept override;
+  void release() noexcept override;
 
   // Changes appended so far, and how many of them a committed transaction holds.
   std::uint64_t appended() const noexcept { return appended_.load(std::memory_order_acquire); }
@@ -88,6 +96,8 @@ class PgStore final : public MessageStore {
   // Waits (set-up, tests, shutdown) until every appended change is committed; false on timeout.
   bool wait_committed(int timeout_ms) const noexcept;
   std::size_t loaded_messages() const noexcept { return loaded_; }
+  // Whether this store's connection holds the session's lock now.
+  bool holding() const noexcept { return holding_.load(std::memory_order_acquire); }
 
  private:
   enum Kind : std::uint32_t { pad = 0, message = 1, numbers = 2, wipe = 3 };
@@ -101,6 +111,10 @@ class PgStore final : public MessageStore {
   void run() noexcept;
   bool write_group(std::uint64_t from, std::uint64_t to, std::string& sql) noexcept;
   bool reconnect() noexcept;
+  bool try_lock() noexcept;
+  // Takes the session's lock and reads its row and messages into `into`; "" or why not (the lock not kept).
+  std::string take_and_load(MemoryStore& into, std::size_t& loaded, std::int64_t now_ns);
+  void serve_refresh() noexcept;
 
   StoreSettings settings_;
   PgSessionKey key_;
@@ -109,10 +123,25 @@ class PgStore final : public MessageStore {
   pg_conn* conn_ = nullptr;
   MemoryStore copy_;
   std::size_t loaded_ = 0;
+  std::string who_;
+
+  // RefreshOnLogon (lazy_): the lock is taken and the session loaded at each
+  // Logon by the store thread (into staged_), let go at disconnect.
+  enum : int { refresh_idle = 0, refresh_requested = 1, refresh_ready = 2, refresh_failed = 3 };
+  bool lazy_ = false;
+  std::int64_t open_ns_ = 0;          // the creation time of a session new to the database
+  std::atomic<bool> holding_{false};  // this connection holds the session's lock (set by the store thread)
+  std::atomic<int> refresh_{refresh_idle};
+  std::atomic<bool> release_{false};
+  bool taken_ = false;  // the session's thread: the session is loaded and ours (writes go out)
+  MemoryStore staged_{0, 0};
+  std::size_t staged_loaded_ = 0;
+  std::string refresh_error_;
   bool in_batch_ = false;
 
   // The ring: written by the session's thread only, read by the store thread.
   std::vector<char> ring_;
+  std::uint64_t write_head_ = 0;                    // the producer's position (head_ lags it inside a batch)
   alignas(64) std::atomic<std::uint64_t> head_{0};  // byte position the producer has published
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // byte position the store thread has committed
   std::atomic<std::uint64_t> appended_{0};

@@ -68,6 +68,7 @@
 namespace kite::session {
 
 class Session;
+class HeldOutput;
 
 // Where a session's bytes go: claim room, write, commit (an engine
 // connection through kite_link's OutboundOutput, or a test fake).
@@ -131,6 +132,7 @@ enum class SendResult : unsigned char {
 class Session {
  public:
   Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock, Logger& log);
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -267,6 +269,13 @@ class Session {
   // BusinessMessageReject's ApplVerID.
   void add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept;
   bool drain_overflow() noexcept;
+  // The timer turn proper (on_timer wraps it in passing held bytes on).
+  int timer_turn() noexcept;
+  // Seals and releases what HeldOutput holds (sync); 1 when bytes went out.
+  int pass_held() noexcept;
+  // RefreshOnLogon: parks the Logon until the store has reloaded; true when it did.
+  bool park_for_refresh(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
+  int poll_refresh() noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
@@ -332,6 +341,9 @@ class Session {
   codec::HeaderTemplate header_;
   codec::MessageWriter writer_;
   SessionOutput* out_ = nullptr;
+  // Commit policy "sync" (store_.holds_sends()): out_ is this, bound to the
+  // connection; it passes bytes on once the store has committed them.
+  std::unique_ptr<HeldOutput> held_;
   std::atomic<bool> bound_{false};
   SessionState state_ = SessionState::disconnected;
   SendResult last_send_ = SendResult::ok;
@@ -387,6 +399,10 @@ class Session {
   std::unique_ptr<char[]> queue_bytes_;
   std::size_t queue_used_ = 0;
   bool draining_ = false;
+  // RefreshOnLogon: the Logon (first in the queue) waits while the store
+  // takes and reloads the session; refreshed_ once it did on this connection.
+  bool refreshing_ = false;
+  bool refreshed_ = false;
   codec::FieldIndex replay_index_;
   codec::FieldIndex resend_index_;
   // on_invalid_tag: the frame without its bad field, its index, and the

@@ -17,8 +17,8 @@ enum class Role : unsigned char { acceptor, initiator };
 enum class StoreKind : unsigned char { file, memory, null, postgresql };
 
 // When a postgresql store's writes may reach the peer (docs/store.md):
-// async sends at once and commits behind; sync would hold an answer until
-// the transaction holding it and the inbound number commits.
+// async sends at once and commits behind; sync holds an answer until the
+// transaction holding it and the inbound number that caused it commits.
 enum class CommitPolicy : unsigned char { async, sync };
 
 // When the file store asks the kernel to write its mapping to disk (msync).
@@ -54,6 +54,10 @@ struct StoreSettings {
   std::uint32_t pg_keepalive_idle_s = 10;        // PostgreSQLStoreKeepaliveIdle: TCP keepalive on the database
   std::uint32_t pg_keepalive_interval_s = 2;     // PostgreSQLStoreKeepaliveInterval
   std::uint32_t pg_keepalive_count = 3;          // PostgreSQLStoreKeepaliveCount
+  // RefreshOnLogon (QuickFIX's name; postgresql only): take the session and
+  // reload it from the database at each Logon, let it go at disconnect, so
+  // an active and a standby acceptor can share one database.
+  bool refresh_on_logon = false;
 };
 
 // The BeginStrings a session may have.

@@ -73,6 +73,35 @@ class MessageStore {
   // Stores that do not survive the process need not care (the default).
   virtual void begin_inbound() noexcept {}
   virtual void end_inbound() noexcept {}
+
+  // A store that commits behind the session's thread (postgresql) under
+  // commit policy "sync": the session hands a message to the wire only once
+  // durable(t) holds for a ticket() taken after the message was stored and
+  // its inbound batch ended. Stores durable as soon as written need none of it.
+  virtual bool holds_sends() const noexcept { return false; }
+  // A mark covering every change made so far (the session's thread).
+  virtual std::uint64_t ticket() const noexcept { return 0; }
+  // Whether every change up to `ticket` is committed.
+  virtual bool durable(std::uint64_t ticket) const noexcept {
+    (void)ticket;
+    return true;
+  }
+  // Why the store cannot take a Logon now (static text: its database is
+  // away), or nullptr.
+  virtual const char* unavailable() const noexcept { return nullptr; }
+
+  // RefreshOnLogon: a store shared with a standby (postgresql) takes the
+  // session (its lock) and reloads numbers and messages when a Logon
+  // arrives, off the session's thread. begin_refresh() asks for it (false:
+  // this store has nothing to reload; go on at once); poll_refresh() tells
+  // when it is done (the store then holds the loaded state) or failed
+  // (refresh_error() says why). release() lets the session go at disconnect,
+  // once what is queued is written.
+  enum class Refresh : unsigned char { pending, done, failed };
+  virtual bool begin_refresh() noexcept { return false; }
+  virtual Refresh poll_refresh() noexcept { return Refresh::done; }
+  virtual const char* refresh_error() const noexcept { return ""; }
+  virtual void release() noexcept {}
 };
 
 class NullStore final : public MessageStore {

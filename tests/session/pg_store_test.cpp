@@ -1,0 +1,649 @@
+// The postgresql store against a real server: the ctest fixture
+// session_pg_server_start starts a private one (tests/support/pg_server.sh)
+// and names it in the file KITE_PG_STATE. Where it could not start, every
+// test here is skipped with its reason ("KITE-SKIP:" marks it for ctest).
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "kite/session/held_output.hpp"
+#include "kite/session/pg_store.hpp"
+#include "support/session_testing.hpp"
+
+namespace kite::session {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The server the fixture started: its conninfo, or why there is none.
+struct PgServer {
+  std::string state_file;
+  std::string conninfo;
+  std::string skip;
+
+  static const PgServer& get() {
+    static const PgServer s = [] {
+      PgServer p;
+      const char* f = std::getenv("KITE_PG_STATE");
+      if (f == nullptr) {
+        p.skip = "KITE_PG_STATE is not set (run through ctest: its fixture starts the server)";
+        return p;
+      }
+      p.state_file = f;
+      std::ifstream in(f);
+      if (!in) p.skip = std::string("no server state in ") + f + " (the fixture did not run)";
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("conninfo=", 0) == 0) p.conninfo = line.substr(9);
+        if (line.rfind("skip=", 0) == 0) p.skip = line.substr(5);
+      }
+      if (p.skip.empty() && p.conninfo.empty()) p.skip = std::string("no conninfo in ") + f;
+      return p;
+    }();
+    return s;
+  }
+  // The fixture's script: "down" stops the server keeping its data, "up" starts it again.
+  static void run(const char* what) {
+    const std::string cmd = std::string(KITE_PG_SERVER_SCRIPT) + " " + what + " " + get().state_file + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+};
+
+// An administrator's connection (the server's superuser) for what the tests
+// do behind the store's back.
+class Admin {
+ public:
+  explicit Admin(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
+    if (PQstatus(c_) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c_));
+    PQsetNoticeProcessor(
+        c_, [](void*, const char*) {}, nullptr);
+  }
+  ~Admin() { PQfinish(c_); }
+  Admin(const Admin&) = delete;
+  Admin& operator=(const Admin&) = delete;
+  void exec(const std::string& sql) {
+    PGresult* r = PQexec(c_, sql.c_str());
+    const auto st = PQresultStatus(r);
+    const std::string err = PQresultErrorMessage(r);
+    PQclear(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw std::runtime_error(sql + ": " + err);
+  }
+  // The first column of the first row, or "" when there is none.
+  std::string value(const std::string& sql) {
+    PGresult* r = PQexec(c_, sql.c_str());
+    std::string v;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) v = PQgetvalue(r, 0, 0);
+    const bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+    const std::string err = PQresultErrorMessage(r);
+    PQclear(r);
+    if (!ok) throw std::runtime_error(sql + ": " + err);
+    return v;
+  }
+
+ private:
+  PGconn* c_;
+};
+
+std::string msg(std::uint64_t seq, std::string_view text = "hello") {
+  return "8=FIX.4.4\x01"
+         "35=8\x01"
+         "34=" +
+         std::to_string(seq) + "\x01" + "58=" + std::string(text) + "\x01";
+}
+
+template <class F>
+bool eventually(F&& f, std::chrono::milliseconds limit = 5s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!f()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+class PgStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const PgServer& s = PgServer::get();
+    if (!s.skip.empty()) {
+      std::printf("KITE-SKIP: %s\n", s.skip.c_str());
+      std::fflush(stdout);
+      GTEST_SKIP() << s.skip;
+    }
+    settings_.kind = StoreKind::postgresql;
+    settings_.pg_conninfo = s.conninfo;
+    settings_.capacity_bytes = 1 << 20;
+    admin_ = std::make_unique<Admin>(s.conninfo);
+    // One session per test (its name as the session_qualifier), its rows cleared.
+    key_ = {"FIX.4.4", "KITE", "PEER", ::testing::UnitTest::GetInstance()->current_test_info()->name()};
+    id_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
+    open()->wait_committed(5000);  // creates the tables
+    admin_->exec("DELETE FROM messages" + where());
+    admin_->exec("DELETE FROM sessions" + where());
+  }
+  std::unique_ptr<PgStore> open() { return std::make_unique<PgStore>(settings_, key_, 1'700'000'000'000'000'000); }
+  std::string where() const { return " WHERE session_qualifier='" + key_.qualifier + "'"; }
+  std::string row(const char* column) {
+    return admin_->value(std::string("SELECT ") + column + " FROM sessions" + where());
+  }
+
+  StoreSettings settings_;
+  PgSessionKey key_;
+  std::string id_;
+  std::unique_ptr<Admin> admin_;
+};
+
+TEST_F(PgStoreTest, numbersAndMessagesSurviveReopen) {
+  {
+    auto s = open();
+    EXPECT_EQ(s->next_sender_seq(), 1u);
+    EXPECT_EQ(s->next_target_seq(), 1u);
+    for (std::uint64_t i = 1; i <= 50; ++i) ASSERT_TRUE(s->store(i, msg(i)));
+    s->set_next_target_seq(42);
+    ASSERT_TRUE(s->wait_committed(5000));
+    EXPECT_EQ(s->lost_writes(), 0u);
+  }
+  EXPECT_EQ(row("outgoing_seqnum"), "51");
+  EXPECT_EQ(row("incoming_seqnum"), "42");
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "50");
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 51u);
+  EXPECT_EQ(s->next_target_seq(), 42u);
+  EXPECT_EQ(s->loaded_messages(), 50u);
+  EXPECT_EQ(s->creation_time(), 1'700'000'000'000'000'000);
+}
+
+TEST_F(PgStoreTest, resendReadsReturnStoredMessagesAfterReopen) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 5; ++i) s->store(i, msg(i, "it's \\ quoted"));
+  }
+  auto s = open();
+  for (std::uint64_t i = 1; i <= 5; ++i) EXPECT_EQ(s->get(i), msg(i, "it's \\ quoted"));
+  EXPECT_TRUE(s->get(6).empty());
+}
+
+TEST_F(PgStoreTest, resetWipesMessagesAndNumbers) {
+  {
+    auto s = open();
+    for (std::uint64_t i = 1; i <= 3; ++i) s->store(i, msg(i));
+    s->set_next_target_seq(9);
+    s->reset(1'800'000'000'000'000'000);
+    s->store(1, msg(1, "after"));
+  }
+  auto s = open();
+  EXPECT_EQ(s->next_sender_seq(), 2u);
+  EXPECT_EQ(s->next_target_seq(), 1u);
+  EXPECT_EQ(s->get(1), msg(1, "after"));
+  EXPECT_TRUE(s->get(2).empty());
+  EXPECT_EQ(s->creation_time(), 1'800'000'000'000'000'000);
+}
+
+TEST_F(PgStoreTest, inboundBatchCommitsWholeEvenAcrossTheGroupLimit) {
+  settings_.pg_group_max = 2;
+  auto s = open();
+  const std::uint64_t tx = s->transactions();
+  s->begin_inbound();
+  s->set_next_target_seq(2);
+  for (std::uint64_t i = 1; i <= 5; ++i) s->store(i, msg(i));
+  // Nothing of an unfinished batch reaches the database.
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(s->committed(), 0u);
+  s->end_inbound();
+  ASSERT_TRUE(s->wait_committed(5000));
+  EXPECT_EQ(s->transactions(), tx + 1);
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+  EXPECT_EQ(row("outgoing_seqnum"), "6");
+}
+
+TEST_F(PgStoreTest, groupCommitTakesWhatQueuedWhileATransactionWaited) {
+  auto s = open();
+  // Hold the session's row so the store thread's first transaction waits.
+  Admin blocker(PgServer::get().conninfo);
+  blocker.exec("BEGIN");
+  blocker.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  for (std::uint64_t i = 1; i <= 200; ++i) s->store(i, msg(i));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(s->committed(), 0u);
+  blocker.exec("COMMIT");
+  ASSERT_TRUE(s->wait_committed(5000));
+  // 400 changes (a message and the numbers each): the first transaction
+  // waited, the rest went in a few groups of up to 512.
+  EXPECT_EQ(s->committed(), 400u);
+  EXPECT_LE(s->transactions(), 4u);
+}
+
+TEST_F(PgStoreTest, syncPolicyMarksDurableOnlyAfterCommit) {
+  settings_.pg_commit = CommitPolicy::sync;
+  auto s = open();
+  EXPECT_TRUE(s->holds_sends());
+  Admin blocker(PgServer::get().conninfo);
+  blocker.exec("BEGIN");
+  blocker.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  s->begin_inbound();
+  s->set_next_target_seq(2);
+  s->store(1, msg(1));
+  s->end_inbound();
+  const std::uint64_t t = s->ticket();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(s->durable(t));
+  blocker.exec("COMMIT");
+  EXPECT_TRUE(eventually([&] { return s->durable(t); }));
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+}
+
+TEST_F(PgStoreTest, asyncPolicyDoesNotHoldSends) {
+  settings_.pg_commit = CommitPolicy::async;
+  auto s = open();
+  EXPECT_FALSE(s->holds_sends());
+}
+
+TEST_F(PgStoreTest, secondOpenIsRefusedWhileTheFirstHoldsTheSession) {
+  auto first = open();
+  try {
+    open();
+    FAIL() << "a second store opened a held session";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("advisory lock"), std::string::npos) << e.what();
+  }
+  first.reset();
+  EXPECT_NO_THROW(open());
+}
+
+TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
+  auto first = open();
+  first->store(1, msg(1));
+  ASSERT_TRUE(first->wait_committed(5000));
+  const std::string pid = admin_->value(
+      "SELECT pid FROM pg_locks WHERE locktype='advisory' AND granted AND "
+      "((classid::bigint << 32) | objid::bigint) = " +
+      std::to_string(key_.lock_key()) + "::bigint");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
+  auto second = open();
+  EXPECT_EQ(second->next_sender_seq(), 2u);
+  // The first finds out at its next write: it reconnects, cannot take the
+  // lock back, and stops writing (fenced) rather than overwrite the second.
+  first->store(2, msg(2, "from the first"));
+  EXPECT_TRUE(eventually([&] { return first->fenced(); }));
+  EXPECT_STREQ(first->unavailable(), "its postgresql store lost the session's lock to another holder");
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "1");
+  EXPECT_EQ(row("outgoing_seqnum"), "2");
+}
+
+TEST_F(PgStoreTest, bothEndsOfTheConnectionUseTheKeepaliveBound) {
+  settings_.pg_keepalive_idle_s = 7;
+  settings_.pg_keepalive_interval_s = 1;
+  settings_.pg_keepalive_count = 4;
+  const std::string c = pg_conninfo_for(settings_);
+  EXPECT_NE(c.find("keepalives_idle=7 keepalives_interval=1 keepalives_count=4 tcp_user_timeout=11000"),
+            std::string::npos)
+      << c;
+  // The server's side (it frees the lock when Kite's host is lost) is set by
+  // the connection (a unix socket here: the server shows 0, the source tells).
+  Admin a(c);
+  EXPECT_EQ(a.value("SELECT count(*) FROM pg_settings WHERE source='client' AND name IN "
+                    "('tcp_keepalives_idle','tcp_keepalives_interval','tcp_keepalives_count','tcp_user_timeout')"),
+            "4");
+}
+
+TEST_F(PgStoreTest, openFailsClearlyWithoutADatabase) {
+  settings_.pg_conninfo = PgServer::get().conninfo + " port=1";
+  try {
+    open();
+    FAIL() << "opened without a database";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot connect to the database"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(id_), std::string::npos) << e.what();
+  }
+}
+
+// Stops the shared server: runs alone (RESOURCE_LOCK in CMake), keeps it short.
+TEST_F(PgStoreTest, writesWaitForADatabaseThatWentAwayAndLoseNothing) {
+  auto s = open();
+  s->store(1, msg(1));
+  ASSERT_TRUE(s->wait_committed(5000));
+  PgServer::run("down");
+  for (std::uint64_t i = 2; i <= 10; ++i) s->store(i, msg(i));
+  EXPECT_TRUE(eventually([&] { return s->database_down(); }));
+  EXPECT_STREQ(s->unavailable(), "its postgresql store cannot reach the database");
+  EXPECT_LT(s->committed(), s->appended());
+  PgServer::run("up");
+  EXPECT_TRUE(s->wait_committed(10000));
+  EXPECT_FALSE(s->database_down());
+  EXPECT_EQ(s->unavailable(), nullptr);
+  admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "10");
+  EXPECT_EQ(row("outgoing_seqnum"), "11");
+}
+
+// An application that answers every order with an ExecutionReport.
+struct AckApp : test::RecordingApp {
+  void on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept override {
+    RecordingApp::on_message(s, h, ix);
+    const std::string id = received.back().cl_ord_id;
+    s.send("8", [&](codec::MessageWriter& w) {
+      w.add_string(test::tag::ClOrdID, id);
+      w.add_char(test::tag::ExecType, '0');
+    });
+  }
+};
+
+// A Kite acceptor session (KITE talking to PEER) on the postgresql store.
+class PgSessionTest : public PgStoreTest {
+ protected:
+  void start(CommitPolicy policy) {
+    settings_.pg_commit = policy;
+    auto s = open();
+    store_ = s.get();
+    SessionSettings ss = test::acceptor_settings();
+    ss.store = settings_;
+    rig_ = std::make_unique<test::BasicSessionRig<AckApp>>(ss, 10000, std::move(s));
+  }
+  // Timer turns until the wire holds `n` messages (or 5 s).
+  std::vector<test::Sent> wait_for(std::size_t n) {
+    std::vector<test::Sent> got;
+    eventually([&] {
+      rig_->tick();
+      for (auto& m : rig_->wire.take()) got.push_back(std::move(m));
+      return got.size() >= n;
+    });
+    return got;
+  }
+  std::vector<test::Sent> quiet_for(std::chrono::milliseconds d) {
+    std::vector<test::Sent> got;
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+      rig_->tick();
+      for (auto& m : rig_->wire.take()) got.push_back(std::move(m));
+      std::this_thread::sleep_for(2ms);
+    }
+    return got;
+  }
+  void hold_row(Admin& a) {
+    a.exec("BEGIN");
+    a.exec("SELECT 1 FROM sessions" + where() + " FOR UPDATE");
+  }
+
+  PgStore* store_ = nullptr;
+  std::unique_ptr<test::BasicSessionRig<AckApp>> rig_;
+};
+
+TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  Admin blocker(PgServer::get().conninfo);
+  hold_row(blocker);
+  rig_->feed(rig_->peer.order("O1"));
+  EXPECT_EQ(rig_->app.received.size(), 1u);
+  EXPECT_TRUE(quiet_for(30ms).empty()) << "answered before the commit";
+  EXPECT_EQ(row("incoming_seqnum"), "2");
+  blocker.exec("COMMIT");
+  got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_EQ(got[0].seq(), 2u);
+  // What went out is committed, with the order's number.
+  EXPECT_EQ(row("incoming_seqnum"), "3");
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
+  EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where() + " AND msgseqnum=2"), "1");
+}
+
+TEST_F(PgSessionTest, asyncAnswerGoesOutAtOnceAndCommitsBehind) {
+  start(CommitPolicy::async);
+  rig_->logon();
+  Admin blocker(PgServer::get().conninfo);
+  hold_row(blocker);
+  rig_->feed(rig_->peer.order("O1"));
+  auto got = rig_->wire.take();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_LT(store_->committed(), store_->appended());
+  blocker.exec("COMMIT");
+  EXPECT_TRUE(store_->wait_committed(5000));
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
+}
+
+// Stops the shared server (RESOURCE_LOCK in CMake).
+TEST_F(PgSessionTest, logonIsRefusedWhileTheDatabaseIsAway) {
+  start(CommitPolicy::async);
+  PgServer::run("down");
+  EXPECT_TRUE(eventually([&] { return store_->database_down(); }));
+  rig_->feed(rig_->peer.logon());
+  EXPECT_FALSE(rig_->session->logged_on());
+  EXPECT_TRUE(rig_->wire.take().empty());
+  EXPECT_TRUE(rig_->log.contains("Logon refused: its postgresql store cannot reach the database")) << [&] {
+    std::string all;
+    for (const auto& l : rig_->log.lines()) all += l + "\n";
+    return all;
+  }();
+  rig_->disconnect("refused");
+  PgServer::run("up");
+  EXPECT_TRUE(eventually([&] { return !store_->database_down(); }));
+  rig_->peer.next_seq = 1;
+  rig_->logon();
+}
+
+// Stops the shared server (RESOURCE_LOCK in CMake).
+TEST_F(PgSessionTest, syncSessionHoldsAnswersWhileTheDatabaseIsAwayAndResumes) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  ASSERT_EQ(wait_for(1).size(), 1u);
+  PgServer::run("down");
+  rig_->feed(rig_->peer.order("O1"));
+  rig_->feed(rig_->peer.order("O2"));
+  EXPECT_EQ(rig_->app.received.size(), 2u);
+  EXPECT_TRUE(quiet_for(50ms).empty()) << "answered while the database was away";
+  PgServer::run("up");
+  auto got = wait_for(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].seq(), 2u);
+  EXPECT_EQ(got[1].seq(), 3u);
+  admin_ = std::make_unique<Admin>(PgServer::get().conninfo);
+  EXPECT_EQ(row("incoming_seqnum"), "4");
+  EXPECT_EQ(row("outgoing_seqnum"), "4");
+}
+
+// Waits for a refresh asked for with begin_refresh() to end.
+MessageStore::Refresh refresh(PgStore& s) {
+  EXPECT_TRUE(s.begin_refresh());
+  MessageStore::Refresh r = MessageStore::Refresh::pending;
+  eventually([&] { return (r = s.poll_refresh()) != MessageStore::Refresh::pending; });
+  return r;
+}
+
+TEST_F(PgStoreTest, refreshOnLogonTakesTheSessionAtLogonAndLetsItGoAtDisconnect) {
+  settings_.refresh_on_logon = true;
+  // Both acceptors open at start-up: neither holds the session yet.
+  auto active = open();
+  auto standby = open();
+  ASSERT_EQ(refresh(*active), MessageStore::Refresh::done);
+  EXPECT_EQ(refresh(*standby), MessageStore::Refresh::failed);
+  EXPECT_NE(std::string(standby->refresh_error()).find("advisory lock"), std::string::npos) << standby->refresh_error();
+  active->store(1, msg(1));
+  active->store(2, msg(2));
+  active->set_next_target_seq(7);
+  // Numbers changed on the standby while it does not hold the session are not written.
+  standby->set_next_sender_seq(99);
+  active->release();
+  // Written out, then let go.
+  ASSERT_TRUE(eventually([&] { return !active->holding(); }));
+  ASSERT_EQ(refresh(*standby), MessageStore::Refresh::done);
+  EXPECT_EQ(standby->next_sender_seq(), 3u);
+  EXPECT_EQ(standby->next_target_seq(), 7u);
+  EXPECT_EQ(standby->get(2), msg(2));
+  EXPECT_EQ(refresh(*active), MessageStore::Refresh::failed);
+}
+
+// Two acceptors on one database: the active answers, disconnects, and the
+// standby takes the session at the counterparty's next Logon with the
+// active's numbers (a failover in one process; the two-host proof is the lab's).
+TEST_F(PgSessionTest, standbyTakesTheSessionAtLogonWithTheActivesNumbers) {
+  settings_.refresh_on_logon = true;
+  start(CommitPolicy::sync);
+  auto standby_store = open();
+  PgStore* standby_raw = standby_store.get();
+  SessionSettings ss = test::acceptor_settings();
+  ss.store = settings_;
+  test::BasicSessionRig<AckApp> standby(ss, 10000, std::move(standby_store));
+
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_TRUE(rig_->log.contains("RefreshOnLogon"));
+  rig_->feed(rig_->peer.order("O1"));
+  got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].seq(), 2u);
+  rig_->disconnect("active gone");
+  // Written out, then let go (a dead active's lock goes with its connection).
+  ASSERT_TRUE(eventually([&] { return !store_->holding(); }));
+
+  // The counterparty reconnects to the standby and goes on where it was.
+  standby.peer.next_seq = rig_->peer.next_seq;
+  standby.feed(standby.peer.logon());
+  std::vector<test::Sent> answer;
+  ASSERT_TRUE(eventually([&] {
+    standby.tick();
+    for (auto& m : standby.wire.take()) answer.push_back(std::move(m));
+    return !answer.empty();
+  }));
+  EXPECT_EQ(answer[0].type(), "A");
+  EXPECT_EQ(answer[0].seq(), 3u);
+  EXPECT_TRUE(standby.session->logged_on());
+  EXPECT_EQ(standby_raw->next_target_seq(), 4u);
+  EXPECT_NE(standby_raw->get(2).find("\x01"
+                                     "11=O1\x01"),
+            std::string_view::npos);
+}
+
+// A whole FIX message as QuickFIX stores it (BodyLength and CheckSum
+// included), from "35=...|34=...|...|" with '|' for SOH.
+std::string fix_message(std::string body) {
+  for (char& c : body)
+    if (c == '|') c = '\x01';
+  std::string m =
+      "8=FIX.4.4\x01"
+      "9=" +
+      std::to_string(body.size()) + "\x01" + body;
+  unsigned sum = 0;
+  for (const unsigned char c : m) sum += c;
+  char tail[16];
+  std::snprintf(tail, sizeof tail, "10=%03u\x01", sum % 256);
+  return m + tail;
+}
+
+// QuickFIX's PostgreSQL schema (src/sql/postgresql) and rows as its
+// PostgreSQLStore writes them (populateCache's INSERT INTO sessions, set()'s
+// INSERT INTO messages: the raw FIX string, SOH and all, in a quoted literal),
+// for a QuickFIX acceptor KITE that took a Logon and an order from PEER and
+// answered with two ExecutionReports.
+class PgQuickFixTest : public PgSessionTest {
+ protected:
+  void SetUp() override {
+    PgSessionTest::SetUp();
+    if (IsSkipped()) return;
+    admin_->exec("DROP DATABASE IF EXISTS kite_qf_fixture");
+    admin_->exec("CREATE DATABASE kite_qf_fixture");
+    Admin qf(PgServer::get().conninfo + " dbname=kite_qf_fixture");
+    qf.exec(
+        "CREATE TABLE sessions (\n"
+        "  beginstring CHAR(8) NOT NULL,\n"
+        "  sendercompid VARCHAR(64) NOT NULL,\n"
+        "  targetcompid VARCHAR(64) NOT NULL,\n"
+        "  session_qualifier VARCHAR(64) NOT NULL,\n"
+        "  creation_time TIMESTAMP NOT NULL,\n"
+        "  incoming_seqnum INTEGER NOT NULL,\n"
+        "  outgoing_seqnum INTEGER NOT NULL,\n"
+        "  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier)\n"
+        ");\n"
+        "CREATE TABLE messages (\n"
+        "  beginstring CHAR(8) NOT NULL,\n"
+        "  sendercompid VARCHAR(64) NOT NULL,\n"
+        "  targetcompid VARCHAR(64) NOT NULL,\n"
+        "  session_qualifier VARCHAR(64) NOT NULL,\n"
+        "  msgseqnum INTEGER NOT NULL,\n"
+        "  message TEXT NOT NULL,\n"
+        "  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)\n"
+        ");\n");
+    // Written at the first Logon (numbers 1, 1), then moved by UPDATEs: the row as it ends.
+    qf.exec(
+        "INSERT INTO sessions (beginstring, sendercompid, targetcompid, session_qualifier,creation_time, "
+        "incoming_seqnum, outgoing_seqnum) VALUES('FIX.4.4','KITE','PEER','','2023-11-14 22:00:00',3,4)");
+    for (int i = 0; i < 3; ++i)
+      qf.exec(
+          "INSERT INTO messages (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum, message) "
+          "VALUES ('FIX.4.4','KITE','PEER',''," +
+          std::to_string(i + 1) + ",'" + stored_[i] + "')");
+    settings_.pg_database = "kite_qf_fixture";
+    key_.qualifier = "";
+  }
+  void TearDown() override {
+    rig_.reset();
+    if (admin_) admin_->exec("DROP DATABASE IF EXISTS kite_qf_fixture");
+  }
+
+  const std::string stored_[3] = {
+      fix_message("35=A|34=1|49=KITE|52=20231114-22:00:00.000|56=PEER|98=0|108=30|"),
+      fix_message("35=8|34=2|49=KITE|52=20231114-22:00:01.000|56=PEER|6=0|11=Q1|14=0|17=E1|37=O1|39=0|54=1|55=KITE|"
+                  "150=0|151=100|"),
+      fix_message("35=8|34=3|49=KITE|52=20231114-22:00:02.000|56=PEER|6=0|11=Q2|14=0|17=E2|37=O2|39=0|54=1|55=KITE|"
+                  "150=0|151=100|"),
+  };
+};
+
+TEST_F(PgQuickFixTest, kiteTakesOverQuickFixRowsAndServesAResendFromThem) {
+  start(CommitPolicy::async);
+  EXPECT_EQ(store_->next_sender_seq(), 4u);
+  EXPECT_EQ(store_->next_target_seq(), 3u);
+  EXPECT_EQ(store_->loaded_messages(), 3u);
+  EXPECT_EQ(store_->get(2), stored_[1]);
+  EXPECT_EQ(store_->creation_time(), 1'699'999'200'000'000'000);
+  // The counterparty logs on where it left off: no reset.
+  rig_->peer.next_seq = 3;
+  rig_->feed(rig_->peer.logon());
+  auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_EQ(got[0].seq(), 4u);
+  EXPECT_FALSE(got[0].has(test::tag::ResetSeqNumFlag));
+  // It asks for everything again: the Logon is gap-filled, the two reports
+  // come back from QuickFIX's rows as possible duplicates.
+  rig_->feed(rig_->peer.resend_request(1, 0));
+  got = wait_for(4);
+  ASSERT_GE(got.size(), 3u);
+  EXPECT_EQ(got[0].type(), "4");
+  EXPECT_EQ(got[0].seq(), 1u);
+  EXPECT_EQ(got[0].get(test::tag::NewSeqNo), "2");
+  for (int i = 1; i <= 2; ++i) {
+    EXPECT_EQ(got[i].type(), "8");
+    EXPECT_EQ(got[i].seq(), static_cast<std::uint64_t>(i + 1));
+    EXPECT_EQ(got[i].get(test::tag::PossDupFlag), "Y");
+    EXPECT_EQ(got[i].get(test::tag::OrigSendingTime), "20231114-22:00:0" + std::to_string(i) + ".000");
+    EXPECT_EQ(got[i].get(test::tag::ClOrdID), "Q" + std::to_string(i));
+  }
+  // What Kite wrote back is what QuickFIX reads: its row and its messages.
+  ASSERT_TRUE(store_->wait_committed(5000));
+  Admin qf(PgServer::get().conninfo + " dbname=kite_qf_fixture");
+  EXPECT_EQ(qf.value("SELECT incoming_seqnum FROM sessions WHERE beginstring='FIX.4.4' and sendercompid='KITE' and "
+                     "targetcompid='PEER' and session_qualifier=''"),
+            "5");
+  EXPECT_EQ(qf.value("SELECT message FROM messages WHERE msgseqnum=2"), stored_[1]);
+  EXPECT_EQ(qf.value("SELECT substr(message, 1, 11) FROM messages WHERE msgseqnum=4"),
+            "8=FIX.4.4\x01"
+            "9");
+}
+
+}  // namespace
+}  // namespace kite::session
