@@ -92,9 +92,9 @@ std::string sit(const std::vector<Fake>& fakes, bool paired, std::uint64_t seed,
   body += "[audit]\ninterval_s = 0.1\n";  // a sample or more inside each short run
   SittingOptions o = test::test_sitting_options(test::env_or("KITE_SOURCE_DIR", "."), root, body, sitting);
   // Sequential cells are a few runs each; a paired run is one short run with its own client.
-  o.matrix.runs = paired ? 1 : 3;
+  o.matrix.runs = paired ? 1 : 4;
   o.matrix.warmup_s = 0.1;
-  o.matrix.duration_s = paired ? 0.2 : 0.3;
+  o.matrix.duration_s = paired ? 0.2 : 0.4;
   o.audit = true;
   o.flavours_dir = (root / "flavours").string();
   o.client_binary = KITE_BENCH_ROUNDTRIP;
@@ -111,9 +111,16 @@ json result(const std::string& dir, const std::string& flavour) {
   return json::parse(read_text(dir + "/" + flavour + "_kernel_single_closed.json"));
 }
 
+// A sequential cell's service p50, withheld or not: a host daemon (here DAMON's
+// kdamond) sometimes gets a cell refused, and the ranking is the question.
+double service_p50(const json& j) {
+  const json& s = j.contains("summary") ? j["summary"] : j.at("withheld").at("summary");
+  return s["service"]["p50"].get<double>();
+}
+
 // Three fakes of known cost: b costs 1.3 and c 1.7 times the reference.
 const std::vector<Fake> kFakes = {{"cpp", 200}, {"b", 260}, {"c", 340}};
-constexpr std::chrono::milliseconds kHalf{2000};
+constexpr std::chrono::milliseconds kHalf{4000};  // slower than a round, not than a sequential cell
 constexpr std::uint64_t kSeeds[] = {11, 23, 37, 41, 59};  // S1-S5
 
 TEST(PairedSitting, sequentialMisranksForSomeSeedPairedRanksRightForEverySeed) {
@@ -122,9 +129,9 @@ TEST(PairedSitting, sequentialMisranksForSomeSeedPairedRanksRightForEverySeed) {
     const auto phase = kHalf * 2 * static_cast<int>(i) / static_cast<int>(std::size(kSeeds));
     const std::string tag = "s" + std::to_string(i + 1);
     const std::string seq = sit(kFakes, false, kSeeds[i], kHalf, phase, tag + "-sequential");
-    const double p_cpp = result(seq, "cpp")["summary"]["service"]["p50"];
-    const double p_b = result(seq, "b")["summary"]["service"]["p50"];
-    const double p_c = result(seq, "c")["summary"]["service"]["p50"];
+    const double p_cpp = service_p50(result(seq, "cpp"));
+    const double p_b = service_p50(result(seq, "b"));
+    const double p_c = service_p50(result(seq, "c"));
     const bool right = p_cpp < p_b && p_b < p_c;
     sequential_wrong += !right;
     std::printf("S%zu sequential p50 cpp %.0f b %.0f c %.0f: %s\n", i + 1, p_cpp, p_b, p_c, right ? "right" : "wrong");
