@@ -67,6 +67,16 @@ std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, st
   return order;
 }
 
+std::vector<std::size_t> bracketed_order(std::size_t members, std::size_t reference, std::uint64_t seed,
+                                         std::size_t round) {
+  std::vector<std::size_t> runs{reference};
+  for (std::size_t k : round_order(members - 1, seed, round)) {
+    runs.push_back(k < reference ? k : k + 1);  // k counts the members other than the reference
+    runs.push_back(reference);
+  }
+  return runs;
+}
+
 RatioInterval median_interval(const std::vector<double>& ratios, std::uint64_t seed, const PairingRule& rule) {
   RatioInterval r;
   if (ratios.empty()) return r;
@@ -98,17 +108,45 @@ PairedGroup::PairedGroup(std::vector<std::string> members, std::size_t reference
   if (reference_ >= members_.size()) throw std::invalid_argument("the reference is not a member of the group");
 }
 
+void PairedGroup::add_round(const std::vector<std::size_t>& runs, const std::vector<double>& p50) {
+  if (runs.size() != p50.size()) throw std::invalid_argument("a round gives one p50 per run");
+  std::vector<double> own(members_.size(), -1), ratio(members_.size(), -1);
+  double ref_log = 0;
+  int ref_runs = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i] >= members_.size()) throw std::invalid_argument("a run names no member of the group");
+    if (runs[i] == reference_ && p50[i] > 0) {
+      ref_log += std::log(p50[i]);
+      ++ref_runs;
+    }
+  }
+  if (ref_runs > 0) own[reference_] = std::exp(ref_log / ref_runs);
+  auto reference_at = [&](std::size_t i) { return runs[i] == reference_ && p50[i] > 0 ? p50[i] : -1.0; };
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i] == reference_ || p50[i] <= 0) continue;
+    own[runs[i]] = p50[i];
+    const double before = i > 0 ? reference_at(i - 1) : -1, after = i + 1 < runs.size() ? reference_at(i + 1) : -1;
+    const double ref = before > 0 && after > 0 ? std::sqrt(before * after) : std::max(before, after);
+    if (ref > 0) ratio[runs[i]] = p50[i] / ref;
+  }
+  rounds_.push_back(std::move(own));
+  ratios_.push_back(std::move(ratio));
+}
+
 void PairedGroup::add_round(const std::vector<double>& p50) {
   if (p50.size() != members_.size()) throw std::invalid_argument("a round gives one p50 per member");
+  std::vector<double> ratio(members_.size(), -1);
+  const double ref = p50[reference_];
+  for (std::size_t m = 0; m < members_.size(); ++m)
+    if (m != reference_ && ref > 0 && p50[m] > 0) ratio[m] = p50[m] / ref;
   rounds_.push_back(p50);
+  ratios_.push_back(std::move(ratio));
 }
 
 std::vector<double> PairedGroup::ratios_of(std::size_t member) const {
   std::vector<double> out;
-  for (const auto& round : rounds_) {
-    const double ref = round[reference_], v = round[member];
-    if (ref > 0 && v > 0) out.push_back(v / ref);
-  }
+  for (const auto& round : ratios_)
+    if (round[member] > 0) out.push_back(round[member]);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -1409,6 +1410,7 @@ json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell
             {"target", g.rule().target},
             {"resolution", g.rule().resolution},
             {"width_reached", g.width_reached()},
+            {"bracketed", true},
             {"orders", orders}};
   json own = json::array();
   for (const auto& round : p50s) own.push_back(round[member] > 0 ? json(round[member]) : json());
@@ -1476,7 +1478,9 @@ void record_members(Context& c, std::vector<Member>& ms, const PairedGroup& g, c
     } else {
       t.last.end = AttemptEnd::measured;
       t.last.result = member_result(m, pairing_json(g, summary[k], m.cell, orders, p50s, k));
-      t.last.reason = c.opt.audit ? "audit passed in " + std::to_string(m.rounds.size()) + " of " +
+      // The reference runs several times a round: count rounds, not runs.
+      const std::set<int> passed(m.round_of.begin(), m.round_of.end());
+      t.last.reason = c.opt.audit ? "audit passed in " + std::to_string(passed.size()) + " of " +
                                         std::to_string(g.rounds()) + " rounds"
                                   : "audit disabled";
       t.failures = m.failures;
@@ -1561,22 +1565,20 @@ bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vec
   rule.resolution = mr.resolution;
   PairedGroup g(names, *ref, rule, c.pairing_seed);
   std::vector<std::vector<std::size_t>> orders;
-  std::vector<std::vector<double>> p50s;
   bool interrupted = false;
   while (!g.done() && !interrupted && !stop_requested()) {
-    std::vector<double> p50(live.size(), -1);
     std::vector<std::size_t> order = g.next_order();
-    for (std::size_t k : order)
-      if (!interrupted) p50[k] = run_round(c, ms[live[k]], g.rounds(), interrupted);
+    std::vector<double> p50(order.size(), -1);
+    for (std::size_t i = 0; i < order.size() && !interrupted; ++i)
+      p50[i] = run_round(c, ms[live[order[i]]], g.rounds(), interrupted);
     if (interrupted) break;
-    g.add_round(p50);
+    g.add_round(order, p50);
     orders.push_back(order);
-    p50s.push_back(p50);
   }
   stop_all();
   if (interrupted || stop_requested()) return false;
   show_group(c, g, ms[live.front()].cell);
-  record_members(c, ms, g, live, orders, p50s, stamp, res);
+  record_members(c, ms, g, live, orders, g.p50s(), stamp, res);
   return true;
 }
 

@@ -159,14 +159,18 @@ bool sequential_orders_right(std::uint64_t seed) {
   return p50[0] < p50[1] && p50[1] < p50[2];
 }
 
+// A bracketed round on `host`: every run of next_order() in turn.
+void run_round(PairedGroup& g, DriftingHost& host, const std::vector<double>& costs) {
+  const std::vector<std::size_t> runs = g.next_order();
+  std::vector<double> p50;
+  for (std::size_t m : runs) p50.push_back(host.run(costs[m]));
+  g.add_round(runs, p50);
+}
+
 bool paired_orders_right(std::uint64_t seed) {
   DriftingHost host(seed);
   PairedGroup g({"a", "b", "c"}, 0, PairingRule{}, seed);
-  while (!g.done()) {
-    std::vector<double> p50(kCosts.size());
-    for (std::size_t m : g.next_order()) p50[m] = host.run(kCosts[m]);
-    g.add_round(p50);
-  }
+  while (!g.done()) run_round(g, host, kCosts);
   const auto s = g.summary();
   return s[1].verdict == PairVerdict::slower && s[2].verdict == PairVerdict::slower &&
          s[2].interval.low > s[1].interval.high;
@@ -179,6 +183,68 @@ TEST(PairingTest, roundsOrderMembersRightOnADriftingHostWhereSequentialRunsDoNot
     EXPECT_TRUE(paired_orders_right(seed)) << "seed " << seed;
   }
   EXPECT_GE(sequential_wrong, 1) << "the drifting host should fool sequential runs for at least one seed";
+}
+
+TEST(PairingTest, aBracketedRoundRunsTheReferenceBesideEveryMember) {
+  for (std::size_t ref = 0; ref < 4; ++ref) {
+    const auto runs = bracketed_order(4, ref, 7, 2);
+    ASSERT_EQ(runs.size(), 7u);
+    std::vector<std::size_t> others;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (i % 2 == 0) {
+        EXPECT_EQ(runs[i], ref) << "run " << i;
+      } else {
+        EXPECT_NE(runs[i], ref) << "run " << i;
+        others.push_back(runs[i]);
+      }
+    }
+    std::sort(others.begin(), others.end());
+    EXPECT_EQ(std::adjacent_find(others.begin(), others.end()), others.end()) << "a member twice in a round";
+  }
+  EXPECT_EQ(bracketed_order(4, 1, 7, 2), bracketed_order(4, 1, 7, 2));
+  EXPECT_NE(bracketed_order(6, 0, 7, 2), bracketed_order(6, 0, 7, 3));
+}
+
+TEST(PairingTest, aBracketedRatioDividesByTheReferenceRunsBesideIt) {
+  PairedGroup g({"cpp", "raw", "quickfix"}, 0, PairingRule{}, 1);
+  g.add_round({0, 1, 0, 2, 0}, {10, 12, 20, 30, 40});  // raw over sqrt(10*20), quickfix over sqrt(20*40)
+  g.add_round({0, 2, 0, 1, 0}, {10, 30, -1, 9, 10});   // the middle reference failed: each its one neighbour
+  g.add_round({0, 1, 0, 2, 0}, {-1, 12, -1, 30, 40});  // raw has no reference beside it
+  const auto s = g.summary();
+  ASSERT_EQ(s[1].ratios.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[1].ratios[0], 12 / std::sqrt(200.0));
+  EXPECT_DOUBLE_EQ(s[1].ratios[1], 0.9);
+  ASSERT_EQ(s[2].ratios.size(), 3u);
+  EXPECT_DOUBLE_EQ(s[2].ratios[0], 30 / std::sqrt(800.0));
+  EXPECT_DOUBLE_EQ(s[2].ratios[1], 3.0);
+  EXPECT_DOUBLE_EQ(s[2].ratios[2], 0.75);
+  EXPECT_DOUBLE_EQ(g.p50s()[0][0], std::cbrt(10.0 * 20 * 40)) << "the reference's p50 of a round";
+  EXPECT_THROW(g.add_round({0, 1}, {10}), std::invalid_argument);
+  EXPECT_THROW(g.add_round({0, 3}, {10, 10}), std::invalid_argument);
+}
+
+TEST(PairingTest, bracketingNarrowsTheIntervalWhenTheHostDriftsWithinARound) {
+  // The host changes state every 4 runs, faster than an unbracketed round of
+  // six members: the reference run far from a member says little about it.
+  const std::vector<double> costs = {10, 10.5, 11, 11.5, 12, 12.5};
+  std::vector<std::string> names = {"a", "b", "c", "d", "e", "f"};
+  PairingRule rule;
+  rule.min_rounds = rule.max_rounds = 12;
+  double plain = 0, bracketed = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    DriftingHost h1(seed), h2(seed);
+    h1.period = h2.period = 4;
+    PairedGroup a(names, 0, rule, seed), b(names, 0, rule, seed);
+    while (!a.done()) {
+      std::vector<double> p50(costs.size());
+      for (std::size_t m : round_order(costs.size(), seed, a.rounds())) p50[m] = h1.run(costs[m]);
+      a.add_round(p50);
+    }
+    while (!b.done()) run_round(b, h2, costs);
+    plain += a.width_reached();
+    bracketed += b.width_reached();
+  }
+  EXPECT_LT(bracketed, plain / 2) << "over five seeds" << "bracketed " << bracketed / 5 << ", plain " << plain / 5 << " (mean widths)";
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Paired groups: the cells of one group differ in one dimension (the flavour
 // by default) and are measured in interleaved rounds, each member once per
 // round in a seeded random order, so that a host that drifts between fast and
-// slow states moves every member of a round alike. Members are judged by the
-// per-round ratio of their p50 to the reference's p50: the median of those
-// ratios, its percentile-bootstrap interval, and a verdict.
+// slow states moves every member of a round alike. A round is bracketed: the
+// reference runs before the first member, between every two and after the
+// last, and each member is divided by the reference runs beside it, because
+// this host's state holds for a second or two and not for a whole round.
+// Members are judged by those per-round ratios: their median, its
+// percentile-bootstrap interval, and a verdict.
 //
 // Everything here is a pure function of its inputs and a seed: the same
 // rounds and seed give the same order, interval and verdict.
@@ -52,6 +55,12 @@ struct RatioInterval {
 /// from a generator seeded by `seed` and `round` alone.
 std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, std::size_t round);
 
+/// The runs of bracketed round `round`: the members other than `reference`
+/// in round_order() over them, with `reference` before the first, between
+/// every two and after the last (R m1 R m2 ... mk R: 2k+1 runs).
+std::vector<std::size_t> bracketed_order(std::size_t members, std::size_t reference, std::uint64_t seed,
+                                         std::size_t round);
+
 /// The median of `ratios` with its percentile-bootstrap interval at
 /// `rule.confidence` over `rule.resamples` resamples drawn from `seed`.
 /// An empty input gives a zero interval.
@@ -79,12 +88,24 @@ class PairedGroup {
   /// a reference out of range.
   PairedGroup(std::vector<std::string> members, std::size_t reference, PairingRule rule, std::uint64_t seed);
 
-  /// The order in which the next round runs the members (indexes into members()).
-  std::vector<std::size_t> next_order() const { return round_order(members_.size(), seed_, rounds_.size()); }
+  /// The runs of the next round, bracketed (indexes into members()).
+  std::vector<std::size_t> next_order() const {
+    return bracketed_order(members_.size(), reference_, seed_, rounds_.size());
+  }
 
-  /// Records a round: each member's p50 of the judged time, in members()
-  /// order. A value <= 0 marks a member whose run failed: its ratio is left
-  /// out of that round, and a failed reference leaves the round out for all.
+  /// Records a bracketed round: `runs` as next_order() gave it and the judged
+  /// p50 of each run (<= 0: the run failed). A member's ratio is its p50 over
+  /// the geometric mean of the reference runs on either side of it, or over
+  /// the one of them that succeeded; with neither, or its own run failed, it
+  /// has no ratio that round. The reference's p50 of the round is the
+  /// geometric mean of its runs that succeeded. Throws std::invalid_argument
+  /// when the sizes differ or a run names no member.
+  void add_round(const std::vector<std::size_t>& runs, const std::vector<double>& p50);
+
+  /// Records an unbracketed round: each member ran once, in members() order
+  /// of `p50`, and is divided by the reference's one run. A value <= 0 marks
+  /// a failed run: its ratio is left out, a failed reference leaves the round
+  /// out for all.
   void add_round(const std::vector<double>& p50);
 
   int rounds() const { return static_cast<int>(rounds_.size()); }
@@ -107,6 +128,8 @@ class PairedGroup {
   std::size_t reference() const { return reference_; }
   std::uint64_t seed() const { return seed_; }
   const PairingRule& rule() const { return rule_; }
+  /// Each round's p50 per member, in members() order (<= 0: none that round).
+  const std::vector<std::vector<double>>& p50s() const { return rounds_; }
 
  private:
   std::vector<double> ratios_of(std::size_t member) const;
@@ -116,7 +139,8 @@ class PairedGroup {
   std::size_t reference_;
   PairingRule rule_;
   std::uint64_t seed_;
-  std::vector<std::vector<double>> rounds_;
+  std::vector<std::vector<double>> rounds_;  ///< p50 per member per round
+  std::vector<std::vector<double>> ratios_;  ///< ratio per member per round, <= 0 for none
 };
 
 }  // namespace kite::lab
