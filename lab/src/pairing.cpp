@@ -161,7 +161,8 @@ PairingStop PairedGroup::stop() const {
   for (std::size_t m = 0; m < members_.size() && settled; ++m) {
     if (m == reference_) continue;
     const RatioInterval r = interval_of(m);
-    settled = r.median > 0 && r.relative_width() <= rule_.target;
+    const auto n = static_cast<int>(ratios_of(m).size());
+    settled = n >= rule_.min_rounds && r.median > 0 && r.relative_width() <= rule_.target;
   }
   if (settled) return PairingStop::target;
   return rounds() >= rule_.max_rounds ? PairingStop::round_limit : PairingStop::running;
@@ -176,7 +177,8 @@ std::vector<PairedGroup::Member> PairedGroup::summary() const {
     if (!s.reference) {
       s.ratios = ratios_of(m);
       s.interval = interval_of(m);
-      s.verdict = verdict_of(s.interval, rule_.resolution);
+      s.verdict = static_cast<int>(s.ratios.size()) < rule_.min_ratios ? PairVerdict::level
+                                                                       : verdict_of(s.interval, rule_.resolution);
     }
     out.push_back(std::move(s));
   }

@@ -247,4 +247,17 @@ TEST(PairingTest, bracketingNarrowsTheIntervalWhenTheHostDriftsWithinARound) {
   EXPECT_LT(bracketed, plain / 2) << "over five seeds" << "bracketed " << bracketed / 5 << ", plain " << plain / 5 << " (mean widths)";
 }
 
+TEST(PairingTest, aMemberWithFewRatiosNeitherSettlesNorRanks) {
+  PairingRule rule;
+  rule.max_rounds = 12;
+  PairedGroup g({"cpp", "raw", "quickfix"}, 0, rule, 1);
+  for (int i = 0; i < rule.max_rounds; ++i) g.add_round({10, i < rule.min_ratios - 1 ? 5.0 : -1.0, 20});
+  EXPECT_EQ(g.stop(), PairingStop::round_limit) << "raw's four ratios cannot settle the group";
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].ratios.size(), static_cast<std::size_t>(rule.min_ratios - 1));
+  EXPECT_DOUBLE_EQ(s[1].interval.relative_width(), 0) << "four equal ratios: a zero-width interval";
+  EXPECT_EQ(s[1].verdict, PairVerdict::level) << "too few ratios to rank";
+  EXPECT_EQ(s[2].verdict, PairVerdict::slower);
+}
+
 }  // namespace

@@ -41,6 +41,9 @@ struct PairingRule {
   /// wholly below 1 - resolution (or above 1 + resolution) to rank. One
   /// binary under two names measured 1% apart here (set-up, not engine).
   double resolution = 0.02;
+  /// A member with fewer ratios than this (rounds the audit refused or that
+  /// failed) is `level`: a bootstrap over so few says nothing.
+  int min_ratios = 5;
 };
 
 /// The median of per-round ratios and its interval.
@@ -72,7 +75,7 @@ PairVerdict verdict_of(const RatioInterval& r, double resolution = 0.02);
 /// Why a group stopped.
 enum class PairingStop {
   running,      ///< neither the target nor the round limit reached yet
-  target,       ///< every member's interval settled after at least min_rounds
+  target,       ///< every member's interval settled, each over at least min_rounds ratios
   round_limit,  ///< max_rounds run, some interval still wider than the target
 };
 
