@@ -92,9 +92,11 @@ class RecvBuffer {
   void clear() noexcept { head_ = tail_ = 0; }
 
  private:
-  std::unique_ptr<char[]> buf_;
+  // head_ and tail_ first: the engine's per-cycle checks read only them.
+  std::size_t head_ = 0, tail_ = 0;
   char* base_ = nullptr;
-  std::size_t cap_ = 0, head_ = 0, tail_ = 0;
+  std::size_t cap_ = 0;
+  std::unique_ptr<char[]> buf_;
   std::uint64_t compactions_ = 0;
 };
 
@@ -154,11 +156,12 @@ class SendBuffer {
   }
 
  private:
-  std::unique_ptr<char[]> buf_;
+  std::size_t head_ = 0, tail_ = 0;  // first: the engine's per-cycle checks read only them
   char* base_ = nullptr;
-  std::size_t cap_ = 0, head_ = 0, tail_ = 0, claimed_ = 0, high_water_ = 0;
-  std::uint64_t compactions_ = 0;
+  std::size_t cap_ = 0, claimed_ = 0, high_water_ = 0;
   bool locked_ = false;
+  std::unique_ptr<char[]> buf_;
+  std::uint64_t compactions_ = 0;
 };
 
 }  // namespace kite::transport
