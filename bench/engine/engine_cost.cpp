@@ -4,7 +4,7 @@
 // fix server answers with the acceptor's OrderApplication in ack mode; the
 // echo server and its pingers are the engine tests' (tests/support/engine_testing.hpp).
 //
-//   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F
+//   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F [--dictionary DIR]
 //   engine_cost client --protocol fix|echo --sessions 32 --orders 200 --port P
 //
 // `serve` exits once every session has connected and gone, printing the
@@ -133,6 +133,7 @@ struct Options {
   int timeout_s = 600;
   std::string port_file;
   std::string peer = "kite";
+  std::string dictionary;  // serve: UseDataDictionary=Y with this DataDictionary (a folder or file)
 };
 
 int serve(const Options& o) {
@@ -145,6 +146,10 @@ int serve(const Options& o) {
     session::SessionSettings st;
     st.sender_comp_id = "SRV";
     st.target_comp_id = cat("CLI", i);
+    if (!o.dictionary.empty()) {  // the reference row: every message validated (docs/engine.md)
+      st.validate = true;
+      st.data_dictionary = o.dictionary;
+    }
     apps.push_back(std::make_unique<app::OrderApplication>(app::Mode::ack, ids));
     registry.add(st, *apps.back());
   }
@@ -241,6 +246,8 @@ int main(int argc, char** argv) {
   }
   auto* serve = app.get_subcommand("serve");
   serve->add_option("--port-file", o.port_file, "write the bound port here");
+  serve->add_option("--dictionary", o.dictionary,
+                    "fix: validate every message against this DataDictionary (folder or FIX44.xml)");
   serve->add_option("--idle", o.idle,
                     "busy-spin, spin-yield or block (default block: idle cycles not counted as work)");
   app.get_subcommand("client")->add_option("--orders", o.orders, "orders per session (default 200)");

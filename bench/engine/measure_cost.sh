@@ -8,7 +8,9 @@
 # duty cycles (--toggle-collect on SessionAgent::do_work/block), and prints
 # the average and the marginal instructions per order:
 #   marginal = (Ir_high - Ir_low) / (orders_high - orders_low)
-# which leaves out connection set-up, logon and logout.
+# which leaves out connection set-up, logon and logout. The fix-dict row is
+# the fix row with UseDataDictionary=Y (dictionaries/FIX44.xml, or
+# $KITE_DICTIONARY_DIR), for reference: the lab measures without one.
 #
 # Then, when BUILD_DIR has bench_roundtrip, the same for its measured servers
 # (flavours cpp and quickfix, model mono, idle block, null store), driven by
@@ -26,13 +28,14 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-run() {  # protocol orders -> "orders Ir"
-  local proto=$1 orders=$2 out="$work/cg.$1.$2"
+run() {  # protocol[-dict] orders -> "orders Ir"
+  local proto=${1%-dict} orders=$2 out="$work/cg.$1.$2" extra=()
+  [[ $1 == *-dict ]] && extra=(--dictionary "$dict")
   rm -f "$work/port"
   valgrind --tool=callgrind --callgrind-out-file="$out" \
     --toggle-collect='kite::engine::detail::SessionAgent::do_work*' \
     --toggle-collect='kite::engine::detail::SessionAgent::block*' \
-    "$bin" serve --protocol "$proto" --port-file "$work/port" --timeout 300 >"$work/serve.log" 2>&1 &
+    "$bin" serve --protocol "$proto" "${extra[@]}" --port-file "$work/port" --timeout 300 >"$work/serve.log" 2>&1 &
   local server=$!
   for _ in $(seq 600); do [[ -f "$work/port" ]] && break; sleep 0.1; done
   "$bin" client --protocol "$proto" --port "$(cat "$work/port")" --orders "$orders" --timeout 300 >/dev/null
@@ -68,7 +71,10 @@ row() {  # name runner arg: the runner at ORDERS_LOW and ORDERS_HIGH, one line
 }
 
 printf '%-15s %10s %14s %10s %14s %10s %10s\n' protocol orders_low Ir_low orders_high Ir_high avg/order marginal
-for proto in echo fix; do row "$proto" run "$proto"; done
+# fix-dict: the fix row with UseDataDictionary=Y (FIX44.xml), for reference;
+# the lab's cells run without a dictionary.
+dict=${KITE_DICTIONARY_DIR:-$(dirname "$0")/../../dictionaries}
+for proto in echo fix fix-dict; do row "$proto" run "$proto"; done
 
 bench="$build/bench_roundtrip"
 if [[ -x "$bench" ]]; then

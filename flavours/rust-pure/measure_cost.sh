@@ -7,10 +7,20 @@
 # orders_low), leaves out start-up, logons and logouts.
 #   flavours/rust-pure/measure_cost.sh [BUILD_DIR] [ORDERS_LOW] [ORDERS_HIGH]
 # BUILD_DIR needs engine_cost, bench_roundtrip and rust-pure/release/rust_pure.
+#
+# KITE_COST_CACHE=1 runs cachegrind instead and adds the marginal D1 and LL
+# misses per order (reads + writes) of a SIMULATED cache, by default the
+# host's per-core L1d and L2 (KITE_COST_D1, KITE_COST_LL: cachegrind's
+# size,assoc,line). Its Ir equals callgrind's. Valgrind cannot run AVX-512:
+# the codec is held at avx2 (KITE_CODEC_LEVEL) whatever the CPU has.
 set -euo pipefail
 build=${1:-build/release}
 low=${2:-100}
 high=${3:-300}
+cache=${KITE_COST_CACHE:-0}
+d1=${KITE_COST_D1:-32768,8,64}
+ll=${KITE_COST_LL:-524288,8,64}
+export KITE_CODEC_LEVEL=${KITE_CODEC_LEVEL:-avx2}
 client="$build/bench/engine/engine_cost"
 cpp="$build/bench_roundtrip"
 rust="$build/rust-pure/release/rust_pure"
@@ -21,30 +31,50 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-run() {  # flavour orders -> "orders Ir"
+# The PROGRAM TOTALS line of a callgrind or cachegrind file: "Ir D1miss LLmiss"
+# (misses 0 under callgrind).
+totals() {
+  if [[ $cache == 1 ]]; then
+    cg_annotate "$1" 2>/dev/null | awk '
+      /^ *Ir +I1mr/ { for (i = 1; i <= NF; ++i) col[$i] = i }
+      /PROGRAM TOTALS/ { gsub(/\([^)]*\)|,/, ""); $0 = $0; print $col["Ir"], $col["D1mr"] + $col["D1mw"], $col["DLmr"] + $col["DLmw"]; exit }'
+  else
+    callgrind_annotate "$1" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1 0 0/p' | tr -d ,
+  fi
+}
+
+run() {  # flavour orders -> "orders Ir D1 LL"
   local flavour=$1 orders=$2 out="$work/cg.$1.$2"
   rm -f "$work/ready"
-  local cmd
+  local cmd tool
   if [[ $flavour == rust-pure ]]; then
     cmd=("$rust" --model mono --sessions 32 --idle block --ready-file "$work/ready")
   else
     cmd=("$cpp" server --flavour cpp --model mono --sessions 32 --idle block --ready-file "$work/ready")
   fi
-  valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" >"$work/server.log" 2>&1 &
+  if [[ $cache == 1 ]]; then
+    tool=(--tool=cachegrind --cache-sim=yes --D1="$d1" --LL="$ll" --cachegrind-out-file="$out")
+  else
+    tool=(--tool=callgrind --callgrind-out-file="$out")
+  fi
+  valgrind "${tool[@]}" "${cmd[@]}" >"$work/server.log" 2>&1 &
   local server=$!
   for _ in $(seq 600); do [[ -s "$work/ready" ]] && break; sleep 0.1; done
   "$client" client --peer bench --protocol fix --port "$(cat "$work/ready")" --orders "$orders" --timeout 300 >/dev/null
   kill -TERM "$server"
   wait "$server" || true
-  local ir
-  ir=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
-  echo "$((32 * orders)) $ir"
+  echo "$((32 * orders)) $(totals "$out")"
 }
 
-printf '%-10s %10s %14s %10s %14s %10s %10s\n' flavour orders_low Ir_low orders_high Ir_high avg/order marginal
+printf '%-10s %10s %14s %10s %14s %10s %10s' flavour orders_low Ir_low orders_high Ir_high avg/order marginal
+[[ $cache == 1 ]] && printf ' %9s %9s   (D1 %s, LL %s: simulated)' D1miss/o LLmiss/o "$d1" "$ll"
+printf '\n'
 for flavour in cpp rust-pure; do
-  read -r o1 i1 < <(run "$flavour" "$low")
-  read -r o2 i2 < <(run "$flavour" "$high")
+  read -r o1 i1 d1a l1a < <(run "$flavour" "$low")
+  read -r o2 i2 d1b l1b < <(run "$flavour" "$high")
   awk -v p="$flavour" -v o1="$o1" -v i1="$i1" -v o2="$o2" -v i2="$i2" \
-    'BEGIN { printf "%-10s %10d %14d %10d %14d %10.0f %10.0f\n", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
+    'BEGIN { printf "%-10s %10d %14d %10d %14d %10.0f %10.0f", p, o1, i1, o2, i2, i2 / o2, (i2 - i1) / (o2 - o1) }'
+  [[ $cache == 1 ]] && awk -v o1="$o1" -v o2="$o2" -v a="$d1a" -v b="$d1b" -v c="$l1a" -v d="$l1b" \
+    'BEGIN { printf " %9.2f %9.2f", (b - a) / (o2 - o1), (d - c) / (o2 - o1) }'
+  printf '\n'
 done

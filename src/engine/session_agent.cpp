@@ -65,8 +65,11 @@ SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> dr
     auto s = std::make_unique<Slot>();
     s->owner = this;
     s->conn.slot = static_cast<std::uint32_t>(i);
-    s->conn.rx.reset_capacity(setup.recv_buffer);
-    s->conn.tx.reset_capacity(setup.send_buffer);
+    // Connection i's buffers start 512 * i bytes (mod 4 KiB) into their
+    // pages, rx and tx half a colour apart: 8 connections cover every L1 set.
+    const std::size_t color = (static_cast<std::size_t>(i) * 512) % 4096;
+    s->conn.rx.reset_capacity(setup.recv_buffer, color);
+    s->conn.tx.reset_capacity(setup.send_buffer, (color + 256) % 4096);
     slots_.push_back(std::move(s));
   }
   for (int i = n - 1; i >= 0; --i) free_.push_back(slots_[static_cast<std::size_t>(i)].get());

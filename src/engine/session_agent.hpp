@@ -66,9 +66,10 @@ class SessionAgent final : public Agent, public transport::Sink {
  private:
   // One connection: its transport state, its Protocol, and the Outbound that
   // Protocol writes through.
-  struct Slot final : Outbound {
+  // Line-aligned, its own fields first: service() visits every slot each
+  // cycle, and reads the first line and conn's first two.
+  struct alignas(64) Slot final : Outbound {
     SessionAgent* owner = nullptr;
-    transport::Conn conn;
     Protocol* proto = nullptr;
     int id = 0;
     bool open = false;
@@ -78,6 +79,7 @@ class SessionAgent final : public Agent, public transport::Sink {
     std::int64_t full_since = 0;   // first failed claim since the last drained byte
     std::uint64_t sent_mark = 0;   // conn.bytes_sent when full_since was set
     std::uint64_t retry_mark = 0;  // conn.bytes_sent when rx was last left unconsumed
+    transport::Conn conn;
 
     char* claim(std::size_t min) noexcept override;
     void commit(std::size_t n) noexcept override { conn.tx.commit(n); }

@@ -23,7 +23,7 @@ SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLi
     : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits) {}
 
 SessionConnection::SessionConnection(Session& session, const Clock& clock, Logger& log)
-    : clock_(clock), log_(log), session_(&session) {
+    : session_(&session), clock_(clock), log_(log) {
   limits_.max_message_size = session.settings().max_message_size;
   limits_.logon_timeout_ms = session.settings().logon_timeout_ms;
 }
@@ -66,43 +66,49 @@ void SessionConnection::refuse(const char* reason) noexcept {
 }
 
 namespace {
-// The field index a frame is read into belongs to the thread, not to the
-// connection: it is only read during on_data (a session copies what it
-// queues), and a thread's connections take turns, so its sessions share one
-// index that stays in cache. A nested on_data on the same thread (a test
-// wiring two connections back to back) takes the next depth's index; each
-// depth's is made once per thread, at its first message.
-struct ThreadIndexes {
-  std::vector<std::unique_ptr<codec::FieldIndex>> by_depth;
+// The field index a frame is read into, and the header read from it, belong
+// to the thread, not to the connection: they are only read during on_data
+// (a session copies what it queues), and a thread's connections take turns,
+// so its sessions share one index and header that stay in cache. A nested
+// on_data on the same thread (a test wiring two connections back to back)
+// takes the next depth's; each depth's is made once per thread, at its
+// first message.
+struct FrameScratch {
+  codec::FieldIndex index{1024};
+  codec::Header header;
+};
+struct ThreadScratch {
+  std::vector<std::unique_ptr<FrameScratch>> by_depth;
   std::size_t depth = 0;
 };
-thread_local ThreadIndexes t_indexes;
+thread_local ThreadScratch t_scratch;
 
-class IndexLease {
+class ScratchLease {
  public:
-  IndexLease() noexcept {
-    ThreadIndexes& t = t_indexes;
-    if (t.depth == t.by_depth.size()) t.by_depth.push_back(std::make_unique<codec::FieldIndex>(1024));
-    index_ = t.by_depth[t.depth++].get();
+  ScratchLease() noexcept {
+    ThreadScratch& t = t_scratch;
+    if (t.depth == t.by_depth.size()) t.by_depth.push_back(std::make_unique<FrameScratch>());
+    scratch_ = t.by_depth[t.depth++].get();
   }
-  ~IndexLease() { --t_indexes.depth; }
-  IndexLease(const IndexLease&) = delete;
-  IndexLease& operator=(const IndexLease&) = delete;
-  codec::FieldIndex& index() const noexcept { return *index_; }
+  ~ScratchLease() { --t_scratch.depth; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  codec::FieldIndex& index() const noexcept { return scratch_->index; }
+  codec::Header& header() const noexcept { return scratch_->header; }
 
  private:
-  codec::FieldIndex* index_;
+  FrameScratch* scratch_;
 };
 }  // namespace
 
 std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int64_t) noexcept {
   if (metrics_ != nullptr) rx_ns_ = engine::monotonic_ns();
-  const IndexLease lease;
+  const ScratchLease lease;
   codec::FieldIndex& index = lease.index();
   std::size_t used = 0;
   while (used < n && !closed_) {
     if (session_ != nullptr && session_->state() == SessionState::closing) break;
-    const std::uint32_t max = session_ != nullptr ? session_->settings().max_message_size : limits_.max_message_size;
+    const std::uint32_t max = session_ != nullptr ? session_->max_message_size() : limits_.max_message_size;
     // Framed and indexed in one walk (the index is empty unless complete).
     const codec::FramedIndex framed = index.frame_and_build(data + used, n - used, max);
     const codec::FrameResult& fr = framed.frame;
@@ -125,7 +131,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       continue;
     }
     if (garbled_run_ != 0) end_garbled_run();
-    if (!handle_frame(index, framed.index, std::string_view(data + used, fr.size)))
+    if (!handle_frame(index, lease.header(), framed.index, std::string_view(data + used, fr.size)))
       break;  // back-pressure: the frame waits
     used += fr.size;
   }
@@ -190,7 +196,7 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir,
+bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Header& header, const codec::IndexResult& ir,
                                      std::string_view frame) noexcept {
   if (!ir) {
     if (ir.error == codec::IndexError::bad_tag && session_ != nullptr && session_->connected()) {
@@ -204,7 +210,7 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
     if (m_ != nullptr) m_->garbled_in.add();
     return true;
   }
-  const codec::HeaderResult hr = codec::read_header(index, header_);
+  const codec::HeaderResult hr = codec::read_header(index, header);
   if (!hr) {
     if (session_ != nullptr) session_->on_garbled(codec::to_string(hr.error));
     if (m_ != nullptr) m_->garbled_in.add();
@@ -219,8 +225,8 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
   // slow-consumer policy applies. Its number is not used up, so a disconnect
   // loses nothing either: it is asked for again after the next Logon.
   // Session messages go on (their replies wait in the session's overflow).
-  if (session_ != nullptr && session_->logged_on() && !is_session_message(header_.msg_type)) {
-    const std::size_t claim = session_->settings().send_claim_bytes;
+  if (session_ != nullptr && session_->logged_on() && !is_session_message(header.msg_type)) {
+    const std::size_t claim = session_->send_claim_bytes();
     // An empty buffer smaller than the reserve can never offer more: then one
     // message's room is enough rather than waiting forever.
     if (output_.claim(2 * claim) == nullptr &&
@@ -229,9 +235,9 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
   }
   if (session_ == nullptr) {
     // Acceptor: the first message must be a Logon naming a configured session.
-    if (header_.msg_type != "A") {
+    if (header.msg_type != "A") {
       log_.logf(LogLevel::error, who_, "first message is not a Logon (35=%.*s): disconnecting",
-                static_cast<int>(header_.msg_type.size()), header_.msg_type.data());
+                static_cast<int>(header.msg_type.size()), header.msg_type.data());
       refuse("first message not a Logon");
       return true;
     }
@@ -241,7 +247,7 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
       refuse("unauthenticated connection evicted");
       return true;
     }
-    Lookup l = registry_->identify(header_, index);
+    Lookup l = registry_->identify(header, index);
     // Two connections of one session may race on different threads: one wins.
     if (l.refusal == Refusal::none && !l.session->try_bind()) l.refusal = Refusal::already_logged_on;
     if (l.refusal != Refusal::none) {
@@ -254,9 +260,9 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
         }
       }
       log_.logf(LogLevel::error, who_, "Logon refused (%s): %.*s:%.*s->%.*s", to_string(l.refusal),
-                static_cast<int>(header_.begin_string.size()), header_.begin_string.data(),
-                static_cast<int>(header_.sender_comp_id.size()), header_.sender_comp_id.data(),
-                static_cast<int>(header_.target_comp_id.size()), header_.target_comp_id.data());
+                static_cast<int>(header.begin_string.size()), header.begin_string.data(),
+                static_cast<int>(header.sender_comp_id.size()), header.sender_comp_id.data(),
+                static_cast<int>(header.target_comp_id.size()), header.target_comp_id.data());
       refuse(to_string(l.refusal));
       return true;
     }
@@ -269,17 +275,17 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, const codec
   if (m_ != nullptr) {
     m_->messages_in.add();
     m_->bytes_in.add(frame.size());
-    if (header_.msg_type.size() == 1) {
-      if (header_.msg_type[0] == '2')
+    if (header.msg_type.size() == 1) {
+      if (header.msg_type[0] == '2')
         m_->resend_requests_in.add();
-      else if (header_.msg_type[0] == '4')
+      else if (header.msg_type[0] == '4')
         m_->sequence_resets_in.add();
-      else if (header_.msg_type[0] == '3' || header_.msg_type[0] == 'j')
+      else if (header.msg_type[0] == '3' || header.msg_type[0] == 'j')
         m_->rejects_in.add();
     }
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }
-  session_->on_message(header_, index);
+  session_->on_message(header, index);
   return true;
 }
 

@@ -59,27 +59,59 @@ bool rewritten_on_resend(std::uint32_t t) noexcept {
   }
 }
 
+// Frames the session reads again (queued while a gap was open, stored for a
+// resend, repaired around a bad tag) are indexed into the thread's indexes,
+// not each session's own (three 20 KiB indexes per session before). An
+// index is held only within one call; a call nested on the same thread
+// (another session's connection wired back to back, in tests) takes the
+// next depth's. Each depth's is made at its first use on the thread.
+struct RereadIndexes {
+  std::vector<std::unique_ptr<FieldIndex>> by_depth;
+  std::size_t depth = 0;
+};
+thread_local RereadIndexes t_reread;
+
+class RereadIndex {
+ public:
+  RereadIndex() noexcept {
+    RereadIndexes& t = t_reread;
+    if (t.depth == t.by_depth.size()) t.by_depth.push_back(std::make_unique<FieldIndex>(1024));
+    index_ = t.by_depth[t.depth++].get();
+  }
+  ~RereadIndex() { --t_reread.depth; }
+  RereadIndex(const RereadIndex&) = delete;
+  RereadIndex& operator=(const RereadIndex&) = delete;
+  FieldIndex& operator*() const noexcept { return *index_; }
+
+ private:
+  FieldIndex* index_;
+};
+
 }  // namespace
 
 Session::Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock,
                  Logger& log)
-    : settings_(settings),
-      id_(settings.id()),
-      store_(store),
+    : store_(store),
       app_(app),
       clock_(clock),
+      heart_bt_int_(settings.heart_bt_int),
+      send_claim_bytes_(settings.send_claim_bytes),
+      test_request_delay_(settings.test_request_delay),
+      max_message_size_(settings.max_message_size),
+      max_latency_s_(settings.max_latency_s),
+      check_comp_id_(settings.check_comp_id),
+      check_latency_(settings.check_latency),
+      schedule_always_(settings.schedule.always),
+      writer_(header_, settings.timestamp_precision),
+      settings_(settings),
+      id_(settings.id()),
       log_(log),
       header_(header_fields(settings)),
-      writer_(header_, settings.timestamp_precision),
       overflow_(new char[settings.overflow_bytes]),
       stored_(new char[settings.send_claim_bytes]),
-      heart_bt_int_(settings.heart_bt_int),
       queue_(new Queued[settings.max_queued == 0 ? 1 : settings.max_queued]),
       queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
-      replay_index_(1024),
-      resend_index_(1024),
-      invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]),
-      invalid_index_(1024) {
+      invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]) {
   settings_.check();
   if (store_.holds_sends())
     held_ = std::make_unique<HeldOutput>(store_, std::max(settings_.overflow_bytes, 4 * settings_.send_claim_bytes),
@@ -192,7 +224,7 @@ codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
     last_send_ = SendResult::back_pressured;
     return nullptr;
   }
-  char* p = out_->claim(settings_.send_claim_bytes);
+  char* p = out_->claim(send_claim_bytes_);
   if (p == nullptr) {
     last_send_ = SendResult::back_pressured;
     return nullptr;
@@ -204,7 +236,7 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   msg_buf_ = p;
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
-  writer_.begin(p, settings_.send_claim_bytes, msg_type, msg_seq_, now());
+  writer_.begin(p, send_claim_bytes_, msg_type, msg_seq_, now());
   add_answer_routing(writer_, msg_type);
   return &writer_;
 }
@@ -400,9 +432,8 @@ bool Session::send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept {
   return finish_admin(false);
 }
 
-bool Session::resend_one(std::uint64_t seq, std::string_view stored) noexcept {
-  const FieldIndex& ix = resend_index_;
-  auto* w = begin_admin(resend_index_.value_at(2), seq, true);
+bool Session::resend_one(std::uint64_t seq, std::string_view stored, const FieldIndex& ix) noexcept {
+  auto* w = begin_admin(ix.value_at(2), seq, true);
   if (w == nullptr) return false;
   w->add_bool(tag::PossDupFlag, true);
   std::string_view orig;
@@ -417,13 +448,15 @@ bool Session::resend_one(std::uint64_t seq, std::string_view stored) noexcept {
 
 int Session::pump_resend() noexcept {
   int work = 0;
+  const RereadIndex lease;
+  FieldIndex& resend_index = *lease;
   while (resend_next_ <= resend_end_ && resend_end_ != 0) {
     const std::uint64_t seq = resend_next_;
     const std::string_view stored = store_.get(seq);
     bool app_msg = false;
-    if (!stored.empty() && resend_index_.build(stored) && resend_index_.size() > 3 &&
-        resend_index_[2].tag == tag::MsgType) {
-      app_msg = !is_admin(resend_index_.value_at(2));
+    if (!stored.empty() && resend_index.build(stored) && resend_index.size() > 3 &&
+        resend_index[2].tag == tag::MsgType) {
+      app_msg = !is_admin(resend_index.value_at(2));
     }
     if (app_msg) {
       if (gap_run_start_ != 0) {
@@ -431,7 +464,7 @@ int Session::pump_resend() noexcept {
         gap_run_start_ = 0;
         ++work;
       }
-      if (!resend_one(seq, stored)) return work;
+      if (!resend_one(seq, stored, resend_index)) return work;
       ++work;
     } else if (gap_run_start_ == 0) {
       gap_run_start_ = seq;
@@ -624,7 +657,7 @@ int Session::timer_turn() noexcept {
       }
       break;
     case SessionState::active: {
-      if (!settings_.schedule.in_session(t)) {
+      if (!schedule_always_ && !settings_.schedule.in_session(t)) {
         logout("End of session period");
         return work + 1;
       }
@@ -667,11 +700,13 @@ bool Session::on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept 
   std::memcpy(b, frame.data(), at);
   std::memcpy(b + at, frame.data() + end + 1, frame.size() - end - 1);
   Header h;
-  if (!invalid_index_.build(b, frame.size() - (end + 1 - at)) || !codec::read_header(invalid_index_, h)) return false;
+  const RereadIndex lease;
+  FieldIndex& invalid_index = *lease;
+  if (!invalid_index.build(b, frame.size() - (end + 1 - at)) || !codec::read_header(invalid_index, h)) return false;
   std::memcpy(invalid_tag_, tag_text.data(), tag_text.size());
   invalid_tag_len_ = tag_text.empty() ? 1 : tag_text.size();
   if (tag_text.empty()) invalid_tag_[0] = '0';  // "=X": no tag at all
-  on_message(h, invalid_index_);
+  on_message(h, invalid_index);
   invalid_tag_len_ = 0;  // when the message stopped before its verdict
   return true;
 }
@@ -748,8 +783,8 @@ int Session::poll_refresh() noexcept {
   // The Logon first (whatever its number), then what queued behind it.
   const Queued q = queue_[queue_head_++];
   Header h;
-  if (replay_index_.build(queue_bytes_.get() + q.offset, q.length) && codec::read_header(replay_index_, h))
-    on_message(h, replay_index_);
+  const RereadIndex lease;
+  if ((*lease).build(queue_bytes_.get() + q.offset, q.length) && codec::read_header(*lease, h)) on_message(h, *lease);
   if (queue_head_ == queue_count_) queue_head_ = queue_count_ = queue_used_ = 0;
   return 1;
 }
@@ -835,7 +870,7 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   }
   // CheckCompID=N: after the Logon, any CompIDs are taken.
   const bool comp_ok =
-      (!s.check_comp_id && !logon) || (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+      (!check_comp_id_ && !logon) || (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
                                        (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
                                        (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
                                        (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
@@ -868,9 +903,9 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     consume(h);
     return Verdict::ignore;
   }
-  if (s.check_latency && s.max_latency_s > 0) {
+  if (check_latency_ && max_latency_s_ > 0) {
     const std::int64_t d = now() - sending;
-    const std::int64_t lim = static_cast<std::int64_t>(s.max_latency_s) * kNsPerSec;
+    const std::int64_t lim = static_cast<std::int64_t>(max_latency_s_) * kNsPerSec;
     if (d > lim || d < -lim) {
       if (logon) {
         logout_and_close("SendingTime accuracy problem");
@@ -959,9 +994,9 @@ void Session::drain_queue() noexcept {
     ++queue_head_;
     if (q.seq < expected) continue;  // filled by a gap fill or a resend meanwhile
     Header h;
-    if (!replay_index_.build(queue_bytes_.get() + q.offset, q.length) || !codec::read_header(replay_index_, h))
-      continue;
-    on_message(h, replay_index_);
+    const RereadIndex lease;
+    if (!(*lease).build(queue_bytes_.get() + q.offset, q.length) || !codec::read_header(*lease, h)) continue;
+    on_message(h, *lease);
   }
   if (queue_head_ == queue_count_) {
     queue_head_ = queue_count_ = queue_used_ = 0;

@@ -150,40 +150,42 @@ class SessionConnection final : public engine::Protocol {
   // Kite speaks: a logged-on session logs out; before a Logon the connection
   // is refused at once. False (nothing done) for other bytes.
   bool unknown_begin_string(const char* p, std::size_t n) noexcept;
-  // The frame `index` holds (ir: how its build went). False when the frame
-  // must wait for room in the send buffer (not consumed).
-  bool handle_frame(const codec::FieldIndex& index, const codec::IndexResult& ir, std::string_view frame) noexcept;
+  // The frame `index` holds (ir: how its build went), its header read into
+  // `header` (the thread's). False when the frame must wait for room in the
+  // send buffer (not consumed).
+  bool handle_frame(const codec::FieldIndex& index, codec::Header& header, const codec::IndexResult& ir,
+                    std::string_view frame) noexcept;
   // Counters: the session is bound / the connection ends / state published.
   void watch_session() noexcept;
   void publish() noexcept;
   std::size_t session_index(const session::Session* s) const noexcept;
 
+  // Hot: what every message and timer turn reads, first and together.
+  session::Session* session_ = nullptr;
+  bool closed_ = false;
+  bool bound_by_logon_ = false;  // holds the session's binding
+  std::size_t garbled_run_ = 0;  // bytes discarded since the last whole frame
+  // Counting (observe()): the bound session's slot, its log, and the time the
+  // current inbound bytes arrived (monotonic; 0 once their first reply went).
+  Metrics* metrics_ = nullptr;
+  SessionMetrics* m_ = nullptr;
+  std::int64_t rx_ns_ = 0;
+  engine::Outbound* out_ = nullptr;
+  OutboundOutput output_;
   session::SessionRegistry* registry_ = nullptr;
   const session::Clock& clock_;
   session::Logger& log_;
   AcceptorLimits limits_;
-  session::Session* session_ = nullptr;
-  bool bound_by_logon_ = false;  // holds the session's binding
-  engine::Outbound* out_ = nullptr;
-  OutboundOutput output_;
-  codec::Header header_;
   std::int64_t connected_ns_ = 0;
-  bool closed_ = false;
   char who_[80] = "conn";
   char peer_[48] = {};
   std::atomic<Gate> gate_{Gate::free};
   std::uint64_t opened_order_ = 0;
-  std::int64_t opened_ns_ = 0;   // Clock time it was lent
-  std::size_t garbled_run_ = 0;  // bytes discarded since the last whole frame
+  std::int64_t opened_ns_ = 0;  // Clock time it was lent
   codec::FrameError garbled_first_ = codec::FrameError::none;
-  // Counting (observe()): the bound session's slot, its log, and the time the
-  // current inbound bytes arrived (monotonic; 0 once their first reply went).
-  Metrics* metrics_ = nullptr;
   MessageLog* const* logs_ = nullptr;
-  SessionMetrics* m_ = nullptr;
   MessageLog* mlog_ = nullptr;
   bool mlog_logged_error_ = false;
-  std::int64_t rx_ns_ = 0;
   std::uint8_t last_state_ = 0;
   // Outbound parsing across commits: bytes left of the current message, and
   // the start of a header split by a commit.

@@ -222,6 +222,10 @@ class Session {
   void unbind() noexcept { bound_.store(false, std::memory_order_release); }
   bool bound() const noexcept { return bound_.load(std::memory_order_acquire); }
   const SessionSettings& settings() const noexcept { return settings_; }
+  // settings().send_claim_bytes and max_message_size, from the session's hot
+  // lines (the connection reads them for every frame).
+  std::size_t send_claim_bytes() const noexcept { return send_claim_bytes_; }
+  std::uint32_t max_message_size() const noexcept { return max_message_size_; }
   const std::string& id() const noexcept { return id_; }
   MessageStore& store() noexcept { return store_; }
   std::uint64_t next_sender_seq() const noexcept { return store_.next_sender_seq(); }
@@ -290,7 +294,7 @@ class Session {
   // ResendRequestTimeout; gives up after ResendRequestRetries. Work done.
   int watch_gap(std::int64_t t) noexcept;
   bool send_gap_fill(std::uint64_t seq, std::uint64_t new_seq) noexcept;
-  bool resend_one(std::uint64_t seq, std::string_view stored) noexcept;
+  bool resend_one(std::uint64_t seq, std::string_view stored, const codec::FieldIndex& ix) noexcept;
   int pump_resend() noexcept;
 
   // Reading messages.
@@ -326,61 +330,81 @@ class Session {
   // The peer's silence that brings a TestRequest (and, unanswered for as
   // long again, the disconnect): HeartBtInt x (1 + TestRequestDelayMultiplier).
   std::int64_t test_request_wait_ns() const noexcept {
-    return static_cast<std::int64_t>(static_cast<double>(heart_bt_int_) * kNsPerSec *
-                                     (1.0 + settings_.test_request_delay));
+    return static_cast<std::int64_t>(static_cast<double>(heart_bt_int_) * kNsPerSec * (1.0 + test_request_delay_));
   }
   void handle_message(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
 
-  SessionSettings settings_;
-  std::string id_;
+  // Hot: what every inbound message and every timer turn reads, first and
+  // together, so that a turn or an order touches a few lines of the session
+  // rather than the whole object (32 sessions on a thread do not all fit L1).
+  SessionOutput* out_ = nullptr;
   MessageStore& store_;
   Application& app_;
   const Clock& clock_;
-  Logger& log_;
   const MessageValidator* validator_ = nullptr;
-  codec::HeaderTemplate header_;
-  codec::MessageWriter writer_;
-  SessionOutput* out_ = nullptr;
   // Commit policy "sync" (store_.holds_sends()): out_ is this, bound to the
   // connection; it passes bytes on once the store has committed them.
   std::unique_ptr<HeldOutput> held_;
-  std::atomic<bool> bound_{false};
-  SessionState state_ = SessionState::disconnected;
-  SendResult last_send_ = SendResult::ok;
+  // The inbound message being handled: Rejects, Logouts and
+  // BusinessMessageRejects sent meanwhile answer it (reversed routing).
+  const codec::Header* answering_ = nullptr;
   // The clock reading of the inbound message being handled (msg_depth_ > 0;
   // queued messages replayed from inside on_message nest).
   std::int64_t msg_now_ = 0;
   int msg_depth_ = 0;
-  // The inbound message being handled: Rejects, Logouts and
-  // BusinessMessageRejects sent meanwhile answer it (reversed routing).
-  const codec::Header* answering_ = nullptr;
-
-  // The message being written: in claimed room, or in the overflow buffer.
-  char* msg_buf_ = nullptr;
-  bool msg_in_overflow_ = false;
-  std::uint64_t msg_seq_ = 0;
-  std::unique_ptr<char[]> overflow_;
-  std::unique_ptr<char[]> stored_;  // SendClaimBytes: a send_or_store message that could not go out
-  std::size_t overflow_len_ = 0;
-
   std::int32_t heart_bt_int_;
+  SessionState state_ = SessionState::disconnected;
+  SendResult last_send_ = SendResult::ok;
+  bool msg_in_overflow_ = false;
+  bool gap_open_ = false;  // gap on our inbound side: we asked for everything from the expected number on
+  bool draining_ = false;
+  // RefreshOnLogon: the Logon (first in the queue) waits while the store
+  // takes and reloads the session; refreshed_ once it did on this connection.
+  bool refreshing_ = false;
+  bool refreshed_ = false;
+  bool reached_active_ = false;   // on this connection (for the back-off)
   std::int64_t last_sent_ns_ = 0;
   std::int64_t last_received_ns_ = 0;
-  std::int64_t state_since_ns_ = 0;
   std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
+  std::size_t overflow_len_ = 0;
+  // Resend being served: [resend_next_, resend_end_] still to go.
+  std::uint64_t resend_end_ = 0;
+  std::uint64_t rejects_suppressed_ = 0;  // not logged since reject_logged_ns_
+  std::size_t queue_head_ = 0;            // first queued entry not yet processed
+  std::size_t queue_count_ = 0;           // queued entries in use (from 0)
+  std::size_t invalid_tag_len_ = 0;
+  // The message being written: in claimed room, or in the overflow buffer.
+  char* msg_buf_ = nullptr;
+  std::uint64_t msg_seq_ = 0;
+  // Copies of the settings read per message or per timer turn (settings_
+  // spans a dozen lines; these are the few scalars the hot path needs).
+  std::size_t send_claim_bytes_;
+  double test_request_delay_;
+  std::uint32_t max_message_size_;
+  std::int32_t max_latency_s_;
+  bool check_comp_id_;
+  bool check_latency_;
+  bool schedule_always_;
+  codec::MessageWriter writer_;
+
+  SessionSettings settings_;
+  std::string id_;
+  Logger& log_;
+  codec::HeaderTemplate header_;
+  std::atomic<bool> bound_{false};
+
+  std::unique_ptr<char[]> overflow_;
+  std::unique_ptr<char[]> stored_;  // SendClaimBytes: a send_or_store message that could not go out
+
+  std::int64_t state_since_ns_ = 0;
   std::uint64_t test_request_counter_ = 0;
   char test_req_id_[48] = {};  // "TEST-<UTC ns>-<counter>": unique across restarts too
   std::size_t test_req_id_len_ = 0;
-  bool reached_active_ = false;   // on this connection (for the back-off)
   bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
 
-  // Resend being served: [resend_next_, resend_end_] still to go.
   std::uint64_t resend_next_ = 0;
-  std::uint64_t resend_end_ = 0;
   std::uint64_t gap_run_start_ = 0;  // first seq of a pending gap-fill run, or 0
 
-  // Gap on our inbound side: we asked for everything from the expected number on.
-  bool gap_open_ = false;
   std::uint64_t gap_until_ = 0;  // highest seq seen while the gap is open
   std::uint64_t gap_seen_ = 0;   // the expected seq when the gap last moved (or was asked for)
   std::int64_t gap_moved_ns_ = 0;
@@ -393,31 +417,19 @@ class Session {
     std::uint32_t length;
   };
   std::unique_ptr<Queued[]> queue_;
-  std::size_t queue_head_ = 0;   // first entry not yet processed
-  std::size_t queue_count_ = 0;  // entries in use (from 0)
   bool queue_full_logged_ = false;
   std::unique_ptr<char[]> queue_bytes_;
   std::size_t queue_used_ = 0;
-  bool draining_ = false;
-  // RefreshOnLogon: the Logon (first in the queue) waits while the store
-  // takes and reloads the session; refreshed_ once it did on this connection.
-  bool refreshing_ = false;
-  bool refreshed_ = false;
-  codec::FieldIndex replay_index_;
-  codec::FieldIndex resend_index_;
-  // on_invalid_tag: the frame without its bad field, its index, and the
-  // tag as sent while that message is handled (empty otherwise).
+  // on_invalid_tag: the frame without its bad field, and the tag as sent
+  // while that message is handled (invalid_tag_len_ 0 otherwise).
   std::unique_ptr<char[]> invalid_frame_;
-  codec::FieldIndex invalid_index_;
   char invalid_tag_[16] = {};
-  std::size_t invalid_tag_len_ = 0;
 
   // Initiator back-off.
   std::int32_t failures_ = 0;
   std::int64_t last_disconnect_ns_ = 0;
   std::uint64_t garbled_ = 0;
   std::uint64_t rejects_received_ = 0;
-  std::uint64_t rejects_suppressed_ = 0;  // not logged since reject_logged_ns_
   std::int64_t reject_logged_ns_ = 0;
   std::uint64_t stored_unsent_ = 0;
   bool store_full_logged_ = false;

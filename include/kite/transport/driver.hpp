@@ -32,18 +32,20 @@
 namespace kite::transport {
 
 // One connection's transport state. Owned by the agent; lent to its driver.
+// The flags and counters come first, then the buffers' positions: an
+// engine's pass over its connections reads two or three lines of each.
 struct Conn {
   int fd = -1;
-  std::uint32_t slot = 0;  // index in the owner's table
-  std::uint32_t gen = 0;   // bumped on each reuse (stale io_uring completions are told apart)
-  RecvBuffer rx;
-  SendBuffer tx;
+  std::uint32_t slot = 0;        // index in the owner's table
+  std::uint32_t gen = 0;         // bumped on each reuse (stale io_uring completions are told apart)
   bool watching = false;         // the driver is reading it
   bool write_blocked = false;    // kernel: last write saw EAGAIN
   bool send_in_flight = false;   // io_uring: a send SQE reads tx
+  bool recv_paused = false;      // io_uring: no receive armed until rx has room again
   int ops_in_flight = 0;         // io_uring: SQEs whose completion is still due
   std::uint64_t bytes_sent = 0;  // bytes the socket accepted from tx (progress marker)
-  bool recv_paused = false;      // io_uring: no receive armed until rx has room again
+  RecvBuffer rx;
+  SendBuffer tx;
 };
 
 class Sink {
