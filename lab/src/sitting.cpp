@@ -801,6 +801,7 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
   if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
   if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
   if (ov.contains("cells")) opt.cells = ov["cells"].get<std::vector<std::string>>();
+  if (ov.contains("one_sitting_per_cell")) opt.series = ov["one_sitting_per_cell"].get<std::string>();
   if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
   if (ov.contains("check")) opt.check = ov["check"].get<bool>();
   return previous;
@@ -887,6 +888,7 @@ json overrides_json(const SittingOptions& opt) {
   if (opt.idle) overrides["idle"] = *opt.idle;
   if (opt.network) overrides["network"] = *opt.network;
   if (opt.cells) overrides["cells"] = *opt.cells;
+  if (!opt.series.empty()) overrides["one_sitting_per_cell"] = opt.series;
   if (opt.installed) overrides["installed"] = true;
   if (!opt.audit) overrides["audit"] = false;
   if (!opt.check) overrides["check"] = false;
@@ -1875,6 +1877,63 @@ SittingResult run_sitting(SittingOptions opt) {
   }
   set_exit(res, stop, opt);
   return res;
+}
+
+std::vector<SittingResult> run_sitting_per_cell(SittingOptions opt) {
+  fill_defaults(opt);
+  if (!opt.resume_dir.empty())
+    throw ConfigError("--one-sitting-per-cell: cannot resume a series; resume each sitting with --resume DIR");
+  Matrix mx = opt.matrix;
+  if (opt.cells) {
+    if (std::string bad = check_cell_selection(mx, *opt.cells); !bad.empty()) throw ConfigError("--cells: " + bad);
+    mx.cells = *opt.cells;
+  }
+  // Each unit is exact ids, so it is itself a selection that matches those cells only.
+  std::vector<std::pair<std::string, std::vector<std::string>>> units;  // sitting suffix, cell ids
+  for (const Cell& cell : plan_cells(mx)) {
+    const std::string file = cell.file_name();
+    const std::string suffix = mx.pairing == "rounds" ? cell.transport + "_" + cell.model + "_" + cell.loop
+                                                      : file.substr(0, file.size() - 5);  // without .json
+    auto unit = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == suffix; });
+    if (unit == units.end()) unit = units.insert(units.end(), {suffix, {}});
+    unit->second.push_back(cell.id());
+  }
+  if (units.empty()) throw ConfigError("--one-sitting-per-cell: the matrix plans no cell");
+  const std::string base = opt.sitting_name.empty() ? utc_now_compact() : opt.sitting_name;
+  for (const auto& [suffix, ids] : units) {
+    const std::string dir = opt.results_dir + "/" + opt.machine.name + "/" + base + "-" + suffix;
+    if (fs::exists(dir + "/sitting.json"))
+      throw ConfigError("--one-sitting-per-cell: " + dir +
+                        " exists; choose another --sitting, or resume that sitting with --resume");
+  }
+  const bool site = opt.build_site;
+  std::vector<SittingResult> out;
+  for (const auto& [suffix, ids] : units) {
+    SittingOptions one = opt;
+    one.sitting_name = base + "-" + suffix;
+    one.cells = ids;
+    one.series = base;
+    one.build_site = false;
+    out.push_back(run_sitting(one));
+    if (out.back().exit_code == 3 || out.back().exit_code == 130) break;
+  }
+  if (site) {
+    try {
+      build_site(opt.results_dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
+    }
+  }
+  return out;
+}
+
+int series_exit_code(const std::vector<SittingResult>& results) {
+  int code = 0;
+  for (const auto& r : results) {
+    if (r.exit_code == 130 || r.exit_code == 3) return r.exit_code;
+    code = std::max(code, r.exit_code);
+  }
+  return code;
 }
 
 }  // namespace kite::lab

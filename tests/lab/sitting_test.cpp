@@ -422,3 +422,100 @@ TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
   EXPECT_EQ(shard["lab"]["workers"], json({{"count", 2}, {"server_cores", 1}, {"from", "matrix"}}));
   EXPECT_FALSE(shard.contains("summary"));
 }
+
+// --cells: only the selected cells run and get result files, and sitting.json
+// keeps the selection (a resume needs it).
+TEST_F(Sitting, aCellSelectionRunsOnlyItsCellsAndIsRecorded) {
+  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed', 'open']\n");
+  o.cells = split_cell_selection("raw/*/mono/closed,cpp/kernel/single/*");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  std::vector<std::string> ids;
+  for (const auto& c : r.cells) ids.push_back(c.cell.id());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/single/open",
+                                           "raw/kernel/mono/closed"}));
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1" / "cpp_kernel_mono_closed.json"));
+  EXPECT_EQ(sitting_json("s1")["overrides"]["cells"],
+            (json{"raw/*/mono/closed", "cpp/kernel/single/*"}));
+}
+
+TEST_F(Sitting, aCellPatternThatSelectsNothingStopsTheSittingBeforeItStarts) {
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
+  o.cells = split_cell_selection("cpp/kernel/single/closed,rust-pure/*/*/*");
+  try {
+    run_sitting(o);
+    FAIL() << "a pattern that selects nothing ran";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--cells: 'rust-pure/*/*/*' matches no cell"));
+  }
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1"));
+}
+
+// A paired matrix's group is the selected cells that differ only in flavour:
+// quickfix is left out of kernel/single/closed, and kernel/mono/closed, with
+// cpp alone selected, is a group of one (sequential).
+TEST_F(Sitting, aSelectionOfAPairedMatrixGroupsTheSelectedCellsOnly) {
+  SittingOptions o = options(
+      "flavours = ['cpp', 'quickfix', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed']\npairing = 'rounds'\n[rounds]\nmin_rounds = 2\nmax_rounds = 2\nseed = 7\n");
+  o.matrix.runs = 1;
+  o.cells = split_cell_selection("cpp/kernel/*/closed,raw/kernel/single/closed");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 3u);
+  const json single = cell_json("s1", "raw_kernel_single_closed.json")["pairing"];
+  EXPECT_EQ(single["mode"], "rounds");
+  EXPECT_EQ(single["members"], (json{"cpp", "raw"}));
+  EXPECT_EQ(cell_json("s1", "cpp_kernel_mono_closed.json")["pairing"]["mode"], "sequential");
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1" / "quickfix_kernel_single_closed.json"));
+}
+
+TEST_F(Sitting, oneSittingPerCellGivesEachSelectedCellItsOwnSitting) {
+  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n",
+                             "series");
+  o.cells = split_cell_selection("*/kernel/mono/closed,cpp/*/single/*");
+  std::vector<SittingResult> rs = run_sitting_per_cell(o);
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_EQ(series_exit_code(rs), 0);
+  std::vector<std::string> names;
+  for (const auto& r : rs) {
+    ASSERT_EQ(r.cells.size(), 1u) << r.dir;
+    names.push_back(fs::path(r.dir).filename().string());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"series-cpp_kernel_single_closed", "series-cpp_kernel_mono_closed",
+                                             "series-raw_kernel_mono_closed"}));
+  const json st = sitting_json("series-raw_kernel_mono_closed");
+  EXPECT_EQ(st["overrides"]["cells"], (json{"raw/kernel/mono/closed"}));
+  EXPECT_EQ(st["overrides"]["one_sitting_per_cell"], "series");
+  // Run again under the same name: refused before anything runs.
+  EXPECT_THROW(run_sitting_per_cell(o), ConfigError);
+}
+
+TEST_F(Sitting, oneSittingPerCellOfAPairedMatrixIsOneSittingPerGroup) {
+  SittingOptions o = options(
+      "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n"
+      "pairing = 'rounds'\n[rounds]\nmin_rounds = 2\nmax_rounds = 2\nseed = 7\n",
+      "g");
+  o.matrix.runs = 1;
+  std::vector<SittingResult> rs = run_sitting_per_cell(o);
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(fs::path(rs[0].dir).filename(), "g-kernel_single_closed");
+  EXPECT_EQ(rs[0].cells.size(), 2u);
+  EXPECT_EQ(cell_json("g-kernel_mono_closed", "raw_kernel_mono_closed.json")["pairing"]["members"],
+            (json{"cpp", "raw"}));
+}
+
+TEST(SittingSeries, theSeriesExitCodeIsAStopOrTheWorstSitting) {
+  auto with = [](std::vector<int> codes) {
+    std::vector<SittingResult> rs;
+    for (int c : codes) rs.push_back({"", {}, c, ""});
+    return series_exit_code(rs);
+  };
+  EXPECT_EQ(with({0, 0}), 0);
+  EXPECT_EQ(with({0, 2, 0}), 2);
+  EXPECT_EQ(with({2, 130}), 130);
+  EXPECT_EQ(with({3, 2}), 3);
+}
