@@ -196,10 +196,21 @@ void use_installs(Context& c) {
   if (c.installed.client) c.client_path = c.installed.client->binary;
 }
 
-json effective_transport(const Context& c, const std::string& transport) {
+// SO_BUSY_POLL of a cell: --busy-poll-usecs on every kernel cell, else the machine file's for its model.
+int cell_busy_poll(const Context& c, const Cell& cell) {
+  if (cell.transport != "kernel") return 0;
+  return c.opt.busy_poll_usecs ? *c.opt.busy_poll_usecs : c.opt.machine.busy_poll_for(cell.transport, cell.model);
+}
+
+std::string cell_busy_poll_source(const Context& c, const Cell& cell) {
+  if (cell.transport == "kernel" && c.opt.busy_poll_usecs) return "--busy-poll-usecs";
+  return c.opt.machine.busy_poll_source(cell.transport, cell.model);
+}
+
+json effective_transport(const Context& c, const std::string& transport, int busy_poll) {
   const Machine& m = c.opt.machine;
   json t = {{"name", transport}};
-  if (transport == "kernel") t["busy_poll_usecs"] = c.busy_poll;
+  if (transport == "kernel") t["busy_poll_usecs"] = busy_poll;
   if (transport == "uring") t["sqpoll"] = m.uring_sqpoll;
   if (transport == "onload") t["env"] = m.onload_env, t["profile"] = m.onload_profile;
   if (transport == "vma") t["env"] = m.vma_env;
@@ -264,6 +275,7 @@ struct AttemptPlan {
   int sessions = 0;
   int coordinator = 0;
   int busy_poll = 0;  ///< the kernel transport's; 0 for the others
+  bool read_busy_poll = false;  ///< kernel cells: read the server's SO_BUSY_POLL back while the client runs
   Endpoints net;
   CoreSet allowed_server;
   SpawnSpec server, client;
@@ -371,8 +383,9 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
         {"coordinator", p.coordinator},
         {"coordinator_shared", !m.coordinator.has_value()},
         {"client", format_core_list(m.client)}}},
-      {"transport", effective_transport(c, cell.transport)},
+      {"transport", effective_transport(c, cell.transport, p.busy_poll)},
       {"busy_poll_usecs", p.busy_poll},
+      {"busy_poll_from", cell_busy_poll_source(c, cell)},
       {"idle", c.idle},
       {"sessions", p.sessions},
       {"workers", c.workers.count},
@@ -399,7 +412,8 @@ AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
   p.net = endpoints_for(c, cell.transport);
   p.coordinator = m.coordinator ? *m.coordinator : m.server.front();
   p.allowed_server = allowed_server_cores(m, cell.model, p.coordinator);
-  p.busy_poll = cell.transport == "kernel" ? c.busy_poll : 0;
+  p.busy_poll = cell_busy_poll(c, cell);
+  p.read_busy_poll = cell.transport == "kernel";
   p.server = server_spec(c, cell, p);
   p.client = client_spec(c, cell, p);
   p.effective = effective_stamp(c, cell, p, attempt_no);
@@ -548,7 +562,22 @@ struct ClientRun {
   double deadline_s = 0;
   std::string err;  ///< the client's stderr
   AuditReport audit;
+  json busy_poll_read_back;  ///< the server's SO_BUSY_POLL as read from its sockets (kernel cells)
 };
+
+// The SO_BUSY_POLL the server's connected sockets carry, read once the
+// client has logged on: what was applied, not what was asked for.
+json busy_poll_read_back(pid_t server, int expected) {
+  std::string why;
+  const std::map<int, int> by_peer = read_server_busy_poll(server, why);
+  if (by_peer.empty())
+    return {{"sockets", 0}, {"why", why.empty() ? "no connected socket found" : why}};
+  std::map<int, int> counts;
+  for (const auto& [peer, usecs] : by_peer) ++counts[usecs];
+  json values = json::object();
+  for (const auto& [usecs, n] : counts) values[std::to_string(usecs)] = n;
+  return {{"sockets", by_peer.size()}, {"values", values}, {"matches", counts.size() == 1 && counts.count(expected)}};
+}
 
 // Audits both processes while the client measures, until it exits, the sitting
 // is interrupted or its deadline passes; then stops both.
@@ -563,7 +592,7 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
   ao.burn_fraction = mx.audit_burn_fraction;
   ao.ignore = {getpid()};
   Audit audit({{"server", server.pid(), {}, p.allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
-  bool audit_started = false;
+  bool audit_started = false, read_back_done = false;
   // Threads pin themselves before their hot loops; judge them once they have.
   // A held server (paired rounds) pinned its threads long ago; only the new client's must settle.
   double audit_delay = stop_server ? std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0)) : std::min(0.05, mx.warmup_s);
@@ -580,6 +609,11 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
     if (c.opt.audit && !audit_started && since(started) >= audit_delay) {
       audit.start();
       audit_started = true;
+    }
+    // Read during the warm-up, never the measured runs; again each tick until a session's socket is there.
+    if (p.read_busy_poll && !read_back_done && since(started) >= std::min(audit_delay, mx.warmup_s * 0.5)) {
+      run.busy_poll_read_back = busy_poll_read_back(server.pid(), p.busy_poll);
+      read_back_done = run.busy_poll_read_back.value("sockets", 0) > 0 || since(started) >= mx.warmup_s;
     }
     if (client.exit_code()) break;
     if (stop_requested()) {
@@ -646,6 +680,12 @@ void judge_client_run(const Context& c, const AttemptPlan& p, const ClientRun& r
   a.result["audit"] = run.audit.to_json();
   a.result["server_exit_code"] = run.server_code;
   a.result["server"] = server_json(run, a.result.value("orders_total", 0.0));
+  if (p.read_busy_poll) {
+    json bp = {{"usecs", p.busy_poll}, {"from", a.effective.value("busy_poll_from", "")}};
+    bp["read_back"] = run.busy_poll_read_back.is_null() ? json({{"sockets", 0}, {"why", "the client ended first"}})
+                                                        : run.busy_poll_read_back;
+    a.result["busy_poll"] = bp;
+  }
   a.end = (c.opt.audit && !run.audit.passed()) ? AttemptEnd::refused : AttemptEnd::measured;
   a.reason = c.opt.audit ? run.audit.reason() : "audit disabled";
 }
@@ -938,7 +978,10 @@ json start_stamp(const Context& c, const json& previous) {
   stamp["matrix_source"] = opt.matrix.source_name;
   stamp["matrix_file"] = opt.matrix.source_text;
   stamp["overrides"] = overrides_json(opt);
+  json by_model = json::object();  // what each model's kernel cells are given (an override gives them all one value)
+  for (const auto& model : kModels) by_model[model] = cell_busy_poll(c, {"", "kernel", model, ""});
   stamp["effective"] = {{"busy_poll_usecs", c.busy_poll},
+                        {"busy_poll_by_model", by_model},
                         {"idle", c.idle},
                         {"network", c.network},
                         {"audit", opt.audit},
@@ -1212,6 +1255,7 @@ FlavourCheck check_one(Context& c, const Flavour& f, std::vector<std::string> tr
   o.work_dir = work;
   o.machine = c.opt.machine;
   o.machine.kernel_busy_poll_usecs = c.busy_poll;  // the check's busy poll is the sitting's, when it sets one
+  if (c.opt.busy_poll_usecs) o.machine.kernel_busy_poll_by_model.clear();  // the override is every model's
   o.workers = c.workers.count;
   o.transports = fc.transports;
   o.models = fc.models;

@@ -64,6 +64,27 @@ TEST(MachineFile, readsEveryRoleAndDerivesTheEpochFromTheCpuModel) {
   EXPECT_NE(other.epoch, m.epoch);
 }
 
+TEST(MachineFile, busyPollPerModelOverridesTheTransportsValue) {
+  const Machine m = parse_machine(std::string(kMachine) +
+                                      "[transports.kernel]\nbusy_poll_usecs = 20\n"
+                                      "[transports.kernel.busy_poll_by_model]\nsingle = 50\nmono = 0\n",
+                                  "box.toml");
+  EXPECT_EQ(m.busy_poll_for("kernel", "single"), 50);
+  EXPECT_EQ(m.busy_poll_for("kernel", "mono"), 0);
+  EXPECT_EQ(m.busy_poll_for("kernel", "pool"), 20);
+  EXPECT_EQ(m.busy_poll_for("uring", "single"), 0) << "SO_BUSY_POLL is kernel TCP's";
+  EXPECT_EQ(m.busy_poll_source("kernel", "mono"), "transports.kernel.busy_poll_by_model.mono");
+  EXPECT_EQ(m.busy_poll_source("kernel", "shard"), "transports.kernel.busy_poll_usecs");
+  EXPECT_THAT(error_of([] {
+                parse_machine(std::string(kMachine) + "[transports.kernel.busy_poll_by_model]\nsingel = 50\n", "b");
+              }),
+              HasSubstr("transports.kernel.busy_poll_by_model.singel: unknown key"));
+  EXPECT_THAT(error_of([] {
+                parse_machine(std::string(kMachine) + "[transports.kernel.busy_poll_by_model]\nmono = -1\n", "b");
+              }),
+              HasSubstr("transports.kernel.busy_poll_by_model.mono: must be >= 0"));
+}
+
 TEST(MachineFile, rejectsAnUnknownKeyNamingFileAndKey) {
   std::string e = error_of([] { parse_machine(std::string(kMachine) + "servers = \"1\"\n", "box.toml"); });
   EXPECT_THAT(e, HasSubstr("box.toml"));

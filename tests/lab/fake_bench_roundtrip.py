@@ -71,6 +71,8 @@ def server(o):
     while not stop and time.time() < deadline:
         try:
             c, _ = s.accept()
+            if int(o.get("busy-poll-usecs", "0")) > 0:  # as the real server does, so the lab can read it back
+                c.setsockopt(socket.SOL_SOCKET, 46, int(o["busy-poll-usecs"]))  # SO_BUSY_POLL
             conns.append(c)
         except (socket.timeout, InterruptedError):
             pass
@@ -98,7 +100,7 @@ def client(o):
             f.write("mutated\n")
     if o.get("cores"):
         os.sched_setaffinity(0, {min(cores(o["cores"]))})
-    socket.create_connection((o["host"], int(o["port"])), timeout=5).close()
+    conn = socket.create_connection((o["host"], int(o["port"])), timeout=5)  # held through the runs, as a session
     scale = float(os.environ.get("FAKE_BR_SCALE", "0.05"))
     runs, dur = int(o.get("runs", "5")), float(o.get("duration", "5"))
     loop = o.get("loop", "closed")
@@ -135,6 +137,7 @@ def client(o):
                           "rate_fraction": 0.99, "response_over_service": 2.0},
            "cdf": [[base * 0.8, 0.0], [base, 0.5], [base * 2, 0.99], [base * 9, 1.0]],
            "stamp": {"binary": "bench_roundtrip (fake)", "build_flags": "", "compiler": "python", "git": ""}}
+    conn.close()
     with open(o["json"], "w") as f:
         json.dump(doc, f)
     print(f"{o['cell']}: p50 {base:.2f} us (fake)")

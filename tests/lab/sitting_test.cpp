@@ -519,3 +519,46 @@ TEST(SittingSeries, theSeriesExitCodeIsAStopOrTheWorstSitting) {
   EXPECT_EQ(with({2, 130}), 130);
   EXPECT_EQ(with({3, 2}), 3);
 }
+
+// Busy polling per model: the machine file gives single 50 us and mono 0;
+// each result says what it was given and where from, and what the server's
+// socket carried, read back from it while the client ran.
+TEST_F(Sitting, busyPollPerModelIsAppliedRecordedAndReadBackFromTheServer) {
+  setenv("FAKE_BR_SCALE", "1", 1);  // the client holds its connection long enough to be read
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n");
+  o.matrix.runs = 1;
+  o.matrix.warmup_s = 1.0;
+  o.machine = parse_machine(std::string(kTestMachine) +
+                                "[transports.kernel]\nbusy_poll_usecs = 20\n"
+                                "[transports.kernel.busy_poll_by_model]\nsingle = 50\nmono = 0\n",
+                            "testbox.toml");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  const json single = cell_json("s1", "cpp_kernel_single_closed.json");
+  EXPECT_EQ(single["stamp"]["effective"]["busy_poll_usecs"], 50);
+  EXPECT_EQ(single["stamp"]["effective"]["transport"]["busy_poll_usecs"], 50);
+  EXPECT_EQ(single["busy_poll"]["usecs"], 50);
+  EXPECT_EQ(single["busy_poll"]["from"], "transports.kernel.busy_poll_by_model.single");
+  EXPECT_EQ(single["busy_poll"]["read_back"]["values"], (json{{"50", 1}})) << single["busy_poll"].dump();
+  EXPECT_EQ(single["busy_poll"]["read_back"]["matches"], true);
+  EXPECT_THAT(single["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--busy-poll-usecs\",\"50\""));
+  const json mono = cell_json("s1", "cpp_kernel_mono_closed.json");
+  EXPECT_EQ(mono["busy_poll"]["usecs"], 0);
+  EXPECT_EQ(mono["busy_poll"]["read_back"]["values"], (json{{"0", 1}})) << mono["busy_poll"].dump();
+  const json eff = sitting_json("s1")["effective"];
+  EXPECT_EQ(eff["busy_poll_by_model"], (json{{"single", 50}, {"mono", 0}, {"pool", 20}, {"shard", 20}}));
+}
+
+TEST_F(Sitting, theBusyPollOverrideIsEveryModelsValue) {
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n");
+  o.machine = parse_machine(std::string(kTestMachine) + "[transports.kernel.busy_poll_by_model]\nsingle = 50\n",
+                            "testbox.toml");
+  o.busy_poll_usecs = 7;
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  for (const char* f : {"cpp_kernel_single_closed.json", "cpp_kernel_mono_closed.json"}) {
+    EXPECT_EQ(cell_json("s1", f)["busy_poll"]["usecs"], 7) << f;
+    EXPECT_EQ(cell_json("s1", f)["busy_poll"]["from"], "--busy-poll-usecs") << f;
+  }
+}
