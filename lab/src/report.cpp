@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kite/lab/host.hpp"
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
 
@@ -216,6 +217,8 @@ Comparison compare(const StoredSitting& a, const StoredSitting& b, const Compare
       }
     if (!t.rows.empty()) c.tables.push_back(t);
   }
+  c.host_differences =
+      provenance_differences(a.stamp.value("provenance", json()), b.stamp.value("provenance", json()));
   for (const auto& [d, rows] : touched)
     c.differences.push_back(d + ": " + (rows.size() == rows_total ? std::string("every row") : join(rows, ", ")));
   for (const auto& r : b.results) {
@@ -243,6 +246,10 @@ std::string comparison_markdown(const Comparison& c) {
   if (!c.differences.empty()) {
     out << "\nSettings that differ between the two sittings (before -> now), and the rows they touch:\n\n";
     for (const auto& d : c.differences) out << "- " << d << "\n";
+  }
+  if (!c.host_differences.empty()) {
+    out << "\nThe host differs between the two sittings (before -> now):\n\n";
+    for (const auto& d : c.host_differences) out << "- " << d << "\n";
   }
   for (const auto& t : c.tables) {
     bool differs = std::any_of(t.rows.begin(), t.rows.end(), [](const auto& r) { return !r.differs.empty(); });

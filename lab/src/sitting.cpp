@@ -965,6 +965,7 @@ json start_stamp(const Context& c, const json& previous) {
   stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
   stamp["git"] = git_stamp(opt.source_dir);
   stamp["sysctls"] = host_latency_sysctls();
+  stamp["provenance"] = host_provenance(opt.machine, opt.host_sources);
   stamp["online_cores"] = format_core_list(host_online_cores());
   stamp["machine_notes"] = opt.machine.notes;
   if (!opt.machine.coordinator)
@@ -998,7 +999,8 @@ json start_stamp(const Context& c, const json& previous) {
 json cell_sitting_stamp(const Context& c, const json& stamp) {
   return {{"sitting", c.sitting},     {"machine", c.opt.machine.name}, {"epoch", c.opt.machine.epoch},
           {"git", stamp["git"]},      {"binaries", stamp["binaries"]}, {"host", stamp["host"]},
-          {"kernel", stamp["kernel"]}};
+          {"kernel", stamp["kernel"]},
+          {"host_warnings", stamp["provenance"]["warnings"]}};
 }
 
 // Removes what crashed sittings left, then brings up this sitting's namespaces when it runs in them.
@@ -1901,6 +1903,8 @@ SittingResult run_sitting(SittingOptions opt) {
   fs::create_directories(dir);
   json stamp = start_stamp(c, previous);
   write_text_atomic(dir + "/sitting.json", stamp.dump(1));
+  for (const auto& w : stamp["provenance"]["warnings"])
+    std::fprintf(stderr, "bench-run: host: %s\n", w.get<std::string>().c_str());
   c.sitting_stamp = cell_sitting_stamp(c, stamp);
   make_certificates(c, cells);
 

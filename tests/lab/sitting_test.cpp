@@ -562,3 +562,34 @@ TEST_F(Sitting, theBusyPollOverrideIsEveryModelsValue) {
     EXPECT_EQ(cell_json("s1", f)["busy_poll"]["from"], "--busy-poll-usecs") << f;
   }
 }
+
+// Host provenance: recorded in sitting.json, warned in every cell's stamp and
+// on the sitting's page, and named by compare when it differs.
+TEST_F(Sitting, hostProvenanceIsStampedWarnedAndCompared) {
+  fs::create_directories(root_ / "boot");
+  for (const char* k : {"vmlinuz-6.1.0-13-amd64", "vmlinuz-6.1.0-21-amd64"}) std::ofstream(root_ / "boot" / k) << "";
+  const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
+  SittingOptions o = options(mx, "old");
+  o.host_sources.boot_dir = (root_ / "boot").string();
+  o.host_sources.running_kernel = "6.1.0-13-amd64";
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  const json st = sitting_json("old");
+  EXPECT_EQ(st["provenance"]["kernel"]["newer_not_booted"], true);
+  EXPECT_THAT(st["provenance"]["warnings"].dump(), HasSubstr("kernel 6.1.0-21-amd64 is installed but not booted"));
+  EXPECT_EQ(cell_json("old", "cpp_kernel_single_closed.json")["stamp"]["sitting"]["host_warnings"],
+            st["provenance"]["warnings"]);
+  const std::string page = read_text((root_ / "results" / "site" / "testbox" / "sitting" / "old" / "index.html").string());
+  EXPECT_THAT(page, HasSubstr("host-warnings"));
+  EXPECT_THAT(page, HasSubstr("installed, not booted"));
+
+  o = options(mx, "new");
+  o.host_sources.boot_dir = (root_ / "boot").string();
+  o.host_sources.running_kernel = "6.1.0-21-amd64";
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  CompareResult r = compare_sittings((root_ / "results" / "testbox" / "old").string(),
+                                     (root_ / "results" / "testbox" / "new").string(), {});
+  ASSERT_TRUE(r.ok) << r.text;
+  EXPECT_THAT(r.text, HasSubstr("The host differs between the two sittings"));
+  EXPECT_THAT(r.text, HasSubstr("- kernel 6.1.0-13-amd64 -> 6.1.0-21-amd64"));
+  EXPECT_THAT(r.text, HasSubstr("- newer kernel installed but not booted: yes (6.1.0-21-amd64) -> no"));
+}

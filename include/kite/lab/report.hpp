@@ -36,6 +36,9 @@ struct Comparison {
   std::vector<std::string> verdict_changes;  ///< "cpp/kernel/mono/closed: ok to partial"
   /// Every setting that differs in some row, with the rows it touches ("network loopback -> netns: every row").
   std::vector<std::string> differences;
+  /// Host provenance that differs (host.hpp's provenance_differences): kernel,
+  /// a newer kernel installed but not booted, isolcpus, nohz_full, NIC drivers and firmware.
+  std::vector<std::string> host_differences;
   std::size_t only_before = 0, only_now = 0;
   /// Two v2 (paired) sittings: each member's ratio to the reference in both,
   /// with their intervals. A change is named only when the two intervals do

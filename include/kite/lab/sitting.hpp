@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kite/lab/config.hpp"
+#include "kite/lab/host.hpp"
 
 namespace kite::lab {
 
@@ -52,6 +53,8 @@ struct SittingOptions {
   bool installed = false;
   /// flavour -> install id: a resumed sitting's installs, read from its sitting.json.
   std::map<std::string, std::string> pinned_installs;
+  /// Where the host's provenance is read (sitting.json's `provenance`); a test points it at fakes.
+  HostSources host_sources;
   bool audit = true;
   bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
   bool build_site = true;
