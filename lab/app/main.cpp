@@ -95,11 +95,17 @@ int main(int argc, char** argv) {
   auto* cmp = app.add_subcommand("compare",
                                  "Markdown tables of sitting A (before) against sitting B (now); refuses two "
                                  "hardware epochs or method versions, names every setting that differs");
-  std::string ca, cb, peer = "quickfix", flavour = "cpp";
+  std::string ca, peer = "quickfix", flavour = "cpp", peer_from, cmp_format = "md";
+  std::vector<std::string> cb;
   cmp->add_option("A", ca, "earlier sitting folder")->required();
-  cmp->add_option("B", cb, "later sitting folder")->required();
+  cmp->add_option("B", cb,
+                  "later sitting folder(s): the Now column takes each row from the newest of them that measured it")
+      ->required();
   cmp->add_option("--peer", peer, "flavour of the peer column (default quickfix)");
+  cmp->add_option("--peer-from", peer_from,
+                  "comma list of sitting folders the peer column comes from (default: the later sittings)");
   cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
+  cmp->add_option("--format", cmp_format, "md (Markdown, as the seeds print; default) or text (aligned)");
   auto* cleanup =
       app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
   auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
@@ -164,7 +170,10 @@ int main(int argc, char** argv) {
     if (build_dir.empty()) build_dir = self_dir().string();
     if (results.empty()) results = source_dir + "/results";
     if (*cmp) {
-      CompareResult r = compare_sittings(ca, cb, {flavour, peer});
+      CompareOptions co{flavour, peer, split_cell_selection(peer_from), cmp_format};
+      if (cmp_format != "md" && cmp_format != "text")
+        throw ConfigError("compare --format: must be md or text, not '" + cmp_format + "'");
+      CompareResult r = compare_sittings(ca, cb, co);
       if (!r.ok) {
         std::fprintf(stderr, "%s\n", r.text.c_str());
         return 2;

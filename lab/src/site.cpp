@@ -1264,7 +1264,7 @@ std::string comparison_html(const Comparison& c) {
     h << "</ul></div>\n";
   }
   for (const auto& t : c.tables) {
-    h << "<h2>" << esc(t.title) << "</h2>\n<table class=\"compare\" data-loop=\"" << t.loop
+    h << "<h2>" << esc(t.title) << " p50 in us</h2>\n<table class=\"compare\" data-loop=\"" << t.loop
       << "\"><thead><tr><th>Cell</th><th>Before</th><th>Now</th><th>" << esc(c.peer)
       << "</th><th>Settings that differ</th></tr></thead><tbody>\n";
     for (const auto& r : t.rows)

@@ -275,11 +275,12 @@ TEST_F(Sitting, compareTablesAndVerdictChanges) {
   ASSERT_TRUE(r.ok) << r.text;
   EXPECT_THAT(r.text, HasSubstr("## Closed, p50 in us"));
   EXPECT_THAT(r.text, HasSubstr("## Open, service p50 in us"));
-  EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | quickfix |"));
-  EXPECT_THAT(
-      r.text,
-      ::testing::ContainsRegex(
-          "\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text, HasSubstr("## Closed, p99 in us"));
+  EXPECT_THAT(r.text, HasSubstr("## Open, service max in us"));
+  EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | Change | quickfix |"));
+  EXPECT_THAT(r.text, ::testing::ContainsRegex("\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] "
+                                               "\\| [-+][0-9]+\\.[0-9]% \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text, HasSubstr("## Where the quickfix column comes from"));
   EXPECT_THAT(r.text, HasSubstr("- cpp/kernel/mono/closed: ok to partial"));
 }
 
