@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
       "failed check-flavour; 3 a binary or artifact changed; 130 interrupted (resume with --resume)."};
   std::string cells_arg;
   std::string machine_arg = "local", matrix_arg, sitting, resume, build_dir, source_dir, results, client, idle, network;
-  bool installed = false;
+  bool installed = false, per_cell = false;
   int busy_poll = -1;
   bool quick = false, no_audit = false, no_check = false, no_site = false, no_progress = false, version = false;
   app.add_option("--machine", machine_arg,
@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   app.add_option("--cells", cells_arg,
                  "run only these cells of the matrix: comma list of FLAVOUR/TRANSPORT/MODEL/LOOP, parts may be * "
                  "or globs (e.g. 'rust-pure/*/mono/closed,cpp/kernel/*/*')");
+  app.add_flag("--one-sitting-per-cell", per_cell,
+               "each cell in a sitting of its own, <sitting>-<flavour>_<transport>_<model>_<loop> (paired matrices: "
+               "one per group of cells that differ only in flavour)");
   app.add_option("--sitting", sitting, "sitting name (default: UTC time); an existing sitting of that name is resumed");
   app.add_option("--resume", resume, "resume an interrupted sitting folder, keeping the cells already done");
   app.add_option("--build-dir", build_dir,
@@ -92,11 +95,17 @@ int main(int argc, char** argv) {
   auto* cmp = app.add_subcommand("compare",
                                  "Markdown tables of sitting A (before) against sitting B (now); refuses two "
                                  "hardware epochs or method versions, names every setting that differs");
-  std::string ca, cb, peer = "quickfix", flavour = "cpp";
+  std::string ca, peer = "quickfix", flavour = "cpp", peer_from, cmp_format = "md";
+  std::vector<std::string> cb;
   cmp->add_option("A", ca, "earlier sitting folder")->required();
-  cmp->add_option("B", cb, "later sitting folder")->required();
+  cmp->add_option("B", cb,
+                  "later sitting folder(s): the Now column takes each row from the newest of them that measured it")
+      ->required();
   cmp->add_option("--peer", peer, "flavour of the peer column (default quickfix)");
+  cmp->add_option("--peer-from", peer_from,
+                  "comma list of sitting folders the peer column comes from (default: the later sittings)");
   cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
+  cmp->add_option("--format", cmp_format, "md (Markdown, as the seeds print; default) or text (aligned)");
   auto* cleanup =
       app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
   auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
@@ -161,7 +170,10 @@ int main(int argc, char** argv) {
     if (build_dir.empty()) build_dir = self_dir().string();
     if (results.empty()) results = source_dir + "/results";
     if (*cmp) {
-      CompareResult r = compare_sittings(ca, cb, {flavour, peer});
+      CompareOptions co{flavour, peer, split_cell_selection(peer_from), cmp_format};
+      if (cmp_format != "md" && cmp_format != "text")
+        throw ConfigError("compare --format: must be md or text, not '" + cmp_format + "'");
+      CompareResult r = compare_sittings(ca, cb, co);
       if (!r.ok) {
         std::fprintf(stderr, "%s\n", r.text.c_str());
         return 2;
@@ -305,6 +317,14 @@ int main(int argc, char** argv) {
     o.build_site = !no_site;
     o.progress = !no_progress;
     for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+    if (per_cell) {
+      std::vector<SittingResult> rs = run_sitting_per_cell(o);
+      for (const auto& r : rs) {
+        if (!r.cells.empty()) std::printf("\n%s\n", matrix_table(r.cells).c_str());
+        std::printf("results: %s\n%s\n", r.dir.c_str(), r.message.c_str());
+      }
+      return series_exit_code(rs);
+    }
     SittingResult r = run_sitting(o);
     if (!r.cells.empty()) std::printf("\n%s\n", matrix_table(r.cells).c_str());
     std::printf("results: %s\n%s\n", r.dir.c_str(), r.message.c_str());

@@ -644,7 +644,11 @@ class Runner {
     s.coordinator_core = m.coordinator ? *m.coordinator : m.server.front();
     s.sessions = model == "single" ? 1 : 4;
     s.workers = o_.workers > 0 ? o_.workers : auto_workers(m);
-    s.busy_poll_usecs = transport == "kernel" ? o_.busy_poll_usecs : 0;
+    // A model the machine file gives its own value is checked with it: the check reads back what a sitting applies.
+    auto by_model = m.kernel_busy_poll_by_model.find(model);
+    s.busy_poll_usecs = transport != "kernel"                           ? 0
+                        : by_model != m.kernel_busy_poll_by_model.end() ? by_model->second
+                                                                        : o_.busy_poll_usecs;
     s.idle = "spin";
     s.ready_file = work + "/ready";
     s.store_dir = work + "/store";
@@ -1188,6 +1192,8 @@ void Runner::unsupported(const std::string& model, const std::string& transport,
 }
 
 }  // namespace
+
+std::map<int, int> read_server_busy_poll(int pid, std::string& why) { return server_busy_poll(pid, why); }
 
 std::string CheckLine::text() const {
   const char* s = status == CheckStatus::ok ? "ok  " : status == CheckStatus::fail ? "FAIL" : "skip";

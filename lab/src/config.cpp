@@ -129,6 +129,18 @@ std::string format_core_list(const CoreSet& cores) {
   return out;
 }
 
+int Machine::busy_poll_for(const std::string& transport, const std::string& model) const {
+  if (transport != "kernel") return 0;
+  auto it = kernel_busy_poll_by_model.find(model);
+  return it == kernel_busy_poll_by_model.end() ? kernel_busy_poll_usecs : it->second;
+}
+
+std::string Machine::busy_poll_source(const std::string& transport, const std::string& model) const {
+  if (transport != "kernel") return "not kernel TCP";
+  return kernel_busy_poll_by_model.count(model) ? "transports.kernel.busy_poll_by_model." + model
+                                                : "transports.kernel.busy_poll_usecs";
+}
+
 bool Machine::has_transport(const std::string& t) const {
   // tls is kernel TCP with OpenSSL in user space: wherever kernel is.
   if (t == "tls" && has_transport("kernel")) return true;
@@ -342,9 +354,18 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       m.transports = *a;
     }
     if (const toml::table* k = r.table(*tr, "kernel", "transports.")) {
-      r.only(*k, "transports.kernel.", {"busy_poll_usecs"});
+      r.only(*k, "transports.kernel.", {"busy_poll_usecs", "busy_poll_by_model"});
       m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
       if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
+      if (const toml::table* bm = r.table(*k, "busy_poll_by_model", "transports.kernel.")) {
+        const std::string p = "transports.kernel.busy_poll_by_model.";
+        r.only(*bm, p, {"single", "mono", "pool", "shard"});
+        for (const auto& model : kModels)
+          if (auto v = r.integer(*bm, model.c_str(), p)) {
+            if (*v < 0) r.fail(p + model, "must be >= 0 (microseconds; 0: no busy polling)");
+            m.kernel_busy_poll_by_model[model] = static_cast<int>(*v);
+          }
+      }
     }
     if (const toml::table* u = r.table(*tr, "uring", "transports.")) {
       r.only(*u, "transports.uring.", {"sqpoll"});

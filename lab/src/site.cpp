@@ -359,6 +359,41 @@ std::string kv_table(const std::vector<std::pair<std::string, std::string>>& row
 
 std::string code(const std::string& s) { return "<code>" + esc(s) + "</code>"; }
 
+// sitting.json's `provenance` (lab/src/host.cpp): its warnings first, then the
+// kernel, isolation and NIC facts; "" for a sitting that predates it.
+std::string provenance_html(const json& stamp) {
+  const json p = stamp.value("provenance", json());
+  if (!p.is_object()) return "";
+  std::ostringstream h;
+  const json warnings = p.value("warnings", json::array());
+  if (!warnings.empty()) {
+    h << "<ul class=\"host-warnings\">\n";
+    for (const auto& w : warnings) h << "<li class=\"flag\">warning: " << esc(w.get<std::string>()) << "</li>\n";
+    h << "</ul>\n";
+  }
+  const json k = p.value("kernel", json::object());
+  const json i = p.value("isolation", json::object());
+  auto str = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string("-");
+  };
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"running kernel", esc(str(k, "running"))},
+      {"newest installed kernel", esc(str(k, "newest_installed")) +
+                                      (k.value("newer_not_booted", false) ? " (installed, not booted)" : "")},
+      {"isolcpus", esc(str(i, "isolcpus"))},
+      {"nohz_full", esc(str(i, "nohz_full"))},
+      {"measured cores", esc(str(i, "measured"))}};
+  for (const auto& n : p.value("nics", json::array())) {
+    std::string text = n.value("present", false)
+                           ? "driver " + str(n, "driver") + " " + str(n, "version") + ", firmware " +
+                                 str(n, "firmware") + " (" + str(n, "source") + ")"
+                           : std::string("absent");
+    rows.push_back({"NIC " + str(n, "interface") + " (" + str(n, "pair") + ", " + str(n, "role") + ")", esc(text)});
+  }
+  h << kv_table(rows, "host-provenance");
+  return h.str();
+}
+
 std::string argv_text(const json& a) {
   if (!a.is_array()) return num(a);
   std::vector<std::string> parts;
@@ -506,6 +541,8 @@ std::string stamp_html(const StoredResult& r, const StoredSitting& s) {
       {"host, kernel", esc(s.stamp.value("host", std::string())) + ", " + esc(s.stamp.value("kernel", std::string()))});
   rows.push_back({"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))});
   rows.push_back({"hardware epoch", esc(s.epoch)});
+  for (const auto& w : s.stamp.value("provenance", json::object()).value("warnings", json::array()))
+    rows.push_back({"host warning", "<span class=\"flag\">" + esc(w.get<std::string>()) + "</span>"});
   rows.push_back({"method", esc(r.method)});
   const json& g = s.stamp.value("git", json::object());
   rows.push_back({"git", esc(g.value("revision", std::string("?"))) + (g.value("dirty", false) ? " (dirty)" : "")});
@@ -905,6 +942,7 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
                    {"overrides", code(num(s.stamp.value("overrides", json::object())))},
                    {"effective", code(num(s.stamp.value("effective", json::object())))}},
                   "sitting-stamp");
+    b << provenance_html(s.stamp);
     if (era && era->current && current && !cm.used.empty()) {
       bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
       if (!in_current && cm.reference && !s.results.empty()) {
@@ -1139,6 +1177,7 @@ void write_host_page(const fs::path& site, const Host& host) {
                  {"online cores", esc(s.stamp.value("online_cores", std::string()))},
                  {"machine file", esc(s.stamp.value("machine_source", std::string()))}},
                 "host-facts");
+  if (std::string prov = provenance_html(s.stamp); !prov.empty()) h << "<h2>Host provenance</h2>\n" << prov;
   h << "<h2>Core map</h2>\n"
     << core_map_html(s.stamp.value("machine_file", std::string()), s.stamp.value("online_cores", std::string()));
   h << "<h2>Sysctls</h2>\n";
@@ -1219,8 +1258,13 @@ std::string comparison_html(const Comparison& c) {
     for (const auto& d : c.differences) h << "<li>" << esc(d) << "</li>\n";
     h << "</ul></div>\n";
   }
+  if (!c.host_differences.empty()) {
+    h << "<div class=\"host-differences\"><p>The host differs between the two sittings (before -&gt; now):</p><ul>\n";
+    for (const auto& d : c.host_differences) h << "<li>" << esc(d) << "</li>\n";
+    h << "</ul></div>\n";
+  }
   for (const auto& t : c.tables) {
-    h << "<h2>" << esc(t.title) << "</h2>\n<table class=\"compare\" data-loop=\"" << t.loop
+    h << "<h2>" << esc(t.title) << " p50 in us</h2>\n<table class=\"compare\" data-loop=\"" << t.loop
       << "\"><thead><tr><th>Cell</th><th>Before</th><th>Now</th><th>" << esc(c.peer)
       << "</th><th>Settings that differ</th></tr></thead><tbody>\n";
     for (const auto& r : t.rows)

@@ -196,10 +196,21 @@ void use_installs(Context& c) {
   if (c.installed.client) c.client_path = c.installed.client->binary;
 }
 
-json effective_transport(const Context& c, const std::string& transport) {
+// SO_BUSY_POLL of a cell: --busy-poll-usecs on every kernel cell, else the machine file's for its model.
+int cell_busy_poll(const Context& c, const Cell& cell) {
+  if (cell.transport != "kernel") return 0;
+  return c.opt.busy_poll_usecs ? *c.opt.busy_poll_usecs : c.opt.machine.busy_poll_for(cell.transport, cell.model);
+}
+
+std::string cell_busy_poll_source(const Context& c, const Cell& cell) {
+  if (cell.transport == "kernel" && c.opt.busy_poll_usecs) return "--busy-poll-usecs";
+  return c.opt.machine.busy_poll_source(cell.transport, cell.model);
+}
+
+json effective_transport(const Context& c, const std::string& transport, int busy_poll) {
   const Machine& m = c.opt.machine;
   json t = {{"name", transport}};
-  if (transport == "kernel") t["busy_poll_usecs"] = c.busy_poll;
+  if (transport == "kernel") t["busy_poll_usecs"] = busy_poll;
   if (transport == "uring") t["sqpoll"] = m.uring_sqpoll;
   if (transport == "onload") t["env"] = m.onload_env, t["profile"] = m.onload_profile;
   if (transport == "vma") t["env"] = m.vma_env;
@@ -264,6 +275,7 @@ struct AttemptPlan {
   int sessions = 0;
   int coordinator = 0;
   int busy_poll = 0;  ///< the kernel transport's; 0 for the others
+  bool read_busy_poll = false;  ///< kernel cells: read the server's SO_BUSY_POLL back while the client runs
   Endpoints net;
   CoreSet allowed_server;
   SpawnSpec server, client;
@@ -371,8 +383,9 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
         {"coordinator", p.coordinator},
         {"coordinator_shared", !m.coordinator.has_value()},
         {"client", format_core_list(m.client)}}},
-      {"transport", effective_transport(c, cell.transport)},
+      {"transport", effective_transport(c, cell.transport, p.busy_poll)},
       {"busy_poll_usecs", p.busy_poll},
+      {"busy_poll_from", cell_busy_poll_source(c, cell)},
       {"idle", c.idle},
       {"sessions", p.sessions},
       {"workers", c.workers.count},
@@ -399,7 +412,8 @@ AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
   p.net = endpoints_for(c, cell.transport);
   p.coordinator = m.coordinator ? *m.coordinator : m.server.front();
   p.allowed_server = allowed_server_cores(m, cell.model, p.coordinator);
-  p.busy_poll = cell.transport == "kernel" ? c.busy_poll : 0;
+  p.busy_poll = cell_busy_poll(c, cell);
+  p.read_busy_poll = cell.transport == "kernel";
   p.server = server_spec(c, cell, p);
   p.client = client_spec(c, cell, p);
   p.effective = effective_stamp(c, cell, p, attempt_no);
@@ -548,7 +562,22 @@ struct ClientRun {
   double deadline_s = 0;
   std::string err;  ///< the client's stderr
   AuditReport audit;
+  json busy_poll_read_back;  ///< the server's SO_BUSY_POLL as read from its sockets (kernel cells)
 };
+
+// The SO_BUSY_POLL the server's connected sockets carry, read once the
+// client has logged on: what was applied, not what was asked for.
+json busy_poll_read_back(pid_t server, int expected) {
+  std::string why;
+  const std::map<int, int> by_peer = read_server_busy_poll(server, why);
+  if (by_peer.empty())
+    return {{"sockets", 0}, {"why", why.empty() ? "no connected socket found" : why}};
+  std::map<int, int> counts;
+  for (const auto& [peer, usecs] : by_peer) ++counts[usecs];
+  json values = json::object();
+  for (const auto& [usecs, n] : counts) values[std::to_string(usecs)] = n;
+  return {{"sockets", by_peer.size()}, {"values", values}, {"matches", counts.size() == 1 && counts.count(expected)}};
+}
 
 // Audits both processes while the client measures, until it exits, the sitting
 // is interrupted or its deadline passes; then stops both.
@@ -563,7 +592,7 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
   ao.burn_fraction = mx.audit_burn_fraction;
   ao.ignore = {getpid()};
   Audit audit({{"server", server.pid(), {}, p.allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
-  bool audit_started = false;
+  bool audit_started = false, read_back_done = false;
   // Threads pin themselves before their hot loops; judge them once they have.
   // A held server (paired rounds) pinned its threads long ago; only the new client's must settle.
   double audit_delay = stop_server ? std::max(0.3, std::min(mx.warmup_s * 0.5, 1.0)) : std::min(0.05, mx.warmup_s);
@@ -580,6 +609,11 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
     if (c.opt.audit && !audit_started && since(started) >= audit_delay) {
       audit.start();
       audit_started = true;
+    }
+    // Read during the warm-up, never the measured runs; again each tick until a session's socket is there.
+    if (p.read_busy_poll && !read_back_done && since(started) >= std::min(audit_delay, mx.warmup_s * 0.5)) {
+      run.busy_poll_read_back = busy_poll_read_back(server.pid(), p.busy_poll);
+      read_back_done = run.busy_poll_read_back.value("sockets", 0) > 0 || since(started) >= mx.warmup_s;
     }
     if (client.exit_code()) break;
     if (stop_requested()) {
@@ -646,6 +680,12 @@ void judge_client_run(const Context& c, const AttemptPlan& p, const ClientRun& r
   a.result["audit"] = run.audit.to_json();
   a.result["server_exit_code"] = run.server_code;
   a.result["server"] = server_json(run, a.result.value("orders_total", 0.0));
+  if (p.read_busy_poll) {
+    json bp = {{"usecs", p.busy_poll}, {"from", a.effective.value("busy_poll_from", "")}};
+    bp["read_back"] = run.busy_poll_read_back.is_null() ? json({{"sockets", 0}, {"why", "the client ended first"}})
+                                                        : run.busy_poll_read_back;
+    a.result["busy_poll"] = bp;
+  }
   a.end = (c.opt.audit && !run.audit.passed()) ? AttemptEnd::refused : AttemptEnd::measured;
   a.reason = c.opt.audit ? run.audit.reason() : "audit disabled";
 }
@@ -801,6 +841,7 @@ json resume_stamp(SittingOptions& opt, const std::string& dir) {
   if (ov.contains("idle")) opt.idle = ov["idle"].get<std::string>();
   if (ov.contains("network")) opt.network = ov["network"].get<std::string>();
   if (ov.contains("cells")) opt.cells = ov["cells"].get<std::vector<std::string>>();
+  if (ov.contains("one_sitting_per_cell")) opt.series = ov["one_sitting_per_cell"].get<std::string>();
   if (ov.contains("audit")) opt.audit = ov["audit"].get<bool>();
   if (ov.contains("check")) opt.check = ov["check"].get<bool>();
   return previous;
@@ -887,6 +928,7 @@ json overrides_json(const SittingOptions& opt) {
   if (opt.idle) overrides["idle"] = *opt.idle;
   if (opt.network) overrides["network"] = *opt.network;
   if (opt.cells) overrides["cells"] = *opt.cells;
+  if (!opt.series.empty()) overrides["one_sitting_per_cell"] = opt.series;
   if (opt.installed) overrides["installed"] = true;
   if (!opt.audit) overrides["audit"] = false;
   if (!opt.check) overrides["check"] = false;
@@ -923,6 +965,7 @@ json start_stamp(const Context& c, const json& previous) {
   stamp["lab_build"] = {{"compiler", lab_compiler()}, {"flags", lab_build_flags()}};
   stamp["git"] = git_stamp(opt.source_dir);
   stamp["sysctls"] = host_latency_sysctls();
+  stamp["provenance"] = host_provenance(opt.machine, opt.host_sources);
   stamp["online_cores"] = format_core_list(host_online_cores());
   stamp["machine_notes"] = opt.machine.notes;
   if (!opt.machine.coordinator)
@@ -936,7 +979,10 @@ json start_stamp(const Context& c, const json& previous) {
   stamp["matrix_source"] = opt.matrix.source_name;
   stamp["matrix_file"] = opt.matrix.source_text;
   stamp["overrides"] = overrides_json(opt);
+  json by_model = json::object();  // what each model's kernel cells are given (an override gives them all one value)
+  for (const auto& model : kModels) by_model[model] = cell_busy_poll(c, {"", "kernel", model, ""});
   stamp["effective"] = {{"busy_poll_usecs", c.busy_poll},
+                        {"busy_poll_by_model", by_model},
                         {"idle", c.idle},
                         {"network", c.network},
                         {"audit", opt.audit},
@@ -953,7 +999,8 @@ json start_stamp(const Context& c, const json& previous) {
 json cell_sitting_stamp(const Context& c, const json& stamp) {
   return {{"sitting", c.sitting},     {"machine", c.opt.machine.name}, {"epoch", c.opt.machine.epoch},
           {"git", stamp["git"]},      {"binaries", stamp["binaries"]}, {"host", stamp["host"]},
-          {"kernel", stamp["kernel"]}};
+          {"kernel", stamp["kernel"]},
+          {"host_warnings", stamp["provenance"]["warnings"]}};
 }
 
 // Removes what crashed sittings left, then brings up this sitting's namespaces when it runs in them.
@@ -1210,6 +1257,7 @@ FlavourCheck check_one(Context& c, const Flavour& f, std::vector<std::string> tr
   o.work_dir = work;
   o.machine = c.opt.machine;
   o.machine.kernel_busy_poll_usecs = c.busy_poll;  // the check's busy poll is the sitting's, when it sets one
+  if (c.opt.busy_poll_usecs) o.machine.kernel_busy_poll_by_model.clear();  // the override is every model's
   o.workers = c.workers.count;
   o.transports = fc.transports;
   o.models = fc.models;
@@ -1855,6 +1903,8 @@ SittingResult run_sitting(SittingOptions opt) {
   fs::create_directories(dir);
   json stamp = start_stamp(c, previous);
   write_text_atomic(dir + "/sitting.json", stamp.dump(1));
+  for (const auto& w : stamp["provenance"]["warnings"])
+    std::fprintf(stderr, "bench-run: host: %s\n", w.get<std::string>().c_str());
   c.sitting_stamp = cell_sitting_stamp(c, stamp);
   make_certificates(c, cells);
 
@@ -1875,6 +1925,63 @@ SittingResult run_sitting(SittingOptions opt) {
   }
   set_exit(res, stop, opt);
   return res;
+}
+
+std::vector<SittingResult> run_sitting_per_cell(SittingOptions opt) {
+  fill_defaults(opt);
+  if (!opt.resume_dir.empty())
+    throw ConfigError("--one-sitting-per-cell: cannot resume a series; resume each sitting with --resume DIR");
+  Matrix mx = opt.matrix;
+  if (opt.cells) {
+    if (std::string bad = check_cell_selection(mx, *opt.cells); !bad.empty()) throw ConfigError("--cells: " + bad);
+    mx.cells = *opt.cells;
+  }
+  // Each unit is exact ids, so it is itself a selection that matches those cells only.
+  std::vector<std::pair<std::string, std::vector<std::string>>> units;  // sitting suffix, cell ids
+  for (const Cell& cell : plan_cells(mx)) {
+    const std::string file = cell.file_name();
+    const std::string suffix = mx.pairing == "rounds" ? cell.transport + "_" + cell.model + "_" + cell.loop
+                                                      : file.substr(0, file.size() - 5);  // without .json
+    auto unit = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == suffix; });
+    if (unit == units.end()) unit = units.insert(units.end(), {suffix, {}});
+    unit->second.push_back(cell.id());
+  }
+  if (units.empty()) throw ConfigError("--one-sitting-per-cell: the matrix plans no cell");
+  const std::string base = opt.sitting_name.empty() ? utc_now_compact() : opt.sitting_name;
+  for (const auto& [suffix, ids] : units) {
+    const std::string dir = opt.results_dir + "/" + opt.machine.name + "/" + base + "-" + suffix;
+    if (fs::exists(dir + "/sitting.json"))
+      throw ConfigError("--one-sitting-per-cell: " + dir +
+                        " exists; choose another --sitting, or resume that sitting with --resume");
+  }
+  const bool site = opt.build_site;
+  std::vector<SittingResult> out;
+  for (const auto& [suffix, ids] : units) {
+    SittingOptions one = opt;
+    one.sitting_name = base + "-" + suffix;
+    one.cells = ids;
+    one.series = base;
+    one.build_site = false;
+    out.push_back(run_sitting(one));
+    if (out.back().exit_code == 3 || out.back().exit_code == 130) break;
+  }
+  if (site) {
+    try {
+      build_site(opt.results_dir);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench-run: results page not built: %s\n", e.what());
+    }
+  }
+  return out;
+}
+
+int series_exit_code(const std::vector<SittingResult>& results) {
+  int code = 0;
+  for (const auto& r : results) {
+    if (r.exit_code == 130 || r.exit_code == 3) return r.exit_code;
+    code = std::max(code, r.exit_code);
+  }
+  return code;
 }
 
 }  // namespace kite::lab

@@ -16,7 +16,7 @@ namespace {
 // The names of the checks that failed when check-flavour ran the fake with `--break what`.
 // `binary` replaces the fake's path (a wrapper around it).
 std::set<std::string> failed_checks(const std::string& what, CheckReport* out = nullptr,
-                                    const std::string& binary = KITE_FAKE_FLAVOUR) {
+                                    const std::string& binary = KITE_FAKE_FLAVOUR, const Machine* machine = nullptr) {
   const fs::path dir = fs::temp_directory_path() / ("kite-check-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   write_text_atomic(
@@ -36,7 +36,7 @@ std::set<std::string> failed_checks(const std::string& what, CheckReport* out = 
   o.flavours_dir = dir.string();
   o.build_dir = dir.string();
   o.source_dir = dir.string();
-  o.machine = derive_local_machine();
+  o.machine = machine ? *machine : derive_local_machine();
   o.grace_s = 2.0;
   CheckReport r = check_flavour(o);
   std::set<std::string> failed;
@@ -84,4 +84,21 @@ TEST(CheckFlavour, aServerThatDoesNotAnswerVersionFailsTheVersionCheckOnly) {
   fs::permissions(wrapper, fs::perms::owner_all);
   EXPECT_EQ(failed_checks("nothing", nullptr, wrapper.string()), std::set<std::string>{"version"});
   fs::remove(wrapper);
+}
+
+// The machine file's busy poll for the model is what the check reads back from
+// the server's socket: a server that never sets it fails at 30 us and passes
+// where the model's value is 0 (the seeds' 32-session cells).
+TEST(CheckFlavour, theBusyPollCheckReadsBackTheModelsValue) {
+  Machine m = derive_local_machine();
+  m.kernel_busy_poll_by_model["single"] = 30;
+  CheckReport r;
+  EXPECT_EQ(failed_checks("nothing", &r, KITE_FAKE_FLAVOUR, &m), std::set<std::string>{});
+  bool said = false;
+  for (const auto& l : r.lines)
+    if (l.name == "busy-poll") said = l.text().find("SO_BUSY_POLL 30") != std::string::npos;
+  EXPECT_TRUE(said) << "the busy-poll line names the model's value";
+  EXPECT_EQ(failed_checks("busy-poll", nullptr, KITE_FAKE_FLAVOUR, &m), std::set<std::string>{"busy-poll"});
+  m.kernel_busy_poll_by_model["single"] = 0;
+  EXPECT_EQ(failed_checks("busy-poll", nullptr, KITE_FAKE_FLAVOUR, &m), std::set<std::string>{});
 }

@@ -39,6 +39,21 @@ std::string source_dir() {
   return s ? s : ".";
 }
 
+// A shipped machine file; one that describes its own host (local = true, as
+// scan.toml does) is read here as another host's, since its cores need not exist here.
+Machine load_shipped_machine(const std::string& path) {
+  try {
+    return load_machine(path);
+  } catch (const ConfigError& e) {
+    if (std::string(e.what()).find("does not exist on this host") == std::string::npos) throw;
+  }
+  std::string text = read_text(path);
+  const std::string local = "\nlocal = true\n";
+  if (const auto at = text.find(local); at != std::string::npos)
+    text.replace(at, local.size(), "\nlocal = false\ncpu_model = \"another host's CPU\"\n");
+  return parse_machine(text, path);
+}
+
 }  // namespace
 
 TEST(CoreList, parsesRangesAndListsAndFormatsThemBack) {
@@ -62,6 +77,27 @@ TEST(MachineFile, readsEveryRoleAndDerivesTheEpochFromTheCpuModel) {
   EXPECT_EQ(m.epoch, epoch_of("Test CPU 9000", host_cpu_identity())) << "the model string and this host's CPU identity";
   Machine other = parse_machine(std::string(kMachine).replace(std::string(kMachine).find("9000"), 4, "9001"), "b");
   EXPECT_NE(other.epoch, m.epoch);
+}
+
+TEST(MachineFile, busyPollPerModelOverridesTheTransportsValue) {
+  const Machine m = parse_machine(std::string(kMachine) +
+                                      "[transports.kernel]\nbusy_poll_usecs = 20\n"
+                                      "[transports.kernel.busy_poll_by_model]\nsingle = 50\nmono = 0\n",
+                                  "box.toml");
+  EXPECT_EQ(m.busy_poll_for("kernel", "single"), 50);
+  EXPECT_EQ(m.busy_poll_for("kernel", "mono"), 0);
+  EXPECT_EQ(m.busy_poll_for("kernel", "pool"), 20);
+  EXPECT_EQ(m.busy_poll_for("uring", "single"), 0) << "SO_BUSY_POLL is kernel TCP's";
+  EXPECT_EQ(m.busy_poll_source("kernel", "mono"), "transports.kernel.busy_poll_by_model.mono");
+  EXPECT_EQ(m.busy_poll_source("kernel", "shard"), "transports.kernel.busy_poll_usecs");
+  EXPECT_THAT(error_of([] {
+                parse_machine(std::string(kMachine) + "[transports.kernel.busy_poll_by_model]\nsingel = 50\n", "b");
+              }),
+              HasSubstr("transports.kernel.busy_poll_by_model.singel: unknown key"));
+  EXPECT_THAT(error_of([] {
+                parse_machine(std::string(kMachine) + "[transports.kernel.busy_poll_by_model]\nmono = -1\n", "b");
+              }),
+              HasSubstr("transports.kernel.busy_poll_by_model.mono: must be >= 0"));
 }
 
 TEST(MachineFile, rejectsAnUnknownKeyNamingFileAndKey) {
@@ -241,7 +277,7 @@ TEST(ShippedFiles, everyMachineMatrixAndFlavourFileLoads) {
       if (e.path().extension() != ".toml") continue;
       std::string p = e.path().string();
       if (std::string(sub) == "machines") {
-        Machine m = load_machine(p);
+        Machine m = load_shipped_machine(p);
         EXPECT_FALSE(m.server.empty()) << p;
       } else if (std::string(sub) == "matrices") {
         Matrix mx = load_matrix(p);
@@ -259,6 +295,27 @@ TEST(ShippedFiles, everyMachineMatrixAndFlavourFileLoads) {
   EXPECT_EQ(hp.client, parse_core_list("14-17"));
   EXPECT_EQ(hp.kernel_busy_poll_usecs, 50);
   EXPECT_EQ(hp.nics.size(), 2u);
+}
+
+// scan.toml describes the host it runs on (its CPU is read there), so it is
+// checked here as another host's file: the seeds' core map and busy polling.
+TEST(MachineFiles, scanHasTheSeedsCoreMap) {
+  const Machine scan = load_shipped_machine(source_dir() + "/lab/machines/scan.toml");
+  EXPECT_EQ(scan.name, "scan");
+  EXPECT_EQ(scan.housekeeping, parse_core_list("0-9"));
+  ASSERT_TRUE(scan.coordinator.has_value());
+  EXPECT_EQ(*scan.coordinator, 19);
+  CoreSet measured = scan.measured_cores();
+  measured.insert(measured.end(), scan.reserved.begin(), scan.reserved.end());
+  std::sort(measured.begin(), measured.end());
+  EXPECT_EQ(measured, parse_core_list("10-19")) << "the isolated cores, and only they, are measured or reserved";
+  EXPECT_EQ(scan.busy_poll_for("kernel", "single"), 50);
+  EXPECT_EQ(scan.busy_poll_for("kernel", "mono"), 0);
+  EXPECT_EQ(scan.nics.size(), 2u);
+  if (host_online_cores().size() < 20) {  // on a smaller host the file is refused for its cores
+    EXPECT_THAT(error_of([] { load_machine(source_dir() + "/lab/machines/scan.toml"); }),
+                HasSubstr("does not exist on this host"));
+  }
 }
 
 TEST(LocalMachine, derivesSeparateServerAndClientCoresOnThisHost) {

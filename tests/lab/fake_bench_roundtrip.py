@@ -71,6 +71,8 @@ def server(o):
     while not stop and time.time() < deadline:
         try:
             c, _ = s.accept()
+            if int(o.get("busy-poll-usecs", "0")) > 0:  # as the real server does, so the lab can read it back
+                c.setsockopt(socket.SOL_SOCKET, 46, int(o["busy-poll-usecs"]))  # SO_BUSY_POLL
             conns.append(c)
         except (socket.timeout, InterruptedError):
             pass
@@ -98,7 +100,7 @@ def client(o):
             f.write("mutated\n")
     if o.get("cores"):
         os.sched_setaffinity(0, {min(cores(o["cores"]))})
-    socket.create_connection((o["host"], int(o["port"])), timeout=5).close()
+    conn = socket.create_connection((o["host"], int(o["port"])), timeout=5)  # held through the runs, as a session
     scale = float(os.environ.get("FAKE_BR_SCALE", "0.05"))
     runs, dur = int(o.get("runs", "5")), float(o.get("duration", "5"))
     loop = o.get("loop", "closed")
@@ -110,7 +112,8 @@ def client(o):
         time.sleep(dur * scale)
         p = base * (1 + random.uniform(-0.02, 0.02))
         r = {"count": 1000, "errors": 0, "achieved_rate": float(o.get("rate", "0")) if loop == "open" else 40000.0,
-             "max_in_flight": 3, "cap_hits": 0, "service": pct(p)}
+             "max_in_flight": 3, "cap_hits": 0, "complete": True, "service": pct(p),
+             "client": {"polls": 1000, "empty_polls": 0, "busy_s": dur, "idle_s": 0.0}}
         if loop == "open":
             r["response"] = pct(p * 1.05)
         out_runs.append(r)
@@ -129,11 +132,12 @@ def client(o):
            "sessions": int(o.get("sessions", "1")), "rate": int(o.get("rate", "0")) if loop == "open" else 0,
            "think_us": int(o.get("think-us", "0")), "warmup_s": float(o.get("warmup", "1")),
            "duration_s": dur, "clock": {"method": "clock_gettime", "tsc_ghz": 0}, "idle": o.get("idle", "spin"),
-           "runs": out_runs, "summary": summ, "verdict": "ok", "verdict_reasons": [],
+           "client_threads": 1, "orders_total": 1000 * runs, "runs": out_runs, "summary": summ, "verdict": "ok", "verdict_reasons": [],
            "thresholds": {"cv_p50": float(o.get("cv-p50-limit", "0.1")), "cv_p99": float(o.get("cv-p99-limit", "0.25")),
                           "rate_fraction": 0.99, "response_over_service": 2.0},
            "cdf": [[base * 0.8, 0.0], [base, 0.5], [base * 2, 0.99], [base * 9, 1.0]],
            "stamp": {"binary": "bench_roundtrip (fake)", "build_flags": "", "compiler": "python", "git": ""}}
+    conn.close()
     with open(o["json"], "w") as f:
         json.dump(doc, f)
     print(f"{o['cell']}: p50 {base:.2f} us (fake)")

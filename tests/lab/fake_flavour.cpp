@@ -6,6 +6,7 @@
 //   no-report       a NewOrderSingle gets no ExecutionReport
 //   ignore-sigterm  SIGTERM is ignored
 //   unpinned        the server thread is not pinned
+//   busy-poll       SO_BUSY_POLL is never set on the session's socket
 // and `--order-us N` to make it a slow server of known capacity: orders are
 // served one after another, N microseconds each, on the wall clock (an
 // order's reply is due N us after the previous one's, or after its own
@@ -210,7 +211,8 @@ void serve(const Options& o, int listener, std::atomic<bool>& up) {
     if (fd < 0) continue;
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (o.busy_poll > 0) ::setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &o.busy_poll, sizeof o.busy_poll);
+    if (o.busy_poll > 0 && o.broken != "busy-poll")
+      ::setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &o.busy_poll, sizeof o.busy_poll);
     Session s(fd, o);
     bool open = true;
     while (open && !g_stop.load()) {  // read directly: no readiness call

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -343,3 +344,53 @@ TEST_F(PairedSiteTest, compareReportsRatioChangesOnlyBeyondTheIntervals) {
 }
 
 }  // namespace
+
+// compare as the seeds print it, against tests/lab/compare_seed.md: Before /
+// Now / peer tables of p50, p99 and max with the change in percent, a Now
+// column composed from two sittings (the older one's row dated), the peer
+// column from a third sitting, and where both columns come from. raw stands
+// in for rust-pure, cpp is the peer.
+TEST(CompareAsTheSeeds, markdownMatchesTheFixture) {
+  const fs::path results = fs::temp_directory_path() / ("kite-compare-seed-" + std::to_string(getpid()));
+  fs::remove_all(results);
+  auto spec = [&](const std::string& name, const std::string& start, const std::string& sha) {
+    auto s = test::detail::sitting_spec("scan", name, start, test::fixture_cpu_new(), "v1", "default");
+    s.binary_sha = sha;
+    return s;
+  };
+  auto cell = [](const std::string& f, const std::string& m, const std::string& l, double p50) {
+    auto c = test::detail::cell_spec(f, "kernel", m, l);
+    c.p50 = p50;
+    return c;
+  };
+  const std::string old_sha = "d6ede28d00000000000000000000000000000000000000000000000000000001";
+  const std::string new_sha = "8813683d00000000000000000000000000000000000000000000000000000002";
+  test::detail::write_sitting(results, spec("rp-before", "2026-10-02T08:00:00Z", old_sha),
+                      {cell("raw", "single", "closed", 20.89), cell("raw", "mono", "closed", 244.45),
+                       cell("raw", "mono", "open", 53.905)});
+  test::detail::write_sitting(results, spec("rp-single-open", "2026-10-12T08:00:00Z", new_sha),
+                      {cell("raw", "single", "open", 18.284)});
+  test::detail::write_sitting(results, spec("rp-now", "2026-10-13T08:00:00Z", new_sha),
+                      {cell("raw", "single", "closed", 18.33), cell("raw", "mono", "closed", 162.65),
+                       cell("raw", "mono", "open", 51.607)});
+  test::detail::write_sitting(results, spec("cpp-installed", "2026-10-16T08:00:00Z", new_sha),
+                      {cell("cpp", "single", "closed", 17.68), cell("cpp", "mono", "closed", 139.58),
+                       cell("cpp", "single", "open", 17.755), cell("cpp", "mono", "open", 49.342)});
+  const std::string d = (results / "scan").string();
+  CompareOptions o;
+  o.flavour = "raw";
+  o.peer = "cpp";
+  o.peer_from = {d + "/cpp-installed"};
+  CompareResult r = compare_sittings(d + "/rp-before", {d + "/rp-now", d + "/rp-single-open"}, o);
+  ASSERT_TRUE(r.ok) << r.text;
+  const char* src = std::getenv("KITE_SOURCE_DIR");
+  const std::string fixture = std::string(src ? src : ".") + "/tests/lab/compare_seed.md";
+  if (std::getenv("KITE_UPDATE_FIXTURES")) write_text_atomic(fixture, r.text);
+  EXPECT_EQ(r.text, read_text(fixture)) << "to accept a deliberate change: KITE_UPDATE_FIXTURES=1";
+  o.format = "text";
+  const std::string text = compare_sittings(d + "/rp-before", {d + "/rp-now", d + "/rp-single-open"}, o).text;
+  EXPECT_THAT(text, HasSubstr("| kernel/single | 20.89  | 18.33"));
+  o.format = "html";
+  EXPECT_THROW(compare_sittings(d + "/rp-before", {d + "/rp-now"}, o), ConfigError);
+  fs::remove_all(results);
+}

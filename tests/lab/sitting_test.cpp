@@ -275,11 +275,12 @@ TEST_F(Sitting, compareTablesAndVerdictChanges) {
   ASSERT_TRUE(r.ok) << r.text;
   EXPECT_THAT(r.text, HasSubstr("## Closed, p50 in us"));
   EXPECT_THAT(r.text, HasSubstr("## Open, service p50 in us"));
-  EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | quickfix |"));
-  EXPECT_THAT(
-      r.text,
-      ::testing::ContainsRegex(
-          "\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text, HasSubstr("## Closed, p99 in us"));
+  EXPECT_THAT(r.text, HasSubstr("## Open, service max in us"));
+  EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | Change | quickfix |"));
+  EXPECT_THAT(r.text, ::testing::ContainsRegex("\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] "
+                                               "\\| [-+][0-9]+\\.[0-9]% \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text, HasSubstr("## Where the quickfix column comes from"));
   EXPECT_THAT(r.text, HasSubstr("- cpp/kernel/mono/closed: ok to partial"));
 }
 
@@ -421,4 +422,175 @@ TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
   json shard = cell_json("s2", "cpp_kernel_shard_closed.json");
   EXPECT_EQ(shard["lab"]["workers"], json({{"count", 2}, {"server_cores", 1}, {"from", "matrix"}}));
   EXPECT_FALSE(shard.contains("summary"));
+}
+
+// --cells: only the selected cells run and get result files, and sitting.json
+// keeps the selection (a resume needs it).
+TEST_F(Sitting, aCellSelectionRunsOnlyItsCellsAndIsRecorded) {
+  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed', 'open']\n");
+  o.cells = split_cell_selection("raw/*/mono/closed,cpp/kernel/single/*");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  std::vector<std::string> ids;
+  for (const auto& c : r.cells) ids.push_back(c.cell.id());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/single/open",
+                                           "raw/kernel/mono/closed"}));
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1" / "cpp_kernel_mono_closed.json"));
+  EXPECT_EQ(sitting_json("s1")["overrides"]["cells"],
+            (json{"raw/*/mono/closed", "cpp/kernel/single/*"}));
+}
+
+TEST_F(Sitting, aCellPatternThatSelectsNothingStopsTheSittingBeforeItStarts) {
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n");
+  o.cells = split_cell_selection("cpp/kernel/single/closed,rust-pure/*/*/*");
+  try {
+    run_sitting(o);
+    FAIL() << "a pattern that selects nothing ran";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--cells: 'rust-pure/*/*/*' matches no cell"));
+  }
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1"));
+}
+
+// A paired matrix's group is the selected cells that differ only in flavour:
+// quickfix is left out of kernel/single/closed, and kernel/mono/closed, with
+// cpp alone selected, is a group of one (sequential).
+TEST_F(Sitting, aSelectionOfAPairedMatrixGroupsTheSelectedCellsOnly) {
+  SittingOptions o = options(
+      "flavours = ['cpp', 'quickfix', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed']\npairing = 'rounds'\n[rounds]\nmin_rounds = 2\nmax_rounds = 2\nseed = 7\n");
+  o.matrix.runs = 1;
+  o.cells = split_cell_selection("cpp/kernel/*/closed,raw/kernel/single/closed");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 3u);
+  const json single = cell_json("s1", "raw_kernel_single_closed.json")["pairing"];
+  EXPECT_EQ(single["mode"], "rounds");
+  EXPECT_EQ(single["members"], (json{"cpp", "raw"}));
+  EXPECT_EQ(cell_json("s1", "cpp_kernel_mono_closed.json")["pairing"]["mode"], "sequential");
+  EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1" / "quickfix_kernel_single_closed.json"));
+}
+
+TEST_F(Sitting, oneSittingPerCellGivesEachSelectedCellItsOwnSitting) {
+  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n",
+                             "series");
+  o.cells = split_cell_selection("*/kernel/mono/closed,cpp/*/single/*");
+  std::vector<SittingResult> rs = run_sitting_per_cell(o);
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_EQ(series_exit_code(rs), 0);
+  std::vector<std::string> names;
+  for (const auto& r : rs) {
+    ASSERT_EQ(r.cells.size(), 1u) << r.dir;
+    names.push_back(fs::path(r.dir).filename().string());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"series-cpp_kernel_single_closed", "series-cpp_kernel_mono_closed",
+                                             "series-raw_kernel_mono_closed"}));
+  const json st = sitting_json("series-raw_kernel_mono_closed");
+  EXPECT_EQ(st["overrides"]["cells"], (json{"raw/kernel/mono/closed"}));
+  EXPECT_EQ(st["overrides"]["one_sitting_per_cell"], "series");
+  // Run again under the same name: refused before anything runs.
+  EXPECT_THROW(run_sitting_per_cell(o), ConfigError);
+}
+
+TEST_F(Sitting, oneSittingPerCellOfAPairedMatrixIsOneSittingPerGroup) {
+  SittingOptions o = options(
+      "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\nloops = ['closed']\n"
+      "pairing = 'rounds'\n[rounds]\nmin_rounds = 2\nmax_rounds = 2\nseed = 7\n",
+      "g");
+  o.matrix.runs = 1;
+  std::vector<SittingResult> rs = run_sitting_per_cell(o);
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(fs::path(rs[0].dir).filename(), "g-kernel_single_closed");
+  EXPECT_EQ(rs[0].cells.size(), 2u);
+  EXPECT_EQ(cell_json("g-kernel_mono_closed", "raw_kernel_mono_closed.json")["pairing"]["members"],
+            (json{"cpp", "raw"}));
+}
+
+TEST(SittingSeries, theSeriesExitCodeIsAStopOrTheWorstSitting) {
+  auto with = [](std::vector<int> codes) {
+    std::vector<SittingResult> rs;
+    for (int c : codes) rs.push_back({"", {}, c, ""});
+    return series_exit_code(rs);
+  };
+  EXPECT_EQ(with({0, 0}), 0);
+  EXPECT_EQ(with({0, 2, 0}), 2);
+  EXPECT_EQ(with({2, 130}), 130);
+  EXPECT_EQ(with({3, 2}), 3);
+}
+
+// Busy polling per model: the machine file gives single 50 us and mono 0;
+// each result says what it was given and where from, and what the server's
+// socket carried, read back from it while the client ran.
+TEST_F(Sitting, busyPollPerModelIsAppliedRecordedAndReadBackFromTheServer) {
+  setenv("FAKE_BR_SCALE", "1", 1);  // the client holds its connection long enough to be read
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n");
+  o.matrix.runs = 1;
+  o.matrix.warmup_s = 1.0;
+  o.machine = parse_machine(std::string(kTestMachine) +
+                                "[transports.kernel]\nbusy_poll_usecs = 20\n"
+                                "[transports.kernel.busy_poll_by_model]\nsingle = 50\nmono = 0\n",
+                            "testbox.toml");
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  const json single = cell_json("s1", "cpp_kernel_single_closed.json");
+  EXPECT_EQ(single["stamp"]["effective"]["busy_poll_usecs"], 50);
+  EXPECT_EQ(single["stamp"]["effective"]["transport"]["busy_poll_usecs"], 50);
+  EXPECT_EQ(single["busy_poll"]["usecs"], 50);
+  EXPECT_EQ(single["busy_poll"]["from"], "transports.kernel.busy_poll_by_model.single");
+  EXPECT_EQ(single["busy_poll"]["read_back"]["values"], (json{{"50", 1}})) << single["busy_poll"].dump();
+  EXPECT_EQ(single["busy_poll"]["read_back"]["matches"], true);
+  EXPECT_THAT(single["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--busy-poll-usecs\",\"50\""));
+  const json mono = cell_json("s1", "cpp_kernel_mono_closed.json");
+  EXPECT_EQ(mono["busy_poll"]["usecs"], 0);
+  EXPECT_EQ(mono["busy_poll"]["read_back"]["values"], (json{{"0", 1}})) << mono["busy_poll"].dump();
+  const json eff = sitting_json("s1")["effective"];
+  EXPECT_EQ(eff["busy_poll_by_model"], (json{{"single", 50}, {"mono", 0}, {"pool", 20}, {"shard", 20}}));
+}
+
+TEST_F(Sitting, theBusyPollOverrideIsEveryModelsValue) {
+  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+                             "loops = ['closed']\n");
+  o.machine = parse_machine(std::string(kTestMachine) + "[transports.kernel.busy_poll_by_model]\nsingle = 50\n",
+                            "testbox.toml");
+  o.busy_poll_usecs = 7;
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  for (const char* f : {"cpp_kernel_single_closed.json", "cpp_kernel_mono_closed.json"}) {
+    EXPECT_EQ(cell_json("s1", f)["busy_poll"]["usecs"], 7) << f;
+    EXPECT_EQ(cell_json("s1", f)["busy_poll"]["from"], "--busy-poll-usecs") << f;
+  }
+}
+
+// Host provenance: recorded in sitting.json, warned in every cell's stamp and
+// on the sitting's page, and named by compare when it differs.
+TEST_F(Sitting, hostProvenanceIsStampedWarnedAndCompared) {
+  fs::create_directories(root_ / "boot");
+  for (const char* k : {"vmlinuz-6.1.0-13-amd64", "vmlinuz-6.1.0-21-amd64"}) std::ofstream(root_ / "boot" / k) << "";
+  const std::string mx = "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\nloops = ['closed']\n";
+  SittingOptions o = options(mx, "old");
+  o.host_sources.boot_dir = (root_ / "boot").string();
+  o.host_sources.running_kernel = "6.1.0-13-amd64";
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  const json st = sitting_json("old");
+  EXPECT_EQ(st["provenance"]["kernel"]["newer_not_booted"], true);
+  EXPECT_THAT(st["provenance"]["warnings"].dump(), HasSubstr("kernel 6.1.0-21-amd64 is installed but not booted"));
+  EXPECT_EQ(cell_json("old", "cpp_kernel_single_closed.json")["stamp"]["sitting"]["host_warnings"],
+            st["provenance"]["warnings"]);
+  const std::string page = read_text((root_ / "results" / "site" / "testbox" / "sitting" / "old" / "index.html").string());
+  EXPECT_THAT(page, HasSubstr("host-warnings"));
+  EXPECT_THAT(page, HasSubstr("installed, not booted"));
+
+  o = options(mx, "new");
+  o.host_sources.boot_dir = (root_ / "boot").string();
+  o.host_sources.running_kernel = "6.1.0-21-amd64";
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  CompareResult r = compare_sittings((root_ / "results" / "testbox" / "old").string(),
+                                     (root_ / "results" / "testbox" / "new").string(), {});
+  ASSERT_TRUE(r.ok) << r.text;
+  EXPECT_THAT(r.text, HasSubstr("The host differs between the two sittings"));
+  EXPECT_THAT(r.text, HasSubstr("- kernel 6.1.0-13-amd64 -> 6.1.0-21-amd64"));
+  EXPECT_THAT(r.text, HasSubstr("- newer kernel installed but not booted: yes (6.1.0-21-amd64) -> no"));
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,11 @@ struct CheckReport {
 
 /// Runs every check. Throws ConfigError when the flavour file cannot be read.
 CheckReport check_flavour(const CheckOptions& options);
+
+/// SO_BUSY_POLL of each connected IPv4 socket of process `pid` (our child),
+/// keyed by the peer's port, read through pidfd_getfd. Empty with `why` set
+/// when the descriptors cannot be taken (no pidfd_getfd, no permission).
+std::map<int, int> read_server_busy_poll(int pid, std::string& why);
 
 /// The contract part a check belongs to ("session" for "gap"), for [not_claimed].
 std::string contract_part_of(const std::string& check);

@@ -77,6 +77,9 @@ struct Machine {
   std::vector<NicPair> nics;
   std::vector<std::string> transports;  ///< available on this host
   int kernel_busy_poll_usecs = 0;
+  /// [transports.kernel] busy_poll_by_model: SO_BUSY_POLL per acceptor model
+  /// (the seeds: single 50, the 32-session models 0); a model absent here takes busy_poll_usecs.
+  std::map<std::string, int> kernel_busy_poll_by_model;
   bool uring_sqpoll = false;
   std::map<std::string, std::string> onload_env, vma_env;
   std::string onload_profile;
@@ -85,6 +88,10 @@ struct Machine {
   std::string source_name;         ///< file name or "local"
 
   bool has_transport(const std::string& t) const;
+  /// SO_BUSY_POLL microseconds of a cell: 0 off kernel, else the model's value, else the transport's.
+  int busy_poll_for(const std::string& transport, const std::string& model) const;
+  /// Which key gave busy_poll_for its value ("transports.kernel.busy_poll_by_model.single", ...).
+  std::string busy_poll_source(const std::string& transport, const std::string& model) const;
   CoreSet measured_cores() const;  ///< server + client + coordinator
 };
 

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kite/lab/config.hpp"
+#include "kite/lab/host.hpp"
 
 namespace kite::lab {
 
@@ -43,12 +44,17 @@ struct SittingOptions {
   std::optional<std::string> network;  ///< overrides the machine's network path
   /// --cells: run only these cells of the matrix (Matrix::cells' patterns), recorded for a resume.
   std::optional<std::vector<std::string>> cells;
+  /// --one-sitting-per-cell: the name shared by the sittings of one series
+  /// (recorded as overrides.one_sitting_per_cell; set by run_sitting_per_cell).
+  std::string series;
   /// Measure each flavour's newest install (and take the client from cpp's
   /// when there is one) instead of the build tree; so does the matrix's
   /// `installed = true`. A flavour without an install: ConfigError.
   bool installed = false;
   /// flavour -> install id: a resumed sitting's installs, read from its sitting.json.
   std::map<std::string, std::string> pinned_installs;
+  /// Where the host's provenance is read (sitting.json's `provenance`); a test points it at fakes.
+  HostSources host_sources;
   bool audit = true;
   bool check = true;  ///< check-flavour each flavour with cells to run before the first cell (--no-check: false)
   bool build_site = true;
@@ -95,6 +101,17 @@ struct SittingResult {
 
 /// Runs (or resumes) a sitting. Throws ConfigError for bad inputs.
 SittingResult run_sitting(SittingOptions opt);
+
+/// --one-sitting-per-cell: each cell the matrix (and its selection) plans
+/// runs in a sitting of its own, named <base>-<flavour>_<transport>_<model>_<loop>
+/// (<base>: opt.sitting_name, else UTC time). A paired matrix (pairing =
+/// "rounds") runs one sitting per group instead (<base>-<transport>_<model>_<loop>),
+/// since a member is judged against the reference of its own rounds. Stops
+/// after a sitting that exits 3 or 130. Not resumable as a series: each
+/// sitting resumes on its own (--resume DIR). The page is built once at the end.
+std::vector<SittingResult> run_sitting_per_cell(SittingOptions opt);
+/// The exit code of a series: 130 or 3 when a sitting stopped so, else the highest.
+int series_exit_code(const std::vector<SittingResult>& results);
 
 /// One step of a stepped sitting (a sweep): a cell run with its own sessions
 /// and open-loop rate, by the sitting's runner (same stamp, audit, attempts
