@@ -552,18 +552,23 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   m.pairing = r.string(root, "pairing", "").value_or("sequential");
   check_one_of(r, "pairing", m.pairing, {"sequential", "rounds"}, "pairing");
   if (const toml::table* t = r.table(root, "rounds", "")) {
-    r.only(*t, "rounds.", {"reference", "target", "resolution", "min_rounds", "max_rounds", "seed"});
+    r.only(*t, "rounds.", {"reference", "target", "resolution", "min_rounds", "max_rounds", "budget_rounds", "seed"});
     m.rounds.reference = r.string(*t, "reference", "rounds.").value_or(m.rounds.reference);
     m.rounds.target = r.number(*t, "target", "rounds.").value_or(m.rounds.target);
     m.rounds.resolution = r.number(*t, "resolution", "rounds.").value_or(m.rounds.resolution);
     if (m.rounds.resolution < 0 || m.rounds.resolution >= 0.5) r.fail("rounds.resolution", "must be 0..0.5");
     m.rounds.min_rounds = static_cast<int>(r.integer(*t, "min_rounds", "rounds.").value_or(m.rounds.min_rounds));
     m.rounds.max_rounds = static_cast<int>(r.integer(*t, "max_rounds", "rounds.").value_or(m.rounds.max_rounds));
+    m.rounds.budget_rounds =
+        static_cast<int>(r.integer(*t, "budget_rounds", "rounds.").value_or(m.rounds.budget_rounds));
     m.rounds.seed = static_cast<std::uint64_t>(r.integer(*t, "seed", "rounds.").value_or(0));
     if (m.rounds.target <= 0 || m.rounds.target >= 1) r.fail("rounds.target", "must be in (0, 1): 0.05 is +-5%");
     if (m.rounds.min_rounds < 2 || m.rounds.min_rounds > 1000) r.fail("rounds.min_rounds", "must be 2..1000");
     if (m.rounds.max_rounds < m.rounds.min_rounds || m.rounds.max_rounds > 1000)
       r.fail("rounds.max_rounds", "must be min_rounds..1000");
+    if (m.rounds.budget_rounds != 0 &&
+        (m.rounds.budget_rounds < m.rounds.min_rounds || m.rounds.budget_rounds > m.rounds.max_rounds))
+      r.fail("rounds.budget_rounds", "must be min_rounds..max_rounds (or 0: max_rounds)");
     if (std::find(m.flavours.begin(), m.flavours.end(), m.rounds.reference) == m.flavours.end())
       r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's flavours");
   }

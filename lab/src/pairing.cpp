@@ -49,6 +49,7 @@ const char* to_string(PairingStop s) {
     case PairingStop::running: return "running";
     case PairingStop::target: return "target";
     case PairingStop::round_limit: return "round limit";
+    case PairingStop::run_budget: return "run budget";
   }
   return "?";
 }
@@ -69,9 +70,17 @@ std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, st
 
 std::vector<std::size_t> bracketed_order(std::size_t members, std::size_t reference, std::uint64_t seed,
                                          std::size_t round) {
+  std::vector<std::size_t> others;
+  for (std::size_t m = 0; m < members; ++m)
+    if (m != reference) others.push_back(m);
+  return bracketed_order(others, reference, seed, round);
+}
+
+std::vector<std::size_t> bracketed_order(const std::vector<std::size_t>& active, std::size_t reference,
+                                         std::uint64_t seed, std::size_t round) {
   std::vector<std::size_t> runs{reference};
-  for (std::size_t k : round_order(members - 1, seed, round)) {
-    runs.push_back(k < reference ? k : k + 1);  // k counts the members other than the reference
+  for (std::size_t k : round_order(active.size(), seed, round)) {
+    runs.push_back(active[k]);
     runs.push_back(reference);
   }
   return runs;
@@ -131,6 +140,7 @@ void PairedGroup::add_round(const std::vector<std::size_t>& runs, const std::vec
   }
   rounds_.push_back(std::move(own));
   ratios_.push_back(std::move(ratio));
+  runs_ += static_cast<int>(runs.size());
 }
 
 void PairedGroup::add_round(const std::vector<double>& p50) {
@@ -141,6 +151,7 @@ void PairedGroup::add_round(const std::vector<double>& p50) {
     if (m != reference_ && ref > 0 && p50[m] > 0) ratio[m] = p50[m] / ref;
   rounds_.push_back(p50);
   ratios_.push_back(std::move(ratio));
+  runs_ += static_cast<int>(p50.size());
 }
 
 std::vector<double> PairedGroup::ratios_of(std::size_t member) const {
@@ -155,17 +166,31 @@ RatioInterval PairedGroup::interval_of(std::size_t member) const {
   return median_interval(ratios_of(member), seed_ ^ mix(member + 0x51ed), rule_);
 }
 
+bool PairedGroup::settled(std::size_t member) const {
+  if (member == reference_ || static_cast<int>(ratios_of(member).size()) < rule_.min_rounds) return false;
+  const RatioInterval r = interval_of(member);
+  return r.median > 0 && r.relative_width() <= rule_.target;
+}
+
+std::vector<std::size_t> PairedGroup::active() const {
+  std::vector<std::size_t> out;
+  for (std::size_t m = 0; m < members_.size(); ++m)
+    if (m != reference_ && !settled(m)) out.push_back(m);
+  return out;
+}
+
+int PairedGroup::budget_runs() const {
+  const int rounds = rule_.budget_rounds > 0 ? rule_.budget_rounds : rule_.max_rounds;
+  return rounds * (2 * static_cast<int>(members_.size()) - 1);
+}
+
 PairingStop PairedGroup::stop() const {
   if (rounds() < rule_.min_rounds) return PairingStop::running;
-  bool settled = true;
-  for (std::size_t m = 0; m < members_.size() && settled; ++m) {
-    if (m == reference_) continue;
-    const RatioInterval r = interval_of(m);
-    const auto n = static_cast<int>(ratios_of(m).size());
-    settled = n >= rule_.min_rounds && r.median > 0 && r.relative_width() <= rule_.target;
-  }
-  if (settled) return PairingStop::target;
-  return rounds() >= rule_.max_rounds ? PairingStop::round_limit : PairingStop::running;
+  const std::vector<std::size_t> left = active();
+  if (left.empty()) return PairingStop::target;
+  if (rounds() >= rule_.max_rounds) return PairingStop::round_limit;
+  return runs_ + 2 * static_cast<int>(left.size()) + 1 > budget_runs() ? PairingStop::run_budget
+                                                                       : PairingStop::running;
 }
 
 std::vector<PairedGroup::Member> PairedGroup::summary() const {

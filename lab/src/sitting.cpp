@@ -956,6 +956,7 @@ json start_stamp(const Context& c, const json& previous) {
     const Matrix::Rounds& r = opt.matrix.rounds;
     stamp["pairing"] = {{"mode", "rounds"},           {"reference", r.reference},   {"target", r.target},
                         {"resolution", r.resolution}, {"min_rounds", r.min_rounds}, {"max_rounds", r.max_rounds},
+                        {"budget_rounds", r.budget_rounds > 0 ? r.budget_rounds : r.max_rounds},
                         {"seed", c.pairing_seed}};
   }
   stamp["method"] = {{"version", method_for(opt.matrix.pairing)},
@@ -1458,6 +1459,8 @@ json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell
             {"target", g.rule().target},
             {"resolution", g.rule().resolution},
             {"width_reached", g.width_reached()},
+            {"runs", g.runs()},
+            {"budget_runs", g.budget_runs()},
             {"bracketed", true},
             {"orders", orders}};
   json own = json::array();
@@ -1609,6 +1612,7 @@ bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vec
   PairingRule rule;
   rule.min_rounds = mr.min_rounds;
   rule.max_rounds = mr.max_rounds;
+  rule.budget_rounds = mr.budget_rounds;
   rule.target = mr.target;
   rule.resolution = mr.resolution;
   PairedGroup g(names, *ref, rule, c.pairing_seed);

@@ -173,6 +173,13 @@ TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
   EXPECT_THAT(error_of([&] { parse_matrix(ok + "idle='sleep'\n", "q"); }), HasSubstr("unknown idle strategy 'sleep'"));
   EXPECT_THAT(error_of([] { parse_matrix("transports=['kernel']\nmodels=['pool']\nloops=['open']\n", "q"); }),
               HasSubstr("flavours: missing"));
+  const std::string rounds = ok + "pairing='rounds'\n[rounds]\nmin_rounds=8\nmax_rounds=20\n";
+  EXPECT_EQ(parse_matrix(rounds + "budget_rounds=10\n", "q").rounds.budget_rounds, 10);
+  EXPECT_EQ(parse_matrix(rounds, "q").rounds.budget_rounds, 0) << "0: the budget is max_rounds";
+  EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=21\n", "q"); }),
+              HasSubstr("rounds.budget_rounds: must be min_rounds..max_rounds"));
+  EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=4\n", "q"); }),
+              HasSubstr("rounds.budget_rounds"));
 }
 
 TEST(MatrixFile, anUnknownFlavourIsReportedWithItsMissingFile) {

@@ -260,4 +260,50 @@ TEST(PairingTest, aMemberWithFewRatiosNeitherSettlesNorRanks) {
   EXPECT_EQ(s[2].verdict, PairVerdict::slower);
 }
 
+TEST(PairingTest, aSettledMemberLeavesAndTheOthersGoOnWithinTheRunBudget) {
+  PairingRule rule;
+  rule.max_rounds = 20;
+  rule.budget_rounds = 10;  // 10 full rounds of three members: 50 runs
+  PairedGroup g({"cpp", "raw", "quickfix"}, 0, rule, 3);
+  while (!g.done()) {
+    const std::vector<std::size_t> runs = g.next_order();
+    std::vector<double> p50;
+    for (std::size_t m : runs)  // raw a steady 0.8; quickfix 1.5 or 2.5 by round: never within +-5%
+      p50.push_back(m == 0 ? 10.0 : m == 1 ? 8.0 : (g.rounds() % 2 ? 15.0 : 25.0));
+    if (g.rounds() >= rule.min_rounds) {
+      EXPECT_EQ(runs.size(), 3u) << "round " << g.rounds() << ": raw settled, only quickfix runs beside cpp";
+      EXPECT_EQ(std::count(runs.begin(), runs.end(), std::size_t{1}), 0) << "round " << g.rounds();
+    }
+    g.add_round(runs, p50);
+  }
+  // 8 full rounds (40 runs), then rounds of 3 runs while 50 allows: 43, 46, 49.
+  EXPECT_EQ(g.rounds(), 11);
+  EXPECT_EQ(g.runs(), 49);
+  EXPECT_EQ(g.budget_runs(), 50);
+  EXPECT_EQ(g.stop(), PairingStop::run_budget);
+  EXPECT_STREQ(to_string(g.stop()), "run budget");
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].ratios.size(), 8u);
+  EXPECT_DOUBLE_EQ(s[1].interval.median, 0.8);
+  EXPECT_EQ(s[2].ratios.size(), 11u);
+  EXPECT_TRUE(g.settled(1));
+  EXPECT_FALSE(g.settled(2));
+  EXPECT_EQ(g.active(), std::vector<std::size_t>{2});
+}
+
+TEST(PairingTest, aGroupWhoseMembersAllSettleStopsOnTarget) {
+  PairingRule rule;
+  rule.max_rounds = 20;
+  PairedGroup g({"cpp", "raw", "quickfix"}, 0, rule, 3);
+  while (!g.done()) {
+    const std::vector<std::size_t> runs = g.next_order();
+    std::vector<double> p50;
+    for (std::size_t m : runs) p50.push_back(m == 0 ? 10.0 : m == 1 ? 8.0 : 20.0);
+    g.add_round(runs, p50);
+  }
+  EXPECT_EQ(g.stop(), PairingStop::target);
+  EXPECT_EQ(g.rounds(), rule.min_rounds);
+  EXPECT_TRUE(g.active().empty());
+}
+
 }  // namespace

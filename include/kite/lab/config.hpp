@@ -142,6 +142,7 @@ struct Matrix {
     double target = 0.05;      ///< each ratio's interval within +-target of its median
     double resolution = 0.02;  ///< an interval within +-resolution of 1 is `level`
     int min_rounds = 8, max_rounds = 30;
+    int budget_rounds = 0;   ///< runs of this many full rounds at most (0: max_rounds); settled members leave
     std::uint64_t seed = 0;  ///< 0: drawn at the sitting's start (and recorded)
   } rounds;
   std::string source_text, source_name;

@@ -31,6 +31,10 @@ const char* to_string(PairVerdict v);
 struct PairingRule {
   int min_rounds = 8;   ///< no group stops before this many rounds
   int max_rounds = 30;  ///< the round limit
+  /// The group spends at most the runs of this many full rounds (0: max_rounds).
+  /// A settled member leaves the rounds, so later rounds are shorter and more
+  /// of them fit in the same runs.
+  int budget_rounds = 0;
   /// A ratio is settled when both ends of its interval lie within this
   /// fraction of its median: high <= median * (1 + target) and
   /// low >= median * (1 - target).
@@ -64,6 +68,11 @@ std::vector<std::size_t> round_order(std::size_t members, std::uint64_t seed, st
 std::vector<std::size_t> bracketed_order(std::size_t members, std::size_t reference, std::uint64_t seed,
                                          std::size_t round);
 
+/// The same over `active` alone (members other than `reference`, in any
+/// order): R a1 R a2 ... R, the `active` members drawn by round_order().
+std::vector<std::size_t> bracketed_order(const std::vector<std::size_t>& active, std::size_t reference,
+                                         std::uint64_t seed, std::size_t round);
+
 /// The median of `ratios` with its percentile-bootstrap interval at
 /// `rule.confidence` over `rule.resamples` resamples drawn from `seed`.
 /// An empty input gives a zero interval.
@@ -77,9 +86,10 @@ enum class PairingStop {
   running,      ///< neither the target nor the round limit reached yet
   target,       ///< every member's interval settled, each over at least min_rounds ratios
   round_limit,  ///< max_rounds run, some interval still wider than the target
+  run_budget,   ///< the next round would spend more runs than budget_rounds full rounds
 };
 
-/// "running", "target" or "round limit".
+/// "running", "target", "round limit" or "run budget".
 const char* to_string(PairingStop s);
 
 /// One paired group while it is measured: the rounds so far and what they give.
@@ -91,10 +101,18 @@ class PairedGroup {
   /// a reference out of range.
   PairedGroup(std::vector<std::string> members, std::size_t reference, PairingRule rule, std::uint64_t seed);
 
-  /// The runs of the next round, bracketed (indexes into members()).
-  std::vector<std::size_t> next_order() const {
-    return bracketed_order(members_.size(), reference_, seed_, rounds_.size());
-  }
+  /// The runs of the next round, bracketed, over the members not yet
+  /// settled (indexes into members()).
+  std::vector<std::size_t> next_order() const { return bracketed_order(active(), reference_, seed_, rounds_.size()); }
+
+  /// A member is settled, and leaves the rounds, once it has min_rounds
+  /// ratios and its interval lies within the target.
+  bool settled(std::size_t member) const;
+  /// The members other than the reference that are not settled.
+  std::vector<std::size_t> active() const;
+  /// Runs recorded so far, and the most the group may spend.
+  int runs() const { return runs_; }
+  int budget_runs() const;
 
   /// Records a bracketed round: `runs` as next_order() gave it and the judged
   /// p50 of each run (<= 0: the run failed). A member's ratio is its p50 over
@@ -144,6 +162,7 @@ class PairedGroup {
   std::uint64_t seed_;
   std::vector<std::vector<double>> rounds_;  ///< p50 per member per round
   std::vector<std::vector<double>> ratios_;  ///< ratio per member per round, <= 0 for none
+  int runs_ = 0;
 };
 
 }  // namespace kite::lab
