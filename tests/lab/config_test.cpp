@@ -467,6 +467,8 @@ TEST(MachineFile, vmasThreadIsPlacedOnAReservedCoreThroughTheLaunchersEnvironmen
   ASSERT_TRUE(hp.vma_internal_thread_core.has_value());
   EXPECT_EQ(*hp.vma_internal_thread_core, 13);
   EXPECT_EQ(hp.launcher_env("vma").at("VMA_INTERNAL_THREAD_AFFINITY"), "13");
+  EXPECT_EQ(hp.busy_poll_for("kernel", "single"), 50) << "hp busy-polls its single-session kernel cells";
+  EXPECT_EQ(hp.busy_poll_for("kernel", "mono"), 0) << "and leaves the 32-session ones interrupt-driven";
   Machine scan = load_shipped_machine(source_dir() + "/lab/machines/scan.toml");
   ASSERT_TRUE(scan.vma_internal_thread_core.has_value());
   EXPECT_EQ(*scan.vma_internal_thread_core, 14);
