@@ -94,8 +94,8 @@ Settings StoredSitting::settings_for(const std::string& transport, const std::st
   s["network"] = eff.value("network", std::string("loopback"));
   if (transport == "kernel") {  // per model since busy_poll_by_model; older sittings gave every model one value
     const json by_model = eff.value("busy_poll_by_model", json::object());
-    s["busy_poll_usecs"] = std::to_string(by_model.contains(model) ? by_model[model].get<int>()
-                                                                   : eff.value("busy_poll_usecs", 0));
+    s["busy_poll_usecs"] =
+        std::to_string(by_model.contains(model) ? by_model[model].get<int>() : eff.value("busy_poll_usecs", 0));
   }
   s["idle"] = eff.value("idle", matrix.idle);
   s["audit"] = eff.value("audit", true) ? "on" : "off";

@@ -953,23 +953,24 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
       if (e.epoch == s.epoch && e.method == s.method) era = &e;
     if (era && !era->current) v.banner = archive_banner(*era, current, hn, v.root + hn + "/index.html", eras);
     std::ostringstream b;
-    b << kv_table({{"started", when(s.start)},
-                   {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
-                   {"matrix", esc(s.matrix_name)},
-                   {"method", esc(s.method)},
-                   {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
-                   {"hardware epoch", esc(s.epoch)},
-                   {"kernel", esc(s.stamp.value("kernel", std::string()))},
-                   {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
-                   {"command", code(s.stamp.value("command_line", std::string()))},
-                   {"overrides", code(num(s.stamp.value("overrides", json::object())))},
-                   {"effective", code(num(s.stamp.value("effective", json::object())))},
-                   {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
-                                   (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
-                   {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
-                                               ? s.stamp["vma_internal_thread"].value("env", std::string())
-                                               : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
-                  "sitting-stamp");
+    b << kv_table(
+        {{"started", when(s.start)},
+         {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
+         {"matrix", esc(s.matrix_name)},
+         {"method", esc(s.method)},
+         {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
+         {"hardware epoch", esc(s.epoch)},
+         {"kernel", esc(s.stamp.value("kernel", std::string()))},
+         {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
+         {"command", code(s.stamp.value("command_line", std::string()))},
+         {"overrides", code(num(s.stamp.value("overrides", json::object())))},
+         {"effective", code(num(s.stamp.value("effective", json::object())))},
+         {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
+                         (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
+         {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
+                                     ? s.stamp["vma_internal_thread"].value("env", std::string())
+                                     : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
+        "sitting-stamp");
     b << provenance_html(s.stamp);
     if (era && era->current && current && !cm.used.empty()) {
       bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
@@ -1057,7 +1058,8 @@ std::string core_map_html(const std::string& machine_text, const std::string& on
     for (const auto& n : m.nics)
       h << "<tr><td>" << esc(n.name) << "</td><td>"
         << esc(n.server_if + " " + n.server_addr + "/" + std::to_string(n.prefix)) << "</td><td>"
-        << esc(n.client_if + " " + n.client_addr + "/" + std::to_string(n.prefix)) << "</td><td>" << esc(join(n.transports, ", ")) << "</td></tr>\n";
+        << esc(n.client_if + " " + n.client_addr + "/" + std::to_string(n.prefix)) << "</td><td>"
+        << esc(join(n.transports, ", ")) << "</td></tr>\n";
     h << "</tbody></table>\n";
   }
   return h.str();

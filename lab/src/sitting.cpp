@@ -409,7 +409,9 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
       {"bind", p.net.bind},
       {"server_netns", p.net.server_ns},
       {"client_netns", p.net.client_ns},
-      {"offloads", c.netns ? c.netns->offloads() : c.wire ? cell_wire(c, cell.transport).value("offloads", "") : ""},
+      {"offloads", c.netns  ? c.netns->offloads()
+                   : c.wire ? cell_wire(c, cell.transport).value("offloads", "")
+                            : ""},
       {"wire", cell_wire(c, cell.transport)},
       {"launcher", launcher_settings(m, cell.transport)},
       {"cores",
@@ -913,8 +915,8 @@ WireRestore restore_wire_at_start(const SittingOptions& opt) {
     std::fprintf(stderr, "bench-run: wire: put back what a stopped sitting (%s) moved: %s\n", r.owner.c_str(),
                  d.c_str());
   if (!r.failed.empty())
-    throw ConfigError(file + ": what a stopped sitting (" + r.owner + ") moved cannot all be put back: " +
-                      join(r.failed, "; ") +
+    throw ConfigError(file + ": what a stopped sitting (" + r.owner +
+                      ") moved cannot all be put back: " + join(r.failed, "; ") +
                       " (the file and its namespaces are kept: put the interfaces back by hand, then remove the file)");
   return r;
 }
@@ -1056,12 +1058,11 @@ json start_stamp(const Context& c, const json& previous) {
   for (const char* t : {"onload", "vma", "socketxtreme"}) launchers[t] = launcher_settings(opt.machine, t);
   stamp["effective"]["launchers"] = launchers;
   const auto& vt = opt.machine.vma_internal_thread_core;
-  stamp["vma_internal_thread"] =
-      vt ? json{{"core", *vt},
-                {"env", "VMA_INTERNAL_THREAD_AFFINITY=" + std::to_string(*vt)},
-                {"reserved", format_core_list(opt.machine.reserved)},
-                {"applies_to", {"vma", "socketxtreme"}}}
-         : json(nullptr);
+  stamp["vma_internal_thread"] = vt ? json{{"core", *vt},
+                                           {"env", "VMA_INTERNAL_THREAD_AFFINITY=" + std::to_string(*vt)},
+                                           {"reserved", format_core_list(opt.machine.reserved)},
+                                           {"applies_to", {"vma", "socketxtreme"}}}
+                                    : json(nullptr);
   stamp["command_line"] = opt.command_line;
   json flv = json::object();
   for (const auto& [n, f] : c.flavours) flv[n] = read_text_or_empty(f.source_name);
@@ -1188,8 +1189,8 @@ std::string build_only_note(const Context& c, const Cell& cell) {
   const auto& b = c.flavours.at(cell.flavour).build_only;
   auto it = b.find(cell.transport);
   return it == b.end() ? ""
-                        : "; " + cell.flavour + " has " + cell.transport +
-                              " only where its SDK is installed (build_only: " + it->second + ")";
+                       : "; " + cell.flavour + " has " + cell.transport +
+                             " only where its SDK is installed (build_only: " + it->second + ")";
 }
 
 // Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour, oversubscribed).

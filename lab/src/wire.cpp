@@ -321,8 +321,8 @@ json WirePath::record() const {
       if (i.pair != p.name) continue;
       json before = json::array();
       for (const auto& a : i.addresses) before.push_back(a.text());
-      pj[i.role] = {{"interface", i.name},       {"netns", i.netns},       {"address", i.address},
-                    {"offloads", i.offloads},    {"addresses_before", before}, {"was_up", i.was_up}};
+      pj[i.role] = {{"interface", i.name},    {"netns", i.netns},           {"address", i.address},
+                    {"offloads", i.offloads}, {"addresses_before", before}, {"was_up", i.was_up}};
     }
     pairs.push_back(pj);
   }

@@ -412,9 +412,10 @@ TEST(MachineFile, nicPairsShareASubnetAndEachInterfaceIsInOnePair) {
     return "[[network.nic]]\nname = '" + name + "'\nserver_if = '" + s_if + "'\nclient_if = '" + c_if +
            "'\nserver_addr = '" + s + "'\nclient_addr = '" + c + "'\n" + extra;
   };
-  const Machine m = parse_machine(head + pair("mlx", "mlxA", "mlxB", "10.9.1.1", "10.9.1.2", "transports = ['kernel', 'vma']\n") +
-                                      pair("sfc", "sfcA", "sfcB", "10.9.0.1", "10.9.0.2", "prefix = 30\ntransports = ['onload']\n"),
-                                  "m");
+  const Machine m =
+      parse_machine(head + pair("mlx", "mlxA", "mlxB", "10.9.1.1", "10.9.1.2", "transports = ['kernel', 'vma']\n") +
+                        pair("sfc", "sfcA", "sfcB", "10.9.0.1", "10.9.0.2", "prefix = 30\ntransports = ['onload']\n"),
+                    "m");
   ASSERT_EQ(m.nics.size(), 2u);
   EXPECT_EQ(m.nics[0].prefix, 24) << "the default";
   EXPECT_EQ(m.nics[1].prefix, 30);
@@ -432,8 +433,9 @@ TEST(MachineFile, nicPairsShareASubnetAndEachInterfaceIsInOnePair) {
                               "m");
               }),
               HasSubstr("interface 'a1' is in two pairs (p and q)"));
-  EXPECT_THAT(error_of([&] { parse_machine(head + pair("p", "a0", "a1", "10.9.1.1", "10.9.1.2", "prefix = 31\n"), "m"); }),
-              HasSubstr("network.nic[0].prefix: must be 8..30"));
+  EXPECT_THAT(
+      error_of([&] { parse_machine(head + pair("p", "a0", "a1", "10.9.1.1", "10.9.1.2", "prefix = 31\n"), "m"); }),
+      HasSubstr("network.nic[0].prefix: must be 8..30"));
 }
 
 // libvma's maintenance thread goes on a reserved core, through
@@ -457,8 +459,9 @@ TEST(MachineFile, vmasThreadIsPlacedOnAReservedCoreThroughTheLaunchersEnvironmen
   EXPECT_THAT(error_of([&] { parse_machine(vendor + "[transports.vma]\ninternal_thread_core = 2\n", "m"); }),
               HasSubstr("transports.vma.internal_thread_core: core 2 is not one of cores.reserved (6)"));
   EXPECT_THAT(error_of([&] {
-                parse_machine(vendor + "[transports.vma]\nenv = { VMA_INTERNAL_THREAD_AFFINITY = '6' }\n"
-                                       "internal_thread_core = 6\n",
+                parse_machine(vendor +
+                                  "[transports.vma]\nenv = { VMA_INTERNAL_THREAD_AFFINITY = '6' }\n"
+                                  "internal_thread_core = 6\n",
                               "m");
               }),
               HasSubstr("both place libvma's thread"));

@@ -54,7 +54,8 @@ json link_here(const std::string& ifname) {
 std::vector<std::string> ipv4_of(const json& link) {
   std::vector<std::string> out;
   for (const auto& a : link.value("addr_info", json::array()))
-    if (a.value("family", "") == "inet") out.push_back(a.value("local", "") + "/" + std::to_string(a.value("prefixlen", 0)));
+    if (a.value("family", "") == "inet")
+      out.push_back(a.value("local", "") + "/" + std::to_string(a.value("prefixlen", 0)));
   return out;
 }
 
@@ -124,11 +125,12 @@ class Wire : public ::testing::Test {
     root_ = fs::temp_directory_path() / ("kite-lab-wire-" + std::to_string(getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_);
-    machine_ = "name = \"wirebox\"\ncpu_model = \"Test CPU 9000\"\n[cores]\nserver = \"0\"\nclient = \"1\"\n"
-               "[network]\npath = \"nic\"\n[[network.nic]]\nname = \"veth\"\nserver_if = \"" +
-               s_if_ + "\"\nclient_if = \"" + c_if_ +
-               "\"\nserver_addr = \"192.0.2.1\"\nclient_addr = \"192.0.2.2\"\nprefix = 30\n"
-               "transports = [\"kernel\"]\n[transports]\navailable = [\"kernel\"]\n";
+    machine_ =
+        "name = \"wirebox\"\ncpu_model = \"Test CPU 9000\"\n[cores]\nserver = \"0\"\nclient = \"1\"\n"
+        "[network]\npath = \"nic\"\n[[network.nic]]\nname = \"veth\"\nserver_if = \"" +
+        s_if_ + "\"\nclient_if = \"" + c_if_ +
+        "\"\nserver_addr = \"192.0.2.1\"\nclient_addr = \"192.0.2.2\"\nprefix = 30\n"
+        "transports = [\"kernel\"]\n[transports]\navailable = [\"kernel\"]\n";
   }
   void TearDown() override {
     unsetenv("FAKE_BR_SCALE");
@@ -247,7 +249,8 @@ TEST_F(Wire, aSittingRunsServerAndClientInTwoNamespacesAcrossThePairAndPutsItBac
   EXPECT_EQ(eff["wire"]["pair"], "veth");
   EXPECT_THAT(eff["client_argv"].dump(), HasSubstr("\"--host\",\"192.0.2.1\""));
   // The page says so where it describes the sitting's network.
-  const std::string page = read_text((root_ / "results" / "site" / "wirebox" / "sitting" / "wire" / "index.html").string());
+  const std::string page =
+      read_text((root_ / "results" / "site" / "wirebox" / "sitting" / "wire" / "index.html").string());
   EXPECT_THAT(page, HasSubstr("the NIC pairs moved into two namespaces"));
   EXPECT_THAT(page, HasSubstr(s_if_ + " 192.0.2.1/30 in " + ns_prefix(getpid()) + "srv"));
 
@@ -264,9 +267,23 @@ TEST_F(Wire, theNextSittingPutsBackWhatAKilledSittingMoved) {
   std::ofstream(root_ / "matrix.toml") << "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single']\n"
                                           "loops = ['closed']\nruns = 5\nwarmup_s = 0.5\nduration_s = 1\n";
   SpawnSpec s;
-  s.argv = {bench_run, "--machine", (root_ / "machine.toml").string(), "--matrix", (root_ / "matrix.toml").string(),
-            "--build-dir", (root_ / "build").string(), "--results", (root_ / "results").string(), "--source-dir",
-            src_, "--sitting", "killed", "--no-audit", "--no-check", "--no-site", "--no-progress"};
+  s.argv = {bench_run,
+            "--machine",
+            (root_ / "machine.toml").string(),
+            "--matrix",
+            (root_ / "matrix.toml").string(),
+            "--build-dir",
+            (root_ / "build").string(),
+            "--results",
+            (root_ / "results").string(),
+            "--source-dir",
+            src_,
+            "--sitting",
+            "killed",
+            "--no-audit",
+            "--no-check",
+            "--no-site",
+            "--no-progress"};
   s.env = {{"FAKE_BR_SCALE", "1"}};
   s.stdout_path = (root_ / "out.log").string();
   s.stderr_path = (root_ / "err.log").string();
@@ -315,8 +332,14 @@ TEST(WireState, roundTripsAndIsLeftAloneWhileItsOwnerRuns) {
   s.sitting = "results/hp/x";
   s.server_ns = "kite-1-srv";
   s.client_ns = "kite-1-cli";
-  s.interfaces.push_back({"mlxA", "mellanox", "server", "kite-1-srv", "10.9.1.1/24", true,
-                          {{"inet", "10.9.1.1", 24, "10.9.1.255"}}, "mlxA: gro=on tso=off"});
+  s.interfaces.push_back({"mlxA",
+                          "mellanox",
+                          "server",
+                          "kite-1-srv",
+                          "10.9.1.1/24",
+                          true,
+                          {{"inet", "10.9.1.1", 24, "10.9.1.255"}},
+                          "mlxA: gro=on tso=off"});
   const WireState back = WireState::from_json(s.to_json());
   EXPECT_EQ(back.to_json(), s.to_json());
   ASSERT_FALSE(s.owner_start.empty());

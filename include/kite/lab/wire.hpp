@@ -62,9 +62,9 @@ std::string process_start_time(pid_t pid);
 
 /// What restore_wire did.
 struct WireRestore {
-  bool found = false;  ///< a state file was there
-  bool held = false;   ///< its owner still runs: nothing was touched
-  std::string owner;   ///< "pid 1234, sitting results/hp/20261205-0800"
+  bool found = false;               ///< a state file was there
+  bool held = false;                ///< its owner still runs: nothing was touched
+  std::string owner;                ///< "pid 1234, sitting results/hp/20261205-0800"
   std::vector<std::string> done;    ///< "mlxA back with 10.9.1.1/24, up"
   std::vector<std::string> failed;  ///< what could not be put back (the file is then kept)
   nlohmann::json to_json() const;
