@@ -130,7 +130,8 @@ class Wire : public ::testing::Test {
         "[network]\npath = \"nic\"\n[[network.nic]]\nname = \"veth\"\nserver_if = \"" +
         s_if_ + "\"\nclient_if = \"" + c_if_ +
         "\"\nserver_addr = \"192.0.2.1\"\nclient_addr = \"192.0.2.2\"\nprefix = 30\n"
-        "transports = [\"kernel\"]\n[transports]\navailable = [\"kernel\"]\n";
+        "transports = [\"kernel\"]\n[transports]\navailable = [\"kernel\"]\n"
+               "[transports.kernel]\nbusy_poll_usecs = 50\n";
   }
   void TearDown() override {
     unsetenv("FAKE_BR_SCALE");
@@ -248,6 +249,10 @@ TEST_F(Wire, aSittingRunsServerAndClientInTwoNamespacesAcrossThePairAndPutsItBac
   EXPECT_EQ(eff["client_netns"], w["client_ns"]);
   EXPECT_EQ(eff["wire"]["pair"], "veth");
   EXPECT_THAT(eff["client_argv"].dump(), HasSubstr("\"--host\",\"192.0.2.1\""));
+  // Busy polling across the pair (why the veth ends have GRO on and TSO off).
+  EXPECT_EQ(cell["busy_poll"]["usecs"], 50);
+  if (cell["busy_poll"]["read_back"].contains("matches"))
+    EXPECT_EQ(cell["busy_poll"]["read_back"]["matches"], true) << cell["busy_poll"].dump();
   // The page says so where it describes the sitting's network.
   const std::string page =
       read_text((root_ / "results" / "site" / "wirebox" / "sitting" / "wire" / "index.html").string());
