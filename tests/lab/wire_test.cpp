@@ -131,7 +131,7 @@ class Wire : public ::testing::Test {
         s_if_ + "\"\nclient_if = \"" + c_if_ +
         "\"\nserver_addr = \"192.0.2.1\"\nclient_addr = \"192.0.2.2\"\nprefix = 30\n"
         "transports = [\"kernel\"]\n[transports]\navailable = [\"kernel\"]\n"
-               "[transports.kernel]\nbusy_poll_usecs = 50\n";
+        "[transports.kernel]\nbusy_poll_usecs = 50\n";
   }
   void TearDown() override {
     unsetenv("FAKE_BR_SCALE");
