@@ -251,8 +251,9 @@ TEST_F(Wire, aSittingRunsServerAndClientInTwoNamespacesAcrossThePairAndPutsItBac
   EXPECT_THAT(eff["client_argv"].dump(), HasSubstr("\"--host\",\"192.0.2.1\""));
   // Busy polling across the pair (why the veth ends have GRO on and TSO off).
   EXPECT_EQ(cell["busy_poll"]["usecs"], 50);
-  if (cell["busy_poll"]["read_back"].contains("matches"))
+  if (cell["busy_poll"]["read_back"].contains("matches")) {
     EXPECT_EQ(cell["busy_poll"]["read_back"]["matches"], true) << cell["busy_poll"].dump();
+  }
   // The page says so where it describes the sitting's network.
   const std::string page =
       read_text((root_ / "results" / "site" / "wirebox" / "sitting" / "wire" / "index.html").string());
