@@ -15,6 +15,7 @@
 #include "kite/lab/sitting.hpp"
 #include "kite/lab/sweep.hpp"
 #include "kite/lab/util.hpp"
+#include "kite/lab/wire.hpp"
 
 #ifndef KITE_LAB_GIT
 #define KITE_LAB_GIT ""
@@ -107,7 +108,9 @@ int main(int argc, char** argv) {
   cmp->add_option("--flavour", flavour, "flavour of the Before/Now columns (default cpp)");
   cmp->add_option("--format", cmp_format, "md (Markdown, as the seeds print; default) or text (aligned)");
   auto* cleanup =
-      app.add_subcommand("cleanup", "remove network namespaces and links named kite-* left by a crashed sitting");
+      app.add_subcommand("cleanup",
+                         "put back the NIC interfaces a crashed sitting moved (results/wire-state.json), then remove "
+                         "network namespaces and links named kite-* left by it");
   auto* mach = app.add_subcommand("machine", "print the machine file derived for this host (or check a given one)");
   std::string check_file;
   mach->add_option("FILE", check_file, "a machine file to check instead");
@@ -182,7 +185,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*cleanup) {
-      auto removed = remove_stale_namespaces();
+      // The wire's interfaces first: removing a namespace with a veth inside destroys it,
+      // and a NIC comes back without its addresses.
+      WireRestore w = restore_wire(wire_state_path(results));
+      for (const auto& d : w.done) std::printf("put back %s\n", d.c_str());
+      for (const auto& f : w.failed) std::printf("NOT put back: %s\n", f.c_str());
+      if (w.held) std::printf("the wire is held by a running sitting (%s): its namespaces are kept\n", w.owner.c_str());
+      if (!w.failed.empty()) return 2;
+      auto removed = w.held ? remove_orphaned_namespaces() : remove_stale_namespaces();
       if (removed.empty()) std::printf("nothing to clean up\n");
       for (const auto& n : removed) std::printf("removed %s\n", n.c_str());
       return 0;

@@ -147,6 +147,28 @@ bool Machine::has_transport(const std::string& t) const {
   return std::find(transports.begin(), transports.end(), t) != transports.end();
 }
 
+const NicPair* Machine::nic_for(const std::string& transport) const {
+  auto listing = [&](const std::string& t) -> const NicPair* {
+    for (const auto& p : nics)
+      if (p.transports.empty() || std::find(p.transports.begin(), p.transports.end(), t) != p.transports.end())
+        return &p;
+    return nullptr;
+  };
+  if (const NicPair* p = listing(transport)) return p;
+  if (transport == "tls")
+    if (const NicPair* p = listing("kernel")) return p;
+  return nics.empty() ? nullptr : &nics.front();
+}
+
+std::map<std::string, std::string> Machine::launcher_env(const std::string& transport) const {
+  if (transport == "onload") return onload_env;
+  if (transport != "vma" && transport != "socketxtreme") return {};
+  std::map<std::string, std::string> env = vma_env;
+  // A core list (taskset -c form), which libvma tells from a 0x bitmask.
+  if (vma_internal_thread_core) env["VMA_INTERNAL_THREAD_AFFINITY"] = std::to_string(*vma_internal_thread_core);
+  return env;
+}
+
 CoreSet Machine::measured_cores() const {
   CoreSet out = server;
   out.insert(out.end(), client.begin(), client.end());
@@ -212,6 +234,15 @@ std::vector<std::string> transport_names() {
   std::vector<std::string> out;
   for (const auto& t : known_transports()) out.push_back(t.name);
   return out;
+}
+
+// An IPv4 address as a number (valid_ipv4 first).
+std::uint32_t ipv4_value(const std::string& s) {
+  std::uint32_t v = 0;
+  std::istringstream in(s);
+  std::string p;
+  while (std::getline(in, p, '.')) v = (v << 8) | static_cast<std::uint32_t>(std::stoi(p));
+  return v;
 }
 
 bool valid_ipv4(const std::string& s) {
@@ -326,7 +357,7 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       for (const auto& e : *nics->as_array()) {
         const auto& t = *e.as_table();
         std::string p = "network.nic[" + std::to_string(i++) + "].";
-        r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "transports"});
+        r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "prefix", "transports"});
         NicPair n;
         n.name = r.string(t, "name", p).value_or("pair" + std::to_string(i));
         n.server_if = r.string(t, "server_if", p).value_or("");
@@ -337,6 +368,17 @@ Machine parse_machine(const std::string& text, const std::string& name) {
         if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
         for (const auto* a : {&n.server_addr, &n.client_addr})
           if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
+        n.prefix = static_cast<int>(r.integer(t, "prefix", p).value_or(24));
+        if (n.prefix < 8 || n.prefix > 30) r.fail(p + "prefix", "must be 8..30 (both addresses in one subnet)");
+        // The wire path gives each end its address in its own namespace: no route but the subnet's.
+        if (ipv4_value(n.server_addr) >> (32 - n.prefix) != ipv4_value(n.client_addr) >> (32 - n.prefix))
+          r.fail(p + "client_addr", n.client_addr + " is not in " + n.server_addr + "/" + std::to_string(n.prefix) +
+                                        "'s subnet (the two ends of a pair share one)");
+        if (n.server_if == n.client_if) r.fail(p + "client_if", "the two ends of a pair are two interfaces");
+        for (const auto& other : m.nics)
+          for (const auto* i : {&n.server_if, &n.client_if})
+            if (*i == other.server_if || *i == other.client_if)
+              r.fail(p + "server_if", "interface '" + *i + "' is in two pairs (" + other.name + " and " + n.name + ")");
         for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
         m.nics.push_back(n);
       }
@@ -377,8 +419,17 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       m.onload_profile = r.string(*o, "profile", "transports.onload.").value_or("");
     }
     if (const toml::table* v = r.table(*tr, "vma", "transports.")) {
-      r.only(*v, "transports.vma.", {"env"});
+      r.only(*v, "transports.vma.", {"env", "internal_thread_core"});
       m.vma_env = read_env(r, *v, "env", "transports.vma.");
+      if (auto c = r.integer(*v, "internal_thread_core", "transports.vma.")) {
+        const std::string key = "transports.vma.internal_thread_core";
+        if (std::find(m.reserved.begin(), m.reserved.end(), static_cast<int>(*c)) == m.reserved.end())
+          r.fail(key, "core " + std::to_string(*c) + " is not one of cores.reserved (" + format_core_list(m.reserved) +
+                          "): libvma's thread is kept off the measured cores");
+        if (m.vma_env.count("VMA_INTERNAL_THREAD_AFFINITY"))
+          r.fail(key, "and env.VMA_INTERNAL_THREAD_AFFINITY both place libvma's thread: give one");
+        m.vma_internal_thread_core = static_cast<int>(*c);
+      }
     }
     for (const char* native : {"tcpdirect", "socketxtreme"})
       if (const toml::table* v = r.table(*tr, native, "transports."))
@@ -590,7 +641,7 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
   toml::table root = r.parse(text);
   r.only(root, "",
          {"name", "description", "binary", "args", "models", "transports", "env", "build", "requires", "artifacts",
-          "cannot", "not_claimed", "max_sessions"});
+          "cannot", "not_claimed", "max_sessions", "build_only"});
   Flavour f;
   f.source_name = name;
   f.name = r.string(root, "name", "").value_or("");
@@ -651,6 +702,10 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
   std::vector<std::string> claimable = kContractParts;
   claimable.insert(claimable.end(), kContractChecks.begin(), kContractChecks.end());
   f.not_claimed = reasons("not_claimed", claimable, "contract part or check");
+  f.build_only = reasons("build_only", transport_names(), "transport");
+  for (const auto& [t, why] : f.build_only)
+    if (std::find(f.transports.begin(), f.transports.end(), t) == f.transports.end())
+      r.fail("build_only." + t, "'" + t + "' is not one of the flavour's transports (declare it there too)");
   return f;
 }
 

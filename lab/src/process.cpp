@@ -225,10 +225,38 @@ int pick_free_port() {
 
 namespace {
 
-// Sets GRO on and TSO off on `ifname` inside namespace `ns` and reads them
-// back; runs in a forked child because setns changes the calling thread.
-// Exit code bits: 1 = GRO on, 2 = TSO on, 64 = failure.
-int set_offloads_in(const std::string& ns, const std::string& ifname) {
+// GRO and TSO of `ifname` through the SIOCETHTOOL ioctl in the calling
+// thread's namespace, GRO on and TSO off first when `set`. Bits: 1 = GRO
+// on, 2 = TSO on; 64 = failure.
+int ethtool_offloads(const std::string& ifname, bool set) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return 64;
+  auto ethtool = [&](std::uint32_t cmd, std::uint32_t value, std::uint32_t* out) {
+    ethtool_value v{};
+    v.cmd = cmd;
+    v.data = value;
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
+    ifr.ifr_data = reinterpret_cast<char*>(&v);
+    if (ioctl(s, SIOCETHTOOL, &ifr) != 0) return false;
+    if (out) *out = v.data;
+    return true;
+  };
+  std::uint32_t gro = 0, tso = 1;
+  if (set) {
+    ethtool(ETHTOOL_SGRO, 1, nullptr);
+    ethtool(ETHTOOL_STSO, 0, nullptr);
+  }
+  const bool read = ethtool(ETHTOOL_GGRO, 0, &gro) && ethtool(ETHTOOL_GTSO, 0, &tso);
+  close(s);
+  if (!read) return 64;
+  return (gro ? 1 : 0) | (tso ? 2 : 0);
+}
+
+// The same inside namespace `ns` ("" = this process's); a namespace is
+// entered in a forked child because setns changes the calling thread.
+int set_offloads_in(const std::string& ns, const std::string& ifname, bool set = true) {
+  if (ns.empty()) return ethtool_offloads(ifname, set);
   std::string p = "/run/netns/" + ns;
   int nsfd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (nsfd < 0) return 64;
@@ -239,24 +267,7 @@ int set_offloads_in(const std::string& ns, const std::string& ifname) {
   }
   if (pid == 0) {
     if (setns(nsfd, CLONE_NEWNET) != 0) _exit(64);
-    int s = socket(AF_INET, SOCK_DGRAM, 0);
-    if (s < 0) _exit(64);
-    auto ethtool = [&](std::uint32_t cmd, std::uint32_t value, std::uint32_t* out) {
-      ethtool_value v{};
-      v.cmd = cmd;
-      v.data = value;
-      ifreq ifr{};
-      std::strncpy(ifr.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
-      ifr.ifr_data = reinterpret_cast<char*>(&v);
-      if (ioctl(s, SIOCETHTOOL, &ifr) != 0) return false;
-      if (out) *out = v.data;
-      return true;
-    };
-    std::uint32_t gro = 0, tso = 1;
-    ethtool(ETHTOOL_SGRO, 1, nullptr);
-    ethtool(ETHTOOL_STSO, 0, nullptr);
-    if (!ethtool(ETHTOOL_GGRO, 0, &gro) || !ethtool(ETHTOOL_GTSO, 0, &tso)) _exit(64);
-    _exit((gro ? 1 : 0) | (tso ? 2 : 0));
+    _exit(ethtool_offloads(ifname, set));
   }
   close(nsfd);
   int st = 0;
@@ -265,6 +276,16 @@ int set_offloads_in(const std::string& ns, const std::string& ifname) {
 }
 
 }  // namespace
+
+std::optional<int> interface_offloads(const std::string& ns, const std::string& ifname, bool set_gro_on_tso_off) {
+  const int f = set_offloads_in(ns, ifname, set_gro_on_tso_off);
+  if (f == 64) return std::nullopt;
+  return f;
+}
+
+std::string offloads_text(const std::string& ifname, int bits) {
+  return ifname + ": gro=" + ((bits & 1) ? "on" : "off") + " tso=" + ((bits & 2) ? "on" : "off");
+}
 
 NetnsPair::NetnsPair(std::string tag, std::string server_addr, std::string client_addr, int prefix)
     : server_ns_("kite-" + tag + "-srv"),
@@ -299,8 +320,7 @@ void NetnsPair::up() {
     must({"ip", "-n", ns, "link", "set", ifn, "up"});
     int f = set_offloads_in(ns, ifn);
     if (f == 64) throw std::runtime_error("netns: cannot set or read GRO/TSO on " + ifn + " in " + ns);
-    offloads_ += (offloads_.empty() ? "" : ", ") + ifn + ": gro=" + ((f & 1) ? "on" : "off") +
-                 " tso=" + ((f & 2) ? "on" : "off");
+    offloads_ += (offloads_.empty() ? "" : ", ") + offloads_text(ifn, f);
     if (!(f & 1) || (f & 2))
       throw std::runtime_error("netns: " + ifn + " did not take GRO on / TSO off (" + offloads_ + ")");
   }

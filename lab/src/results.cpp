@@ -94,11 +94,23 @@ Settings StoredSitting::settings_for(const std::string& transport, const std::st
   s["network"] = eff.value("network", std::string("loopback"));
   if (transport == "kernel") {  // per model since busy_poll_by_model; older sittings gave every model one value
     const json by_model = eff.value("busy_poll_by_model", json::object());
-    s["busy_poll_usecs"] = std::to_string(by_model.contains(model) ? by_model[model].get<int>()
-                                                                   : eff.value("busy_poll_usecs", 0));
+    s["busy_poll_usecs"] =
+        std::to_string(by_model.contains(model) ? by_model[model].get<int>() : eff.value("busy_poll_usecs", 0));
   }
   s["idle"] = eff.value("idle", matrix.idle);
   s["audit"] = eff.value("audit", true) ? "on" : "off";
+  // The launcher's settings of a preload transport (EF_*, VMA_*, onload's
+  // profile, libvma's thread core), each by its own name; a sitting that
+  // predates their recording has none.
+  const json launchers = eff.value("launchers", json::object());
+  if (launchers.is_object() && launchers.contains(transport) && launchers[transport].is_object()) {
+    const json& l = launchers[transport];
+    const json env = l.value("env", json::object());
+    for (const auto& [k, v] : env.items()) s[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    if (l.contains("profile")) s["onload profile"] = l["profile"].is_string() ? l["profile"].get<std::string>() : "";
+    if (l.contains("vma_internal_thread_core"))
+      s["vma thread core"] = l["vma_internal_thread_core"].is_number() ? l["vma_internal_thread_core"].dump() : "none";
+  }
   return s;
 }
 

@@ -394,6 +394,29 @@ std::string provenance_html(const json& stamp) {
   return h.str();
 }
 
+// sitting.json's `wire` (lab/src/wire.cpp) in a line: each pair's ends in
+// their namespaces, the offloads read there, and whether they were put back.
+std::string wire_text(const json& w) {
+  if (!w.is_object()) return "";
+  std::vector<std::string> pairs;
+  for (const auto& p : w.value("pairs", json::array())) {
+    std::vector<std::string> ends;
+    for (const char* role : {"server", "client"}) {
+      const json e = p.value(role, json::object());
+      ends.push_back(std::string(role) + " " + e.value("interface", std::string("?")) + " " +
+                     e.value("address", std::string("?")) + " in " + e.value("netns", std::string("?")) + " (" +
+                     e.value("offloads", std::string("offloads unread")) + ")");
+    }
+    pairs.push_back("pair " + p.value("name", std::string("?")) + ": " + join(ends, ", "));
+  }
+  std::string out = "the NIC pairs moved into two namespaces, traffic across the cable: " + join(pairs, "; ");
+  const json r = w.value("restored", json());
+  if (r.is_object())
+    out += r.value("failed", json::array()).empty() ? "; put back at the end (" + num(r.value("done", json())) + ")"
+                                                    : "; NOT all put back: " + num(r["failed"]);
+  return out;
+}
+
 std::string argv_text(const json& a) {
   if (!a.is_array()) return num(a);
   std::vector<std::string> parts;
@@ -523,9 +546,9 @@ std::string effective_html(const StoredResult& r) {
     rows.push_back({"client environment", code(env_text(e.value("client_env", json())))});
     rows.push_back({"cores", code(num(e.value("cores", json())))});
     rows.push_back({"transport", code(num(e.value("transport", json())))});
-    for (const char* k : {"bind", "server_netns", "client_netns", "offloads", "workers", "cannot", "server_build",
-                          "client_build", "attempt"})
-      if (e.contains(k)) rows.push_back({k, code(num(e[k]))});
+    for (const char* k : {"bind", "server_netns", "client_netns", "offloads", "wire", "launcher", "workers", "cannot",
+                          "server_build", "client_build", "attempt"})
+      if (e.contains(k) && !e[k].is_null()) rows.push_back({k, code(num(e[k]))});
   }
   return kv_table(rows, "effective");
 }
@@ -930,18 +953,24 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
       if (e.epoch == s.epoch && e.method == s.method) era = &e;
     if (era && !era->current) v.banner = archive_banner(*era, current, hn, v.root + hn + "/index.html", eras);
     std::ostringstream b;
-    b << kv_table({{"started", when(s.start)},
-                   {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
-                   {"matrix", esc(s.matrix_name)},
-                   {"method", esc(s.method)},
-                   {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
-                   {"hardware epoch", esc(s.epoch)},
-                   {"kernel", esc(s.stamp.value("kernel", std::string()))},
-                   {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
-                   {"command", code(s.stamp.value("command_line", std::string()))},
-                   {"overrides", code(num(s.stamp.value("overrides", json::object())))},
-                   {"effective", code(num(s.stamp.value("effective", json::object())))}},
-                  "sitting-stamp");
+    b << kv_table(
+        {{"started", when(s.start)},
+         {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
+         {"matrix", esc(s.matrix_name)},
+         {"method", esc(s.method)},
+         {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
+         {"hardware epoch", esc(s.epoch)},
+         {"kernel", esc(s.stamp.value("kernel", std::string()))},
+         {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
+         {"command", code(s.stamp.value("command_line", std::string()))},
+         {"overrides", code(num(s.stamp.value("overrides", json::object())))},
+         {"effective", code(num(s.stamp.value("effective", json::object())))},
+         {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
+                         (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
+         {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
+                                     ? s.stamp["vma_internal_thread"].value("env", std::string())
+                                     : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
+        "sitting-stamp");
     b << provenance_html(s.stamp);
     if (era && era->current && current && !cm.used.empty()) {
       bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
@@ -1014,6 +1043,12 @@ std::string core_map_html(const std::string& machine_text, const std::string& on
   if (m.network == "netns")
     h << ": namespaces joined by a veth pair, server " << esc(m.netns_server_addr) << ", client "
       << esc(m.netns_client_addr) << "/" << m.netns_prefix;
+  if (m.network == "nic")
+    h << ": the wire. Each pair's two ports are moved into two network namespaces with the addresses below, the "
+         "server run in one and the client in the other, so the traffic crosses the cable; they are put back with "
+         "their own addresses at the end";
+  if (m.vma_internal_thread_core)
+    h << ". libvma's thread: core " << *m.vma_internal_thread_core << " (VMA_INTERNAL_THREAD_AFFINITY)";
   h << ". Transports: " << esc(join(m.transports, ", ")) << "; kernel busy poll " << m.kernel_busy_poll_usecs
     << " us.</p>\n";
   if (!m.nics.empty()) {
@@ -1021,8 +1056,10 @@ std::string core_map_html(const std::string& machine_text, const std::string& on
          "class=\"nics\"><thead><tr><th>pair</th><th>server</th><th>client</th><th>transports</th></tr></"
          "thead><tbody>\n";
     for (const auto& n : m.nics)
-      h << "<tr><td>" << esc(n.name) << "</td><td>" << esc(n.server_if + " " + n.server_addr) << "</td><td>"
-        << esc(n.client_if + " " + n.client_addr) << "</td><td>" << esc(join(n.transports, ", ")) << "</td></tr>\n";
+      h << "<tr><td>" << esc(n.name) << "</td><td>"
+        << esc(n.server_if + " " + n.server_addr + "/" + std::to_string(n.prefix)) << "</td><td>"
+        << esc(n.client_if + " " + n.client_addr + "/" + std::to_string(n.prefix)) << "</td><td>"
+        << esc(join(n.transports, ", ")) << "</td></tr>\n";
     h << "</tbody></table>\n";
   }
   return h.str();

@@ -27,6 +27,7 @@
 #include "kite/lab/report.hpp"
 #include "kite/lab/tls.hpp"
 #include "kite/lab/util.hpp"
+#include "kite/lab/wire.hpp"
 
 #include "kite/bench/result.hpp"
 
@@ -151,6 +152,7 @@ struct Context {
   int busy_poll = 0;
   std::string idle, network;
   std::unique_ptr<NetnsPair> netns;
+  std::unique_ptr<WirePath> wire;  ///< the nic path's interfaces, moved into namespaces
   json sitting_stamp;
   Progress progress;
   std::vector<double> cell_times;
@@ -207,17 +209,38 @@ std::string cell_busy_poll_source(const Context& c, const Cell& cell) {
   return c.opt.machine.busy_poll_source(cell.transport, cell.model);
 }
 
+// The launcher settings of a transport (the stamp's `launcher`, what compare
+// names): the machine file's environment (EF_*, VMA_*), onload's profile, the
+// core of libvma's thread. Null for transports without a launcher.
+json launcher_settings(const Machine& m, const std::string& transport) {
+  if (transport != "onload" && transport != "vma" && transport != "socketxtreme") return nullptr;
+  json l = {{"env", m.launcher_env(transport)}};
+  if (transport == "onload") {
+    l["command"] = "onload";
+    l["profile"] = m.onload_profile;
+  } else {
+    l["preload"] = "libvma.so";
+    l["vma_internal_thread_core"] = m.vma_internal_thread_core ? json(*m.vma_internal_thread_core) : json(nullptr);
+    if (transport == "socketxtreme") l["env"]["VMA_SOCKETXTREME"] = "1";
+  }
+  return l;
+}
+
 json effective_transport(const Context& c, const std::string& transport, int busy_poll) {
   const Machine& m = c.opt.machine;
   json t = {{"name", transport}};
   if (transport == "kernel") t["busy_poll_usecs"] = busy_poll;
   if (transport == "uring") t["sqpoll"] = m.uring_sqpoll;
-  if (transport == "onload") t["env"] = m.onload_env, t["profile"] = m.onload_profile;
-  if (transport == "vma") t["env"] = m.vma_env;
+  if (json l = launcher_settings(m, transport); !l.is_null()) {
+    t["env"] = l["env"];
+    if (l.contains("profile")) t["profile"] = l["profile"];
+    if (l.contains("vma_internal_thread_core")) t["vma_internal_thread_core"] = l["vma_internal_thread_core"];
+  }
   return t;
 }
 
-// Launcher prefix and environment for transports that take over an unchanged binary.
+// Launcher prefix and environment for transports that take over an unchanged
+// binary (socketxtreme's API is libvma's too, switched on at run time).
 void apply_preload(const Context& c, const std::string& transport, std::vector<std::string>& argv,
                    std::map<std::string, std::string>& env) {
   const Machine& m = c.opt.machine;
@@ -225,11 +248,11 @@ void apply_preload(const Context& c, const std::string& transport, std::vector<s
     std::vector<std::string> pre = {"onload"};
     if (!m.onload_profile.empty()) pre.push_back("--profile=" + m.onload_profile);
     argv.insert(argv.begin(), pre.begin(), pre.end());
-    for (const auto& [k, v] : m.onload_env) env[k] = v;
-  } else if (transport == "vma") {
+  } else if (transport == "vma" || transport == "socketxtreme") {
     env["LD_PRELOAD"] = "libvma.so";
-    for (const auto& [k, v] : m.vma_env) env[k] = v;
+    if (transport == "socketxtreme") env["VMA_SOCKETXTREME"] = "1";
   }
+  for (const auto& [k, v] : m.launcher_env(transport)) env[k] = v;
 }
 
 // Where the server listens and the client connects, and the namespaces they run in.
@@ -245,14 +268,24 @@ Endpoints endpoints_for(const Context& c, const std::string& transport) {
     e.server_ns = c.netns->server_ns();
     e.client_ns = c.netns->client_ns();
   } else if (c.network == "nic") {
-    for (const auto& p : c.opt.machine.nics)
-      if (p.transports.empty() ||
-          std::find(p.transports.begin(), p.transports.end(), transport) != p.transports.end()) {
-        e.bind = e.host = p.server_addr;
-        break;
-      }
+    if (const NicPair* p = c.opt.machine.nic_for(transport)) e.bind = e.host = p->server_addr;
+    if (c.wire) {
+      e.server_ns = c.wire->server_ns();
+      e.client_ns = c.wire->client_ns();
+    }
   }
   return e;
+}
+
+// The cell's wire: the pair it crosses, its interfaces and their offloads (null off the nic path).
+json cell_wire(const Context& c, const std::string& transport) {
+  const NicPair* p = c.network == "nic" ? c.opt.machine.nic_for(transport) : nullptr;
+  if (!p) return nullptr;
+  const std::string pfx = "/" + std::to_string(p->prefix);
+  return {{"pair", p->name},
+          {"server", {{"interface", p->server_if}, {"address", p->server_addr + pfx}}},
+          {"client", {{"interface", p->client_if}, {"address", p->client_addr + pfx}}},
+          {"offloads", c.wire ? c.wire->offloads_of(p->name) : ""}};
 }
 
 // The cores the audit lets the server use: the first server core for the
@@ -376,7 +409,11 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
       {"bind", p.net.bind},
       {"server_netns", p.net.server_ns},
       {"client_netns", p.net.client_ns},
-      {"offloads", c.netns ? c.netns->offloads() : ""},
+      {"offloads", c.netns  ? c.netns->offloads()
+                   : c.wire ? cell_wire(c, cell.transport).value("offloads", "")
+                            : ""},
+      {"wire", cell_wire(c, cell.transport)},
+      {"launcher", launcher_settings(m, cell.transport)},
       {"cores",
        {{"server", format_core_list(m.server)},
         {"server_allowed", format_core_list(p.allowed_server)},
@@ -858,6 +895,32 @@ void check_nics(const Machine& m) {
                           "(use --machine local or --network loopback|netns here)");
 }
 
+// Puts back what a sitting that died left on the wire (the results folder's
+// wire-state.json) before anything looks at the interfaces. A wire held by a
+// running sitting stops this one when it takes the nic path too; one that
+// cannot be put back stops any sitting, since removing the namespaces it is
+// in would lose it.
+WireRestore restore_wire_at_start(const SittingOptions& opt) {
+  const std::string file = wire_state_path(opt.results_dir);
+  WireRestore r = restore_wire(file);
+  if (!r.found) return r;
+  const std::string network = opt.network ? *opt.network : opt.machine.network;
+  if (r.held) {
+    if (network == "nic")
+      throw ConfigError("network path nic: the interfaces are held by a running sitting (" + r.owner + "; " + file +
+                        ")");
+    return r;
+  }
+  for (const auto& d : r.done)
+    std::fprintf(stderr, "bench-run: wire: put back what a stopped sitting (%s) moved: %s\n", r.owner.c_str(),
+                 d.c_str());
+  if (!r.failed.empty())
+    throw ConfigError(file + ": what a stopped sitting (" + r.owner +
+                      ") moved cannot all be put back: " + join(r.failed, "; ") +
+                      " (the file and its namespaces are kept: put the interfaces back by hand, then remove the file)");
+  return r;
+}
+
 // The settings every cell shares, checked; throws ConfigError for a wrong one.
 // The tls cells' CA and server certificate, made fresh in the sitting's
 // folder for every address a server may bind (loopback, the netns server,
@@ -890,6 +953,8 @@ void set_up_context(Context& c, const std::string& dir) {
   if (c.network == "nic") check_nics(opt.machine);
   if (c.network == "netns" && geteuid() != 0)
     throw ConfigError("network path netns needs root (network namespaces and a veth pair)");
+  if (c.network == "nic" && geteuid() != 0)
+    throw ConfigError("network path nic needs root (it moves the pairs' interfaces into two network namespaces)");
   c.client_path = find_executable(opt.client_binary, "");
   if (c.client_path.empty()) c.client_path = opt.client_binary;
   c.workers = workers_for(opt.matrix, opt.machine);
@@ -989,6 +1054,16 @@ json start_stamp(const Context& c, const json& previous) {
                         {"audit", opt.audit},
                         {"check", opt.check},
                         {"workers", workers_json(c.workers)}};
+  // What the launchers are given (compare names any that differs), whether or not this host has the stack.
+  json launchers = json::object();
+  for (const char* t : {"onload", "vma", "socketxtreme"}) launchers[t] = launcher_settings(opt.machine, t);
+  stamp["effective"]["launchers"] = launchers;
+  const auto& vt = opt.machine.vma_internal_thread_core;
+  stamp["vma_internal_thread"] = vt ? json{{"core", *vt},
+                                           {"env", "VMA_INTERNAL_THREAD_AFFINITY=" + std::to_string(*vt)},
+                                           {"reserved", format_core_list(opt.machine.reserved)},
+                                           {"applies_to", {"vma", "socketxtreme"}}}
+                                    : json(nullptr);
   stamp["command_line"] = opt.command_line;
   json flv = json::object();
   for (const auto& [n, f] : c.flavours) flv[n] = read_text_or_empty(f.source_name);
@@ -1011,15 +1086,34 @@ void set_up_network(Context& c, json& stamp) {
     std::fprintf(stderr, "bench-run: removed %zu network namespace(s)/link(s) left by a crashed sitting: %s\n",
                  removed.size(), join(removed).c_str());
   }
-  if (c.network != "netns") return;
+  if (c.network != "netns" && c.network != "nic") return;
   // The tag keeps names short (interface names have 15 characters) and unique per lab process.
   std::string tag = std::to_string(getpid() % 1000000);
   const Machine& m = c.opt.machine;
-  c.netns = std::make_unique<NetnsPair>(tag, m.netns_server_addr, m.netns_client_addr, m.netns_prefix);
-  c.netns->up();
-  stamp["netns"] = {
-      {"server", c.netns->server_ns()}, {"client", c.netns->client_ns()}, {"offloads", c.netns->offloads()}};
+  if (c.network == "nic") {
+    c.wire = std::make_unique<WirePath>(m, tag, wire_state_path(c.opt.results_dir), c.dir);
+    c.wire->up();
+    stamp["wire"] = c.wire->record();
+    stamp["netns"] = {{"server", c.wire->server_ns()}, {"client", c.wire->client_ns()}};
+  } else {
+    c.netns = std::make_unique<NetnsPair>(tag, m.netns_server_addr, m.netns_client_addr, m.netns_prefix);
+    c.netns->up();
+    stamp["netns"] = {
+        {"server", c.netns->server_ns()}, {"client", c.netns->client_ns()}, {"offloads", c.netns->offloads()}};
+  }
   write_text_atomic(c.dir + "/sitting.json", stamp.dump(1));
+}
+
+// Takes the sitting's network down: the netns pair removed, the wire's
+// interfaces put back where they were (recorded under wire.restored).
+void take_down_network(Context& c, json* stamp) {
+  if (c.netns) c.netns->down();
+  if (!c.wire || !c.wire->is_up()) return;
+  c.wire->down();
+  const WireRestore& r = c.wire->restored();
+  for (const auto& f : r.failed) std::fprintf(stderr, "bench-run: wire: NOT put back: %s\n", f.c_str());
+  if (stamp && stamp->contains("wire"))
+    (*stamp)["wire"]["restored"] = {{"at", utc_now_iso()}, {"done", r.done}, {"failed", r.failed}};
 }
 
 void show_outcome(Context& c, std::size_t index, const CellOutcome& o) {
@@ -1090,6 +1184,16 @@ std::string unbuilt_flavour(const Context& c, const Flavour& fl) {
   return "";
 }
 
+// "; <flavour> has <transport> only where its SDK is installed: ..." for a
+// transport its flavour file declares build_only, else "".
+std::string build_only_note(const Context& c, const Cell& cell) {
+  const auto& b = c.flavours.at(cell.flavour).build_only;
+  auto it = b.find(cell.transport);
+  return it == b.end() ? ""
+                       : "; " + cell.flavour + " has " + cell.transport +
+                             " only where its SDK is installed (build_only: " + it->second + ")";
+}
+
 // Records a cell that cannot exist (nopool, noshard, unmeasurable, unsupported by its flavour, oversubscribed).
 std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell) {
   std::string marker = marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour), c.workers);
@@ -1097,7 +1201,7 @@ std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell
   const Workers& w = c.workers;
   std::string why = marker == "nopool"         ? cell.transport + " cannot run the pool model"
                     : marker == "noshard"      ? cell.transport + " cannot run the shard model"
-                    : marker == "unmeasurable" ? "this host lacks " + cell.transport
+                    : marker == "unmeasurable" ? "this host lacks " + cell.transport + build_only_note(c, cell)
                     : marker == "oversubscribed"
                         ? "[server] workers = " + std::to_string(w.count) + " spinning threads on " +
                               std::to_string(w.server_cores) +
@@ -1199,7 +1303,8 @@ CellOutcome record_cell(const Context& c, const Cell& cell, const Attempts& t, j
   CellOutcome o;
   o.cell = cell;
   if (a.end == AttemptEnd::unsupported) {
-    j = unmeasured_result(cell, CellState::marked, "unsupported", "the server says: " + a.reason);
+    j = unmeasured_result(cell, CellState::marked, "unsupported",
+                          "the server says: " + a.reason + build_only_note(c, cell));
     o.state = CellState::marked;
     o.marker = "unsupported";
     o.reason = a.reason;
@@ -1228,7 +1333,10 @@ std::pair<std::vector<std::string>, std::vector<std::string>> to_check(const Con
   };
   bool left = false;
   for (const Cell& cell : cells)
-    if (cell.flavour == f.name && marker_for(cell, c.opt.machine, f, c.workers).empty()) {
+    // A build_only transport is not checked: a build without its SDK answers
+    // `unsupported:` for it, which its cells then record; the rest is checked.
+    if (cell.flavour == f.name && marker_for(cell, c.opt.machine, f, c.workers).empty() &&
+        !f.build_only.count(cell.transport)) {
       add(transports, cell.transport);
       add(models, cell.model);
       left = left || !done_before(c, cell, true);
@@ -1696,10 +1804,10 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
     }
     if (!stop.interrupted && stop.reason.empty()) run_groups(c, cells, pending, stamp, res, stop);
   } catch (...) {
-    if (c.netns) c.netns->down();
+    take_down_network(c, &stamp);
     throw;
   }
-  if (c.netns) c.netns->down();
+  take_down_network(c, &stamp);
   if (stop_requested()) stop.interrupted = true;
   return stop;
 }
@@ -1803,6 +1911,7 @@ SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, s
   if (!opt.resume_dir.empty()) throw ConfigError("--resume: a sweep cannot be resumed; run it again");
   const std::string dir = sitting_dir(opt);
   if (!opt.resume_dir.empty()) throw ConfigError(dir + ": a sitting of that name exists; a sweep cannot be resumed");
+  const WireRestore wire_restore = restore_wire_at_start(opt);
   Context c(opt);
   set_up_context(c, dir);
   use_installs(c);
@@ -1813,6 +1922,7 @@ SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, s
   fs::create_directories(dir);
   json stamp = start_stamp(c, json());
   stamp["kind"] = "sweep";
+  if (wire_restore.found) stamp["wire_restored_at_start"] = wire_restore.to_json();
   write_text_atomic(dir + "/sitting.json", stamp.dump(1));
   c.sitting_stamp = cell_sitting_stamp(c, stamp);
   make_certificates(c, cells);
@@ -1863,11 +1973,11 @@ SittingResult run_stepped_sitting(SittingOptions opt, const StepPlanner& next, s
       }
     } catch (...) {
       c.step = nullptr;
-      if (c.netns) c.netns->down();
+      take_down_network(c, &stamp);
       throw;
     }
     c.step = nullptr;
-    if (c.netns) c.netns->down();
+    take_down_network(c, &stamp);
   }
   if (stop_requested()) stop.interrupted = true;
   end_stamp(stamp, stop, res);
@@ -1886,6 +1996,7 @@ SittingResult run_sitting(SittingOptions opt) {
       throw ConfigError("--cells: " + bad);
     opt.matrix.cells = *opt.cells;
   }
+  const WireRestore wire_restore = restore_wire_at_start(opt);
   Context c(opt);
   set_up_context(c, dir);
   use_installs(c);
@@ -1906,6 +2017,7 @@ SittingResult run_sitting(SittingOptions opt) {
 
   fs::create_directories(dir);
   json stamp = start_stamp(c, previous);
+  if (wire_restore.found) stamp["wire_restored_at_start"] = wire_restore.to_json();
   write_text_atomic(dir + "/sitting.json", stamp.dump(1));
   for (const auto& w : stamp["provenance"]["warnings"])
     std::fprintf(stderr, "bench-run: host: %s\n", w.get<std::string>().c_str());

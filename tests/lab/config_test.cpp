@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <map>
 
 #include "kite/lab/config.hpp"
 #include "kite/lab/util.hpp"
@@ -404,4 +407,100 @@ TEST(MatrixFile, aCellSelectionKeepsOnlyTheCellsItMatches) {
   EXPECT_THAT(error_of([&] { parse_matrix(m + "cells=['quickfix/*/*/*']\n", "q"); }),
               HasSubstr("'quickfix/*/*/*' matches no cell of the matrix"));
   EXPECT_EQ(check_cell_selection(parse_matrix(m, "q"), {"cpp/uring/mono/open"}), "");
+}
+
+// The wire path's pairs: both ends in one subnet (each end gets its address in
+// its own namespace, where the subnet is the only route), an interface in one
+// pair only; each transport crosses the first pair that lists it.
+TEST(MachineFile, nicPairsShareASubnetAndEachInterfaceIsInOnePair) {
+  const std::string head = std::string(kMachine) + "[network]\npath = 'nic'\n";
+  auto pair = [](const std::string& name, const std::string& s_if, const std::string& c_if, const std::string& s,
+                 const std::string& c, const std::string& extra) {
+    return "[[network.nic]]\nname = '" + name + "'\nserver_if = '" + s_if + "'\nclient_if = '" + c_if +
+           "'\nserver_addr = '" + s + "'\nclient_addr = '" + c + "'\n" + extra;
+  };
+  const Machine m =
+      parse_machine(head + pair("mlx", "mlxA", "mlxB", "10.9.1.1", "10.9.1.2", "transports = ['kernel', 'vma']\n") +
+                        pair("sfc", "sfcA", "sfcB", "10.9.0.1", "10.9.0.2", "prefix = 30\ntransports = ['onload']\n"),
+                    "m");
+  ASSERT_EQ(m.nics.size(), 2u);
+  EXPECT_EQ(m.nics[0].prefix, 24) << "the default";
+  EXPECT_EQ(m.nics[1].prefix, 30);
+  EXPECT_EQ(m.nic_for("vma")->name, "mlx");
+  EXPECT_EQ(m.nic_for("onload")->name, "sfc");
+  EXPECT_EQ(m.nic_for("tls")->name, "mlx") << "tls crosses the kernel pair";
+  EXPECT_EQ(m.nic_for("uring")->name, "mlx") << "a transport no pair lists crosses the first";
+  EXPECT_THAT(error_of([&] { parse_machine(head + pair("p", "a0", "a1", "10.9.1.1", "10.9.2.2", ""), "m"); }),
+              HasSubstr("network.nic[0].client_addr: 10.9.2.2 is not in 10.9.1.1/24's subnet"));
+  EXPECT_THAT(error_of([&] { parse_machine(head + pair("p", "a0", "a0", "10.9.1.1", "10.9.1.2", ""), "m"); }),
+              HasSubstr("the two ends of a pair are two interfaces"));
+  EXPECT_THAT(error_of([&] {
+                parse_machine(head + pair("p", "a0", "a1", "10.9.1.1", "10.9.1.2", "") +
+                                  pair("q", "b0", "a1", "10.9.0.1", "10.9.0.2", ""),
+                              "m");
+              }),
+              HasSubstr("interface 'a1' is in two pairs (p and q)"));
+  EXPECT_THAT(
+      error_of([&] { parse_machine(head + pair("p", "a0", "a1", "10.9.1.1", "10.9.1.2", "prefix = 31\n"), "m"); }),
+      HasSubstr("network.nic[0].prefix: must be 8..30"));
+}
+
+// libvma's maintenance thread goes on a reserved core, through
+// VMA_INTERNAL_THREAD_AFFINITY in the environment of vma and socketxtreme
+// processes; onload gets its own env only.
+TEST(MachineFile, vmasThreadIsPlacedOnAReservedCoreThroughTheLaunchersEnvironment) {
+  const std::string vendor = std::string(kMachine) +
+                             "[transports]\navailable = ['kernel', 'onload', 'vma', 'socketxtreme']\n"
+                             "[transports.onload]\nenv = { EF_POLL_USEC = 100000 }\n";
+  const Machine m =
+      parse_machine(vendor + "[transports.vma]\nenv = { VMA_SPEC = 'latency' }\ninternal_thread_core = 6\n", "m");
+  ASSERT_TRUE(m.vma_internal_thread_core.has_value());
+  EXPECT_EQ(*m.vma_internal_thread_core, 6);
+  using Env = std::map<std::string, std::string>;
+  EXPECT_EQ(m.launcher_env("vma"), (Env{{"VMA_INTERNAL_THREAD_AFFINITY", "6"}, {"VMA_SPEC", "latency"}}));
+  EXPECT_EQ(m.launcher_env("socketxtreme"), m.launcher_env("vma")) << "socketxtreme runs under libvma";
+  EXPECT_EQ(m.launcher_env("onload"), (Env{{"EF_POLL_USEC", "100000"}}));
+  EXPECT_TRUE(m.launcher_env("kernel").empty());
+  EXPECT_FALSE(parse_machine(vendor, "m").vma_internal_thread_core.has_value());
+  EXPECT_EQ(parse_machine(vendor, "m").launcher_env("vma").count("VMA_INTERNAL_THREAD_AFFINITY"), 0u);
+  EXPECT_THAT(error_of([&] { parse_machine(vendor + "[transports.vma]\ninternal_thread_core = 2\n", "m"); }),
+              HasSubstr("transports.vma.internal_thread_core: core 2 is not one of cores.reserved (6)"));
+  EXPECT_THAT(error_of([&] {
+                parse_machine(vendor +
+                                  "[transports.vma]\nenv = { VMA_INTERNAL_THREAD_AFFINITY = '6' }\n"
+                                  "internal_thread_core = 6\n",
+                              "m");
+              }),
+              HasSubstr("both place libvma's thread"));
+  // The seeds' hosts keep one reserved core for it.
+  Machine hp = load_machine(source_dir() + "/lab/machines/example-hp.toml");
+  ASSERT_TRUE(hp.vma_internal_thread_core.has_value());
+  EXPECT_EQ(*hp.vma_internal_thread_core, 13);
+  EXPECT_EQ(hp.launcher_env("vma").at("VMA_INTERNAL_THREAD_AFFINITY"), "13");
+  EXPECT_EQ(hp.busy_poll_for("kernel", "single"), 50) << "hp busy-polls its single-session kernel cells";
+  EXPECT_EQ(hp.busy_poll_for("kernel", "mono"), 0) << "and leaves the 32-session ones interrupt-driven";
+  Machine scan = load_shipped_machine(source_dir() + "/lab/machines/scan.toml");
+  ASSERT_TRUE(scan.vma_internal_thread_core.has_value());
+  EXPECT_EQ(*scan.vma_internal_thread_core, 14);
+}
+
+// [build_only]: transports declared that a server has only where their SDK
+// is installed; each must be one the flavour declares.
+TEST(FlavourFile, buildOnlyNamesDeclaredTransportsWithTheirReason) {
+  const std::string f = "name='f'\nbinary='b'\nargs=[]\ntransports=['kernel','tcpdirect']\n";
+  const Flavour ok = parse_flavour(f + "[build_only]\ntcpdirect = 'needs zf/zf.h'\n", "f.toml");
+  EXPECT_EQ(ok.build_only, (std::map<std::string, std::string>{{"tcpdirect", "needs zf/zf.h"}}));
+  EXPECT_THAT(error_of([&] { parse_flavour(f + "[build_only]\nsocketxtreme = 'x'\n", "f.toml"); }),
+              HasSubstr("build_only.socketxtreme: 'socketxtreme' is not one of the flavour's transports"));
+  EXPECT_THAT(error_of([&] { parse_flavour(f + "[build_only]\ntcpdirect = ' '\n", "f.toml"); }),
+              HasSubstr("needs the reason"));
+  EXPECT_THAT(error_of([&] { parse_flavour(f + "[build_only]\ndpdk = 'x'\n", "f.toml"); }),
+              HasSubstr("unknown transport 'dpdk'"));
+  // rust-pure declares both native vendor APIs, build-only, besides its preload transports.
+  const Flavour rp = load_flavour(source_dir() + "/lab/flavours/rust-pure.toml");
+  for (const char* t : {"kernel", "onload", "vma", "tcpdirect", "socketxtreme"})
+    EXPECT_NE(std::find(rp.transports.begin(), rp.transports.end(), t), rp.transports.end()) << t;
+  EXPECT_EQ(rp.build_only.size(), 2u);
+  EXPECT_THAT(rp.build_only.at("tcpdirect"), HasSubstr("TCPDirect SDK"));
+  EXPECT_THAT(rp.build_only.at("socketxtreme"), HasSubstr("vma_extra.h"));
 }

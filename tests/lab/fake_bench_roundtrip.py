@@ -13,6 +13,8 @@ Knobs (environment):
   FAKE_BR_FAIL_ONCE=FILE           client fails when FILE does not exist, and creates it
   FAKE_BR_MUTATE=1                 client appends a comment to this script (a binary that changes)
   FAKE_BR_MUTATE_FILE=FILE         client appends a line to FILE (an artifact that changes)
+  FAKE_BR_ENV_LOG=FILE             server and client append a JSON line: role, cell, network namespace,
+                                   and the launcher environment they were given (LD_PRELOAD, EF_*, VMA_*)
 """
 import json, os, random, signal, socket, sys, time
 
@@ -42,8 +44,18 @@ def cores(text):
     return s
 
 
+def log_env(role, cell):
+    path = os.environ.get("FAKE_BR_ENV_LOG")
+    if not path:
+        return
+    env = {k: v for k, v in os.environ.items() if k == "LD_PRELOAD" or k.startswith(("EF_", "VMA_"))}
+    with open(path, "a") as f:
+        f.write(json.dumps({"role": role, "cell": cell, "netns": os.readlink("/proc/self/ns/net"), "env": env}) + "\n")
+
+
 def server(o):
     flav = o.get("flavour", "cpp")
+    log_env("server", f"{flav}/{o.get('transport')}/{o.get('model')}")
     if flav in os.environ.get("FAKE_BR_UNSUPPORTED", "").split(","):
         print(f"unsupported: fake {flav} cannot serve {o.get('model')}", file=sys.stderr)
         return 3
@@ -98,6 +110,7 @@ def client(o):
     if os.environ.get("FAKE_BR_MUTATE_FILE"):
         with open(os.environ["FAKE_BR_MUTATE_FILE"], "a") as f:
             f.write("mutated\n")
+    log_env("client", o.get("cell", ""))
     if o.get("cores"):
         os.sched_setaffinity(0, {min(cores(o["cores"]))})
     conn = socket.create_connection((o["host"], int(o["port"])), timeout=5)  # held through the runs, as a session

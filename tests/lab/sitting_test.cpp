@@ -22,6 +22,7 @@
 using namespace kite::lab;
 using namespace kite::lab::test;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -593,4 +594,113 @@ TEST_F(Sitting, hostProvenanceIsStampedWarnedAndCompared) {
   EXPECT_THAT(r.text, HasSubstr("The host differs between the two sittings"));
   EXPECT_THAT(r.text, HasSubstr("- kernel 6.1.0-13-amd64 -> 6.1.0-21-amd64"));
   EXPECT_THAT(r.text, HasSubstr("- newer kernel installed but not booted: yes (6.1.0-21-amd64) -> no"));
+}
+
+// The vendor stacks' launcher settings: what the machine file sets (VMA_*,
+// libvma's thread on a reserved core) reaches the launched server and client,
+// is recorded in each cell's stamp and in sitting.json, and compare names a
+// setting that differs. No stack is needed: the fake server runs under an
+// LD_PRELOAD the loader cannot find, and logs the environment it was given.
+TEST_F(Sitting, launcherSettingsReachTheServerAndAreRecordedAndCompared) {
+  const fs::path env_log = root_ / "env.log";
+  setenv("FAKE_BR_ENV_LOG", env_log.c_str(), 1);
+  const std::string mx =
+      "flavours = ['cpp']\ntransports = ['vma', 'socketxtreme']\nmodels = ['single']\nloops = ['closed']\n";
+  const std::string vendor_host = std::string(kTestMachine) +
+                                  "[transports.vma]\nenv = { VMA_SPEC = 'latency', VMA_RX_POLL = '-1' }\n"
+                                  "internal_thread_core = 2\n";
+  auto machine = [&](const std::string& spec) {
+    std::string text = vendor_host;
+    text.replace(text.find("[transports]\navailable = [\"kernel\"]"),
+                 std::string("[transports]\navailable = [\"kernel\"]").size(),
+                 "[transports]\navailable = ['kernel', 'vma', 'socketxtreme']");
+    text.replace(text.find("latency"), 7, spec);
+    return parse_machine(text.replace(text.find("[cores]\n"), 8, "[cores]\nreserved = \"2\"\n"), "testbox.toml");
+  };
+  SittingOptions o = options(mx, "before");
+  o.machine = machine("latency");
+  SittingResult r = run_sitting(o);
+  unsetenv("FAKE_BR_ENV_LOG");
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  ASSERT_EQ(r.cells.size(), 2u);
+  for (const auto& c : r.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id() << ": " << c.reason;
+
+  // What each launched process was given.
+  std::map<std::string, json> seen;  // "server cpp/vma/single" -> its env
+  for (const auto& line : log_lines(env_log)) {
+    const json l = json::parse(line);
+    std::string cell = l["cell"];
+    if (l["role"] == "client") cell = cell.substr(0, cell.rfind('/'));  // the client names the loop too
+    seen[l["role"].get<std::string>() + " " + cell] = l["env"];
+  }
+  for (const char* who : {"server cpp/vma/single", "client cpp/vma/single", "server cpp/socketxtreme/single",
+                          "client cpp/socketxtreme/single"}) {
+    ASSERT_TRUE(seen.count(who)) << who << " did not log; log: " << read_text_or_empty(env_log.string());
+    const json& env = seen[who];
+    EXPECT_EQ(env.value("LD_PRELOAD", ""), "libvma.so") << who;
+    EXPECT_EQ(env.value("VMA_SPEC", ""), "latency") << who;
+    EXPECT_EQ(env.value("VMA_RX_POLL", ""), "-1") << who;
+    EXPECT_EQ(env.value("VMA_INTERNAL_THREAD_AFFINITY", ""), "2") << who << ": libvma's thread on the reserved core";
+  }
+  EXPECT_EQ(seen["server cpp/socketxtreme/single"].value("VMA_SOCKETXTREME", ""), "1");
+  EXPECT_FALSE(seen["server cpp/vma/single"].contains("VMA_SOCKETXTREME"));
+
+  // Recorded: the cell's stamp and sitting.json.
+  const json cell = cell_json("before", "cpp_vma_single_closed.json");
+  const json& launcher = cell["stamp"]["effective"]["launcher"];
+  EXPECT_EQ(launcher["preload"], "libvma.so");
+  EXPECT_EQ(launcher["vma_internal_thread_core"], 2);
+  EXPECT_EQ(launcher["env"]["VMA_INTERNAL_THREAD_AFFINITY"], "2");
+  EXPECT_EQ(cell["stamp"]["effective"]["server_env"]["VMA_INTERNAL_THREAD_AFFINITY"], "2");
+  EXPECT_EQ(cell["stamp"]["effective"]["client_env"]["VMA_SPEC"], "latency");
+  const json st = sitting_json("before");
+  EXPECT_EQ(st["vma_internal_thread"]["core"], 2);
+  EXPECT_EQ(st["vma_internal_thread"]["env"], "VMA_INTERNAL_THREAD_AFFINITY=2");
+  EXPECT_EQ(st["effective"]["launchers"]["vma"]["env"]["VMA_SPEC"], "latency");
+  EXPECT_EQ(st["effective"]["launchers"]["socketxtreme"]["env"]["VMA_SOCKETXTREME"], "1");
+
+  // A second sitting with another VMA_SPEC: compare names it on the rows it touches.
+  o = options(mx, "now");
+  o.machine = machine("throughput");
+  ASSERT_EQ(run_sitting(o).exit_code, 0);
+  CompareResult c = compare_sittings((root_ / "results" / "testbox" / "before").string(),
+                                     (root_ / "results" / "testbox" / "now").string(), {});
+  ASSERT_TRUE(c.ok) << c.text;
+  EXPECT_THAT(c.text, HasSubstr("VMA_SPEC latency -> throughput: every row")) << c.text;
+  EXPECT_THAT(c.text, Not(HasSubstr("VMA_INTERNAL_THREAD_AFFINITY 2 ->"))) << c.text;
+}
+
+// A transport a flavour declares build_only: a host without the stack marks
+// it unmeasurable with the declaration's reason; a server that answers
+// `unsupported:` for it is marked unsupported with it, and check-flavour is
+// not played on it.
+TEST_F(Sitting, aBuildOnlyTransportSaysSoInItsMarkers) {
+  write_fake_br_flavour("vend", "");
+  {
+    std::string text = read_text((root_ / "flavours" / "vend.toml").string());
+    text.replace(text.find("transports = ['kernel']"), 23, "transports = ['kernel', 'tcpdirect', 'socketxtreme']");
+    std::ofstream(root_ / "flavours" / "vend.toml")
+        << text << "[build_only]\ntcpdirect = 'needs the TCPDirect SDK'\nsocketxtreme = 'needs vma_extra.h'\n";
+  }
+  setenv("FAKE_BR_UNSUPPORTED", "vend", 1);
+  SittingOptions o = options(
+      "flavours = ['vend']\ntransports = ['tcpdirect', 'socketxtreme']\nmodels = ['single']\nloops = ['closed']\n");
+  o.flavours_dir = (root_ / "flavours").string();
+  std::string text = kTestMachine;
+  text.replace(text.find("available = [\"kernel\"]"), 22, "available = ['kernel', 'socketxtreme']");
+  o.machine = parse_machine(text, "testbox.toml");
+  o.check = true;  // a build_only transport is not checked: nothing else is left to check here
+  SittingResult r = run_sitting(o);
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  const CellOutcome* td = find(r, "vend/tcpdirect/single/closed");
+  ASSERT_NE(td, nullptr);
+  EXPECT_EQ(td->marker, "unmeasurable");
+  EXPECT_THAT(td->reason, HasSubstr("vend has tcpdirect only where its SDK is installed (build_only: needs the "
+                                    "TCPDirect SDK)"));
+  const CellOutcome* sx = find(r, "vend/socketxtreme/single/closed");
+  ASSERT_NE(sx, nullptr);
+  EXPECT_EQ(sx->marker, "unsupported");
+  EXPECT_THAT(cell_json("s1", "vend_socketxtreme_single_closed.json")["lab"]["reason"].get<std::string>(),
+              HasSubstr("build_only: needs vma_extra.h"));
+  EXPECT_THAT(sitting_json("s1")["checks"]["vend"]["outcome"].get<std::string>(), HasSubstr("not run"));
 }

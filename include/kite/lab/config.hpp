@@ -41,6 +41,7 @@ struct NicPair {
   std::string name;
   std::string server_if, client_if;
   std::string server_addr, client_addr;  ///< IPv4 without prefix length
+  int prefix = 24;                       ///< of both addresses in their namespaces (same subnet)
   std::vector<std::string> transports;   ///< transports routed over this pair (empty = all)
 };
 
@@ -83,6 +84,10 @@ struct Machine {
   bool uring_sqpoll = false;
   std::map<std::string, std::string> onload_env, vma_env;
   std::string onload_profile;
+  /// [transports.vma] internal_thread_core: a reserved core for libvma's
+  /// per-process maintenance thread, placed there through
+  /// VMA_INTERNAL_THREAD_AFFINITY (vma and socketxtreme cells, server and client).
+  std::optional<int> vma_internal_thread_core;
   std::vector<std::string> notes;  ///< e.g. "no housekeeping core"
   std::string source_text;         ///< the TOML as read or derived
   std::string source_name;         ///< file name or "local"
@@ -93,6 +98,15 @@ struct Machine {
   /// Which key gave busy_poll_for its value ("transports.kernel.busy_poll_by_model.single", ...).
   std::string busy_poll_source(const std::string& transport, const std::string& model) const;
   CoreSet measured_cores() const;  ///< server + client + coordinator
+  /// The NIC pair a transport's cells cross on the nic path: the first that
+  /// lists it (tls: else the first that lists kernel), else the first pair;
+  /// null without pairs.
+  const NicPair* nic_for(const std::string& transport) const;
+  /// The launcher settings the lab gives a preload transport's processes,
+  /// from this file: onload's env; vma's env and, with
+  /// vma_internal_thread_core, VMA_INTERNAL_THREAD_AFFINITY; socketxtreme
+  /// (which runs under libvma) the same as vma. Empty for other transports.
+  std::map<std::string, std::string> launcher_env(const std::string& transport) const;
 };
 
 /// Loads and validates a machine file. Throws ConfigError.
@@ -175,6 +189,11 @@ struct Flavour {
       artifacts;  ///< files besides `binary` that define the server (jar, dll, .so), same path rules
   std::map<std::string, std::string> cannot;       ///< transport setting -> why the runtime cannot apply it
   std::map<std::string, std::string> not_claimed;  ///< contract part or check -> why the flavour does not claim it
+  /// [build_only]: declared transports its server has only where their vendor
+  /// SDK is installed (tcpdirect, socketxtreme), with what it needs and what
+  /// is claimed; elsewhere the server answers `unsupported:`. Nothing of such
+  /// a transport is claimed as measured until a sitting measures it.
+  std::map<std::string, std::string> build_only;
 };
 
 Flavour load_flavour(const std::string& path);

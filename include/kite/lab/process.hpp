@@ -87,6 +87,14 @@ class NetnsPair {
   bool up_ = false;
 };
 
+/// GRO and TSO of interface `ifname` in namespace `ns` ("" = the lab's own),
+/// read with the SIOCETHTOOL ioctl (no ethtool command needed), after setting
+/// GRO on and TSO off when `set_gro_on_tso_off` (busy polling does nothing on
+/// veth otherwise). Bits: 1 = GRO on, 2 = TSO on; nullopt when unreadable.
+std::optional<int> interface_offloads(const std::string& ns, const std::string& ifname, bool set_gro_on_tso_off);
+/// "IF: gro=on tso=off" for the bits interface_offloads returned.
+std::string offloads_text(const std::string& ifname, int bits);
+
 /// Removes network namespaces and links named kite-* (leftovers of a crash).
 /// Returns the names removed.
 std::vector<std::string> remove_stale_namespaces();
