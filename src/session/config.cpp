@@ -254,7 +254,7 @@ void apply(SessionSettings& s, const TomlReader& r, const toml::table& t, const 
 // from there (empty for text, where it stays relative to the working
 // directory). A session that validates without naming one reads Kite's
 // dictionaries (util::dictionary_dir()).
-Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& folder) {
+Config build(const TomlReader& r, const toml::table& doc, const std::filesystem::path& folder) {
   Config c;
   c.path = r.file();
   SessionSettings defaults;
@@ -298,7 +298,6 @@ Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& 
       if (other.id() == s.id()) r.fail(where, "session " + s.id() + " configured twice");
     c.sessions.push_back(std::move(s));
   }
-  c.document = std::move(doc);
   return c;
 }
 
@@ -312,6 +311,10 @@ Config load_config(const std::string& path) {
 Config parse_config(std::string_view text, const std::string& name) {
   const TomlReader r(name);
   return build(r, r.parse(text), {});
+}
+
+Config read_config(const TomlReader& reader, const toml::table& document, const std::string& folder) {
+  return build(reader, document, folder);
 }
 
 }  // namespace kite::session
