@@ -31,8 +31,10 @@ struct Setting {
   std::string string() const { return reader.expect_string(node, path); }
   std::int64_t integer(std::int64_t lo, std::int64_t hi) const { return reader.expect_integer(node, path, lo, hi); }
   double number() const { return reader.expect_number(node, path); }
-  bool boolean() const { return reader.expect_boolean(node, path); }  // true or false
-  bool flag() const;  // true or false, or QuickFIX's "Y" / "N"
+  // true or false.
+  bool boolean() const { return reader.expect_boolean(node, path); }
+  // true or false, or QuickFIX's "Y" / "N".
+  bool flag() const;
   // parse(string()), its std::invalid_argument reported at this setting.
   template <class Parse>
   auto parsed(Parse parse) const {
@@ -70,7 +72,7 @@ std::string key_names(std::span<const Key<Model>> keys) {
 // "WHERE: setting KEY".
 std::string setting_path(std::string_view where, std::string_view key);
 
-// Reads every key of `t` into `m`, in the file's order. A key that is not in
+// Reads every key of `t` into `m` (in toml++'s order: sorted by key). A key that is not in
 // `keys` throws "FILE: WHERE: setting KEY: unknown setting (expected one of:
 // ...) (line N)"; a bad value throws what its setter says.
 template <class Model>
