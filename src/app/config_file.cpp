@@ -86,7 +86,8 @@ using AE = AcceptorEngine;
 const Key<AE> kAcceptorEngine[] = {
     {"model",
      [](AE& e, const Setting& s) {
-       if (!engine::parse_model(s.string(), e.engine.model)) s.fail("expected \"single\", \"mono\", \"pool\" or \"shard\"");
+       if (!engine::parse_model(s.string(), e.engine.model))
+         s.fail("expected \"single\", \"mono\", \"pool\" or \"shard\"");
      }},
     {"transport", [](AE& e, const Setting& s) { e.engine.transport = transport_kind(s); }},
     {"bind", [](AE& e, const Setting& s) { e.engine.bind_address = s.string(); }},
@@ -107,9 +108,7 @@ const Key<AE> kAcceptorEngine[] = {
     {"max_connections",
      [](AE& e, const Setting& s) { e.limits.max_connections = static_cast<std::size_t>(s.integer(1, 100000)); }},
     {"logon_timeout",
-     [](AE& e, const Setting& s) {
-       e.limits.logon_timeout_ms = static_cast<std::int32_t>(s.integer(1, 3600) * 1000);
-     }},
+     [](AE& e, const Setting& s) { e.limits.logon_timeout_ms = static_cast<std::int32_t>(s.integer(1, 3600) * 1000); }},
     {"max_message_size",
      [](AE& e, const Setting& s) { e.limits.max_message_size = static_cast<std::uint32_t>(s.integer(256, 64 << 20)); }},
     {"max_unauthenticated",
@@ -140,7 +139,8 @@ const Key<IE> kInitiatorEngine[] = {
     {"threads", [](IE& e, const Setting& s) { e.threads = static_cast<int>(s.integer(1, 1024)); }},
     {"cores", [](IE& e, const Setting& s) { e.cores = cores(s); }},
     {"idle", [](IE& e, const Setting& s) { e.idle.kind = idle(s); }},
-    {"connect_timeout_ms", [](IE& e, const Setting& s) { e.connect_timeout_ms = static_cast<int>(s.integer(1, 600000)); }},
+    {"connect_timeout_ms",
+     [](IE& e, const Setting& s) { e.connect_timeout_ms = static_cast<int>(s.integer(1, 600000)); }},
     {"send_buffer", [](IE& e, const Setting& s) { e.send_buffer = buffer(s); }},
     {"recv_buffer", [](IE& e, const Setting& s) { e.recv_buffer = buffer(s); }},
 };

@@ -45,8 +45,8 @@ using Table = util::Key<Model>;
 // left to their own readers.
 void check_tables(const ConfigFile& f, std::span<const std::string_view> tables);
 
-// Reads each of the file's top-level tables that `tables` names into `m`,
-// in the file's order; check_tables first.
+// Reads each of the file's top-level tables that `tables` names into `m`
+// (sorted by name, as toml++ keeps them); check_tables first.
 template <class Model>
 void read_tables(Model& m, const ConfigFile& f, std::type_identity_t<std::span<const Table<Model>>> tables) {
   std::vector<std::string_view> names;
@@ -54,7 +54,10 @@ void read_tables(Model& m, const ConfigFile& f, std::type_identity_t<std::span<c
   check_tables(f, names);
   for (const auto& [k, v] : f.document) {
     const Table<Model>* t = util::find_key<Model>(tables, k.str());
-    if (t != nullptr) t->set(m, Setting{f.reader, v, "[" + std::string(k.str()) + "]"});
+    if (t == nullptr) continue;
+    std::string path = "[";  // appended, not concatenated: g++ 12's false -Wrestrict (GCC bug 105329)
+    path.append(k.str()).append("]");
+    t->set(m, Setting{f.reader, v, std::move(path)});
   }
 }
 

@@ -92,7 +92,7 @@ const util::Key<OR> kOrders[] = {
 };
 
 void read_orders(OrderSourceConfig& o, const Setting& table, const std::string& dir) {
-  OrdersReading r{o, dir};
+  OrdersReading r{o, dir, nullptr};
   detail::read_section(r, table, kOrders);
   const util::TomlReader& reader = table.reader;
   if (o.kind == OrderSourceConfig::Kind::rate && o.rate <= 0)
@@ -193,8 +193,9 @@ const util::Key<InitiatorDaemonConfig> kApp[] = {
      [](InitiatorDaemonConfig& c, const Setting& s) { c.shutdown_wait_ms = detail::shutdown_wait_ms(s); }},
 };
 
-const Table<Reading> kEngine = {
-    "engine", [](Reading& r, const Setting& t) { detail::read_section(r.c.engine, t, detail::initiator_engine_keys()); }};
+const Table<Reading> kEngine = {"engine", [](Reading& r, const Setting& t) {
+                                  detail::read_section(r.c.engine, t, detail::initiator_engine_keys());
+                                }};
 const Table<Reading> kDaemonTables[] = {
     kEngine,
     {"orders", [](Reading& r, const Setting& t) { read_orders(r.c.orders, t, r.dir); }},
@@ -233,8 +234,8 @@ InitiatorDaemonConfig read(const detail::ConfigFile& f, const Reader& who) {
     ++i;
     const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
     if (s.role != session::Role::initiator)
-      f.reader.fail(where + "ConnectionType", std::string(who.program) +
-                                                  " runs initiator sessions only (ConnectionType = \"initiator\")");
+      f.reader.fail(where + "ConnectionType",
+                    std::string(who.program) + " runs initiator sessions only (ConnectionType = \"initiator\")");
     if (s.socket_connect_port == 0) f.reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
     if (c.orders.kind != OrderSourceConfig::Kind::none)
       c.orders.shapes.push_back(

@@ -27,9 +27,7 @@ const char* kInitiatorSessions =
     "SocketConnectPort = 1\n[[session]]\n";
 
 // The case's line is line 2 of both files.
-std::string acceptor_file(const std::string& line) {
-  return "[engine]\n" + line + "\nport = 0\n" + kAcceptorSessions;
-}
+std::string acceptor_file(const std::string& line) { return "[engine]\n" + line + "\nport = 0\n" + kAcceptorSessions; }
 std::string initiator_file(const std::string& line) { return "[engine]\n" + line + "\n" + kInitiatorSessions; }
 
 // What a loader said: "" when it took the file.
@@ -79,10 +77,20 @@ void expect_same(const std::string& loader, const Outcome& lib) {
 
 // Keys both engines take, good and bad values, and refused keys.
 const std::vector<std::string> kShared = {
-    "idle = \"block\"",       "idle = \"spin\"",      "idle = 1",          "cores = []",
-    "cores = 3",              "cores = [0, \"a\"]",   "cores = [5000]",    "send_buffer = 65536",
-    "send_buffer = 10",       "recv_buffer = \"x\"",  "recv_buffer = 8192", "transport = \"pigeon\"",
-    "transport = \"kernel\"", "transport = 3",
+    "idle = \"block\"",
+    "idle = \"spin\"",
+    "idle = 1",
+    "cores = []",
+    "cores = 3",
+    "cores = [0, \"a\"]",
+    "cores = [5000]",
+    "send_buffer = 65536",
+    "send_buffer = 10",
+    "recv_buffer = \"x\"",
+    "recv_buffer = 8192",
+    "transport = \"pigeon\"",
+    "transport = \"kernel\"",
+    "transport = 3",
 };
 
 TEST(EngineTable, libkitesAcceptorReadsItAsKiteAcceptorDoes) {
@@ -113,19 +121,20 @@ TEST(EngineTable, keysBothEnginesTakeReadTheSameInEveryLoader) {
   for (const std::string& line : kShared) {
     SCOPED_TRACE(line);
     const std::string acceptor = loader_error([&] { kite::app::parse_acceptor_config(acceptor_file(line), kName); });
-    const std::string initiator =
-        loader_error([&] { kite::app::parse_initiator_config(initiator_file(line), kName); });
+    const std::string initiator = loader_error([&] { kite::app::parse_initiator_config(initiator_file(line), kName); });
     EXPECT_EQ(acceptor, initiator);
   }
 }
 
 TEST(EngineTable, anUnknownKeyIsRefusedByAllFourNamingFileTableAndKey) {
   const std::string prefix = "engine.toml: [engine]: setting bogus: unknown setting (expected one of: ";
-  const std::string acceptor = loader_error([] { kite::app::parse_acceptor_config(acceptor_file("bogus = 1"), kName); });
+  const std::string acceptor =
+      loader_error([] { kite::app::parse_acceptor_config(acceptor_file("bogus = 1"), kName); });
   const std::string initiator =
       loader_error([] { kite::app::parse_initiator_config(initiator_file("bogus = 1"), kName); });
   EXPECT_EQ(acceptor.rfind(prefix, 0), 0u) << acceptor;
-  EXPECT_EQ(initiator, prefix + "transport, threads, cores, idle, connect_timeout_ms, send_buffer, recv_buffer) (line 2)");
+  EXPECT_EQ(initiator,
+            prefix + "transport, threads, cores, idle, connect_timeout_ms, send_buffer, recv_buffer) (line 2)");
   EXPECT_EQ(acceptor_start(acceptor_file("bogus = 1")).error, acceptor);
   EXPECT_EQ(initiator_start(initiator_file("bogus = 1")).error, initiator);
 }
@@ -134,8 +143,9 @@ TEST(EngineTable, anEngineThatIsNotATableIsRefusedByAllFour) {
   const std::string want = "engine.toml: [engine]: must be a table (line 1)";
   EXPECT_EQ(acceptor_start(std::string("engine = 3\n") + kAcceptorSessions).error, want);
   EXPECT_EQ(initiator_start(std::string("engine = 3\n") + kInitiatorSessions).error, want);
-  EXPECT_EQ(loader_error([] { kite::app::parse_acceptor_config(std::string("engine = 3\n") + kAcceptorSessions, kName); }),
-            want);
+  EXPECT_EQ(
+      loader_error([] { kite::app::parse_acceptor_config(std::string("engine = 3\n") + kAcceptorSessions, kName); }),
+      want);
   EXPECT_EQ(
       loader_error([] { kite::app::parse_initiator_config(std::string("engine = 3\n") + kInitiatorSessions, kName); }),
       want);
@@ -151,7 +161,8 @@ TEST(EngineTable, kiteInitiatorsOwnTablesAreUnknownToLibkite) {
 
 TEST(EngineTable, aTransportNotBuiltInIsUnsupportedForBothWithTheLoadersMessage) {
   if (kite::transport::compiled_in(kite::transport::Kind::tcpdirect)) GTEST_SKIP() << "tcpdirect is built in";
-  const std::string want = "engine.toml: [engine]: setting transport: transport tcpdirect is not in this build (line 2)";
+  const std::string want =
+      "engine.toml: [engine]: setting transport: transport tcpdirect is not in this build (line 2)";
   const std::string line = "transport = \"tcpdirect\"";
   EXPECT_EQ(loader_error([&] { kite::app::parse_acceptor_config(acceptor_file(line), kName); }), want);
   EXPECT_EQ(loader_error([&] { kite::app::parse_initiator_config(initiator_file(line), kName); }), want);
