@@ -199,7 +199,10 @@ KITE_API kite_status kite_acceptor_thread_load(const kite_acceptor* a, size_t i,
 /* Starts initiator sessions from a file in the same format: [[session]]
  * tables with ConnectionType = "initiator", SocketConnectHost and
  * SocketConnectPort (one host and port for all), and an optional [engine]
- * table (transport, idle, cores, threads = how many kite-init-N threads).
+ * table read as kite-initiator reads it (docs/initiator.md: transport, idle,
+ * cores, threads = how many kite-init-N threads, connect_timeout_ms,
+ * send_buffer, recv_buffer); kite-initiator's [orders], [app] and [log] are
+ * refused. A transport this build lacks is KITE_ERROR_UNSUPPORTED.
  * With transport = "tls" a [tls] table: ca_file or ca_dir (trust anchors),
  * server_name (checked and sent as SNI; default SocketConnectHost),
  * verify_peer and verify_host (default true), certificate and private_key

@@ -15,43 +15,16 @@
 #include "kite/session/validation.hpp"
 #include "kite/util/dictionary_dir.hpp"
 #include "kite/util/toml_reader.hpp"
-#include "table_reader.hpp"
+
+#include "config_file.hpp"
 
 namespace kite::app {
 
-using detail::TableReader;
+using detail::Setting;
+using detail::Table;
 using session::ConfigError;
 
 namespace {
-
-void read_engine(InitiatorDaemonConfig& c, const toml::table& t, const TableReader& r) {
-  engine::InitiatorConfig& e = c.engine;
-  for (const auto& [k, v] : t) {
-    const std::string_view key = k.str();
-    if (key == "transport") {
-      const std::string s = r.string(v, key);
-      if (!transport::parse_kind(s, e.transport)) r.fail(v, key, "unknown transport \"" + s + "\"");
-      if (!transport::compiled_in(e.transport)) r.fail(v, key, "transport " + s + " is not in this build");
-      if (e.transport != transport::Kind::kernel && e.transport != transport::Kind::uring &&
-          e.transport != transport::Kind::tls)
-        r.fail(v, key, "kite-initiator connects over kernel, uring or tls");
-    } else if (key == "threads") {
-      e.threads = static_cast<int>(r.integer(v, key, 1, 1024));
-    } else if (key == "cores") {
-      e.cores = r.cores(v, key);
-    } else if (key == "idle") {
-      e.idle.kind = r.idle(v, key);
-    } else if (key == "connect_timeout_ms") {
-      e.connect_timeout_ms = static_cast<int>(r.integer(v, key, 1, 600000));
-    } else if (key == "send_buffer") {
-      e.send_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
-    } else if (key == "recv_buffer") {
-      e.recv_buffer = static_cast<std::size_t>(r.integer(v, key, 4096, 1 << 30));
-    } else {
-      r.fail(v, key, "unknown setting");
-    }
-  }
-}
 
 bool parse_side(std::string_view s, char& out) {
   if (s == "1" || s == "buy")
@@ -63,59 +36,76 @@ bool parse_side(std::string_view s, char& out) {
   return true;
 }
 
-void read_orders(InitiatorDaemonConfig& c, const toml::table& t, const TableReader& r, const std::string& dir) {
-  OrderSourceConfig& o = c.orders;
+// [orders] being read: the source, and where a relative order file is.
+struct OrdersReading {
+  OrderSourceConfig& o;
+  std::string dir;
   const toml::node* source = nullptr;
-  for (const auto& [k, v] : t) {
-    const std::string_view key = k.str();
-    if (key == "source") {
-      source = &v;
-      const std::string s = r.string(v, key);
-      if (s == "none")
-        o.kind = OrderSourceConfig::Kind::none;
-      else if (s == "rate")
-        o.kind = OrderSourceConfig::Kind::rate;
-      else if (s == "file")
-        o.kind = OrderSourceConfig::Kind::file;
-      else
-        r.fail(v, key, "expected \"none\", \"rate\" or \"file\", got \"" + s + "\"");
-    } else if (key == "rate") {
-      const auto d = v.value<double>();
-      if (!d || !(*d >= 0) || *d > 1e7) r.fail(v, key, "expected orders per second per session, 0 to 10000000");
-      o.rate = *d;
-    } else if (key == "report_interval_s") {
-      o.report_interval_s = static_cast<int>(r.integer(v, key, 0, 86400));
-    } else if (key == "count") {
-      o.count = static_cast<std::uint64_t>(r.integer(v, key, 0, std::int64_t{1} << 50));
-    } else if (key == "file") {
-      o.file = r.string(v, key);
-      if (!o.file.empty() && o.file[0] != '/' && !dir.empty()) o.file = dir + "/" + o.file;
-    } else if (key == "symbol") {
-      o.order.symbol = r.string(v, key);
-      if (o.order.symbol.empty()) r.fail(v, key, "empty symbol");
-    } else if (key == "side") {
-      if (!parse_side(r.string(v, key), o.order.side)) r.fail(v, key, "expected \"buy\" or \"sell\"");
-    } else if (key == "quantity") {
-      o.order.quantity = r.integer(v, key, 1, std::int64_t{1} << 40);
-    } else if (key == "price") {
-      const std::string p = r.string(v, key);
-      if (!codec::parse_decimal(p, o.order.price) || o.order.price.mantissa <= 0)
-        r.fail(v, key, "expected a positive decimal such as \"10.25\", got \"" + p + "\"");
-    } else {
-      r.fail(v, key, "unknown setting");
-    }
-  }
+};
+
+using OR = OrdersReading;
+const util::Key<OR> kOrders[] = {
+    {"source",
+     [](OR& r, const Setting& s) {
+       r.source = &s.node;
+       const std::string v = s.string();
+       if (v == "none")
+         r.o.kind = OrderSourceConfig::Kind::none;
+       else if (v == "rate")
+         r.o.kind = OrderSourceConfig::Kind::rate;
+       else if (v == "file")
+         r.o.kind = OrderSourceConfig::Kind::file;
+       else
+         s.fail("expected \"none\", \"rate\" or \"file\", got \"" + v + "\"");
+     }},
+    {"rate",
+     [](OR& r, const Setting& s) {
+       const auto d = s.node.value<double>();
+       if (!d || !(*d >= 0) || *d > 1e7) s.fail("expected orders per second per session, 0 to 10000000");
+       r.o.rate = *d;
+     }},
+    {"report_interval_s",
+     [](OR& r, const Setting& s) { r.o.report_interval_s = static_cast<int>(s.integer(0, 86400)); }},
+    {"count",
+     [](OR& r, const Setting& s) { r.o.count = static_cast<std::uint64_t>(s.integer(0, std::int64_t{1} << 50)); }},
+    {"file",
+     [](OR& r, const Setting& s) {
+       r.o.file = s.string();
+       if (!r.o.file.empty() && r.o.file[0] != '/' && !r.dir.empty()) r.o.file = r.dir + "/" + r.o.file;
+     }},
+    {"symbol",
+     [](OR& r, const Setting& s) {
+       r.o.order.symbol = s.string();
+       if (r.o.order.symbol.empty()) s.fail("empty symbol");
+     }},
+    {"side",
+     [](OR& r, const Setting& s) {
+       if (!parse_side(s.string(), r.o.order.side)) s.fail("expected \"buy\" or \"sell\"");
+     }},
+    {"quantity", [](OR& r, const Setting& s) { r.o.order.quantity = s.integer(1, std::int64_t{1} << 40); }},
+    {"price",
+     [](OR& r, const Setting& s) {
+       const std::string p = s.string();
+       if (!codec::parse_decimal(p, r.o.order.price) || r.o.order.price.mantissa <= 0)
+         s.fail("expected a positive decimal such as \"10.25\", got \"" + p + "\"");
+     }},
+};
+
+void read_orders(OrderSourceConfig& o, const Setting& table, const std::string& dir) {
+  OrdersReading r{o, dir, nullptr};
+  detail::read_section(r, table, kOrders);
+  const util::TomlReader& reader = table.reader;
   if (o.kind == OrderSourceConfig::Kind::rate && o.rate <= 0)
-    r.fail(source != nullptr ? *source : static_cast<const toml::node&>(t), "rate",
-           "source \"rate\" needs a rate above 0");
+    reader.fail(r.source != nullptr ? *r.source : table.node, "[orders]: setting rate",
+                "source \"rate\" needs a rate above 0");
   if (o.kind == OrderSourceConfig::Kind::file) {
-    if (o.file.empty()) r.fail(*source, "file", "source \"file\" needs file");
+    if (o.file.empty()) reader.fail(*r.source, "[orders]: setting file", "source \"file\" needs file");
     std::ifstream in(o.file);
-    if (!in) r.fail(*source, "file", "cannot read \"" + o.file + "\"");
+    if (!in) reader.fail(*r.source, "[orders]: setting file", "cannot read \"" + o.file + "\"");
     std::stringstream ss;
     ss << in.rdbuf();
     o.lines = parse_order_lines(ss.str(), o.file);
-    if (o.lines.empty()) r.fail(*source, "file", "\"" + o.file + "\" holds no order");
+    if (o.lines.empty()) reader.fail(*r.source, "[orders]: setting file", "\"" + o.file + "\" holds no order");
   }
 }
 
@@ -192,69 +182,70 @@ OrderShape check_orders(const session::SessionSettings& s, const OrderSourceConf
   return shape;
 }
 
-InitiatorDaemonConfig finish(session::Config sessions) {
+// What reading the tables fills.
+struct Reading {
+  InitiatorDaemonConfig& c;
+  std::string dir;  // the file's folder as its name gives it: [orders] file is relative to it
+};
+
+const util::Key<InitiatorDaemonConfig> kApp[] = {
+    {"shutdown_wait_ms",
+     [](InitiatorDaemonConfig& c, const Setting& s) { c.shutdown_wait_ms = detail::shutdown_wait_ms(s); }},
+};
+
+const Table<Reading> kEngine = {"engine", [](Reading& r, const Setting& t) {
+                                  detail::read_section(r.c.engine, t, detail::initiator_engine_keys());
+                                }};
+const Table<Reading> kDaemonTables[] = {
+    kEngine,
+    {"orders", [](Reading& r, const Setting& t) { read_orders(r.c.orders, t, r.dir); }},
+    {"app", [](Reading& r, const Setting& t) { detail::read_section(r.c, t, kApp); }},
+    {"log", [](Reading& r, const Setting& t) { detail::read_section(r.c.log_format, t, detail::log_keys()); }},
+};
+// libkite's initiator: the caller's code sends the orders and decides how long to wait.
+const Table<Reading> kLibraryTables[] = {kEngine};
+
+// Who reads the file: the name its messages give the program, and its tables.
+struct Reader {
+  const char* program;
+  std::span<const Table<Reading>> tables;
+};
+
+InitiatorDaemonConfig read(const detail::ConfigFile& f, const Reader& who) {
   InitiatorDaemonConfig c;
-  c.sessions = std::move(sessions);
-  const std::string& name = c.sessions.path;
-  const util::TomlReader reader(name);
+  const std::string& name = f.reader.file();
   c.engine.idle = {engine::IdleKind::block, 0, 1000};
   const std::size_t slash = name.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
-  for (const auto& [k, v] : c.sessions.document) {
-    const std::string_view key = k.str();
-    if (key == "defaults" || key == "session" || key == "tls") continue;  // [tls]: read below
-    const std::string table = std::string("[").append(key).append("]");
-    if (key != "engine" && key != "orders" && key != "app" && key != "log") reader.fail(table, "unknown table");
-    const auto* t = v.as_table();
-    if (t == nullptr) reader.fail(v, table, "must be a table");
-    const TableReader r(reader, std::string(key));
-    if (key == "engine") {
-      read_engine(c, *t, r);
-    } else if (key == "orders") {
-      read_orders(c, *t, r, dir);
-    } else if (key == "app") {
-      for (const auto& [ak, av] : *t) {
-        if (ak.str() == "shutdown_wait_ms")
-          c.shutdown_wait_ms = static_cast<int>(r.integer(av, ak.str(), 0, 60000));
-        else
-          r.fail(av, ak.str(), "unknown setting");
-      }
-    } else {
-      for (const auto& [lk, lv] : *t) {
-        if (lk.str() != "format") r.fail(lv, lk.str(), "unknown setting");
-        const std::string f = r.string(lv, "format");
-        if (f == "text")
-          c.log_format = LogFormat::text;
-        else if (f == "json")
-          c.log_format = LogFormat::json;
-        else
-          r.fail(lv, "format", "expected \"text\" or \"json\", got \"" + f + "\"");
-      }
-    }
-  }
-  check_tls_table(c.sessions.document, reader, c.engine.transport == transport::Kind::tls,
+  Reading r{c, slash == std::string::npos ? "" : name.substr(0, slash)};
+  detail::read_tables(r, f, who.tables);
+  check_tls_table(f.document, f.reader, c.engine.transport == transport::Kind::tls,
                   transport::to_string(c.engine.transport));
+  c.sessions = f.sessions();
   if (c.sessions.sessions.empty()) throw ConfigError(name + ": no [[session]]");
-  if (const toml::node* t = c.sessions.document.get("tls")) {
-    if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
+  if (const toml::node* t = f.document.get("tls")) {
+    if (t->as_table() == nullptr) f.reader.fail(*t, "[tls]", "must be a table");
     // The host name checked by default: the first session's (the engine has one TLS context).
     const std::string& host = c.sessions.sessions[0].socket_connect_host;
-    read_tls_table(*t->as_table(), reader, transport::TlsRole::client, host.empty() ? "127.0.0.1" : host, c.engine.tls);
+    read_tls_table(*t->as_table(), f.reader, transport::TlsRole::client, host.empty() ? "127.0.0.1" : host,
+                   c.engine.tls);
   }
   std::size_t i = 0;
   for (const session::SessionSettings& s : c.sessions.sessions) {
     ++i;
     const std::string where = "session " + std::to_string(i) + " (" + s.id() + "): setting ";
     if (s.role != session::Role::initiator)
-      reader.fail(where + "ConnectionType",
-                  "kite-initiator runs initiator sessions only (ConnectionType = \"initiator\")");
-    if (s.socket_connect_port == 0) reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
+      f.reader.fail(where + "ConnectionType",
+                    std::string(who.program) + " runs initiator sessions only (ConnectionType = \"initiator\")");
+    if (s.socket_connect_port == 0) f.reader.fail(where + "SocketConnectPort", "missing (the acceptor's port)");
     if (c.orders.kind != OrderSourceConfig::Kind::none)
       c.orders.shapes.push_back(
           check_orders(s, c.orders, name + ": session " + std::to_string(i) + " (" + s.id() + "): "));
   }
   return c;
 }
+
+const Reader kDaemon{"kite-initiator", kDaemonTables};
+const Reader kLibrary{"libkite's initiator", kLibraryTables};
 
 }  // namespace
 
@@ -311,10 +302,16 @@ std::vector<OrderLine> parse_order_lines(std::string_view text, const std::strin
   return out;
 }
 
-InitiatorDaemonConfig load_initiator_config(const std::string& path) { return finish(session::load_config(path)); }
+InitiatorDaemonConfig load_initiator_config(const std::string& path) {
+  return read(detail::ConfigFile::load(path), kDaemon);
+}
 
 InitiatorDaemonConfig parse_initiator_config(std::string_view text, const std::string& name) {
-  return finish(session::parse_config(text, name));
+  return read(detail::ConfigFile::parse(text, name), kDaemon);
+}
+
+InitiatorDaemonConfig parse_library_initiator_config(std::string_view text, const std::string& name) {
+  return read(detail::ConfigFile::parse(text, name), kLibrary);
 }
 
 // --- the order source ---------------------------------------------------------

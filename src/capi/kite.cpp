@@ -18,17 +18,17 @@
 
 #include "kite/app/acceptor.hpp"
 #include "kite/app/initiator.hpp"
+#include "kite/app/initiator_daemon.hpp"
 #include "kite/app/tls_config.hpp"
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/engine/engine.hpp"
 #include "kite/link/connection.hpp"
-#include "kite/session/config.hpp"
 #include "kite/session/log.hpp"
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 #include "kite/transport/transport.hpp"
-#include "kite/util/toml.hpp"
+#include "kite/util/config_error.hpp"
 
 static_assert(sizeof(kite_field) == sizeof(kite::codec::FieldRef));
 static_assert(offsetof(kite_field, tag) == offsetof(kite::codec::FieldRef, tag));
@@ -235,18 +235,17 @@ class ThreadCalls final : public engine::ThreadHooks {
   const kite_callbacks& cb_;
 };
 
-// "unsupported: ..." for an [engine] transport/model pair this build cannot
-// run; "" otherwise (other mistakes are the full parser's to report).
-std::string unsupported(const toml::table& doc) {
-  std::string t = "kernel", m = "mono";
-  if (const auto v = doc.at_path("engine.transport").value<std::string>()) t = *v;
-  if (const auto v = doc.at_path("engine.model").value<std::string>()) m = *v;
-  transport::Kind kind{};
-  engine::Model model{};
-  if (!transport::parse_kind(t, kind) || !engine::parse_model(m, model)) return {};
-  if (!transport::compiled_in(kind)) return "unsupported: transport " + t + " is not in this build";
-  if (!engine::supports(kind, model)) return "unsupported: model " + m + " cannot run on " + t;
-  return {};
+// A file's error as the C API reports it: a pair of transport and model this
+// build cannot run is KITE_ERROR_UNSUPPORTED, its text "unsupported: " and
+// the reader's message (docs/bindings.md); any other KITE_ERROR_CONFIG.
+kite_status fail_config() {
+  try {
+    throw;
+  } catch (const util::Unsupported& e) {
+    return fail(KITE_ERROR_UNSUPPORTED, std::string("unsupported: ") + e.what());
+  } catch (...) {
+    return fail_current(KITE_ERROR_CONFIG);
+  }
 }
 
 std::string read_text(const char* path, bool& ok) {
@@ -300,15 +299,9 @@ kite_status start_acceptor(const std::string& text, const std::string& name, con
   a->callbacks = copy_callbacks(cb);
   app::AcceptorConfig config;
   try {
-    const toml::table doc = toml::parse(text, name);
-    if (std::string u = unsupported(doc); !u.empty()) return fail(KITE_ERROR_UNSUPPORTED, u);
-  } catch (const toml::parse_error&) {
-    // The full parser below reports it with the file's name and line.
-  }
-  try {
     config = app::parse_acceptor_config(text, name);
   } catch (...) {
-    return fail_current(KITE_ERROR_CONFIG);
+    return fail_config();
   }
   try {
     a->thread_calls = std::make_unique<ThreadCalls>(a->callbacks);
@@ -361,71 +354,23 @@ struct kite_initiator final : app::InitiatorHooks {
 
 namespace {
 
-void read_initiator_engine(const toml::table& doc, const std::string& name, engine::InitiatorConfig& c) {
-  const toml::node_view<const toml::node> e = doc["engine"];
-  if (!e) return;
-  const toml::table* t = e.as_table();
-  if (t == nullptr) throw std::runtime_error(name + ": [engine]: must be a table");
-  for (const auto& [k, v] : *t) {
-    const std::string key(k.str());
-    const std::string where = name + ": [engine]: setting " + key + ": ";
-    if (key == "transport") {
-      const auto s = v.value<std::string>();
-      if (!s || !transport::parse_kind(*s, c.transport)) throw std::runtime_error(where + "unknown transport");
-      if (!transport::compiled_in(c.transport)) throw std::runtime_error(where + *s + " is not in this build");
-    } else if (key == "idle") {
-      const auto s = v.value<std::string>();
-      if (!s || !engine::parse_idle(*s, c.idle.kind))
-        throw std::runtime_error(where + "expected \"busy_spin\", \"spin_yield\" or \"block\"");
-    } else if (key == "threads") {
-      const auto n = v.value<std::int64_t>();
-      if (!n || *n < 1 || *n > 1024) throw std::runtime_error(where + "expected an integer 1..1024");
-      c.threads = static_cast<int>(*n);
-    } else if (key == "cores") {
-      const toml::array* a = v.as_array();
-      if (a == nullptr) throw std::runtime_error(where + "expected an array of core numbers");
-      for (const auto& x : *a) {
-        const auto n = x.value<std::int64_t>();
-        if (!n || *n < 0 || *n > 4095) throw std::runtime_error(where + "expected core numbers 0..4095");
-        c.cores.push_back(static_cast<int>(*n));
-      }
-    } else {
-      throw std::runtime_error(where + "unknown setting (transport, idle, threads, cores)");
-    }
-  }
-}
-
 kite_status start_initiator(const std::string& text, const std::string& name, const kite_callbacks* cb,
                             kite_initiator** out) {
   if (out == nullptr) return fail(KITE_ERROR_ARGUMENT, "kite_initiator_start: out is NULL");
   *out = nullptr;
   auto in = std::make_unique<kite_initiator>();
   in->callbacks = copy_callbacks(cb);
-  engine::InitiatorConfig ec;
-  ec.idle = {engine::IdleKind::block, 0, 1000};
+  app::InitiatorDaemonConfig config;
   try {
-    session::Config config = session::parse_config(text, name);
-    for (const auto& [k, v] : config.document) {
-      const std::string_view key = k.str();
-      if (key != "engine" && key != "defaults" && key != "session" && key != "tls")
-        throw std::runtime_error(name + ": [" + std::string(key) + "]: unknown table");
-    }
-    read_initiator_engine(config.document, name, ec);
+    config = app::parse_library_initiator_config(text, name);
+  } catch (...) {
+    return fail_config();
+  }
+  try {
     in->thread_calls = std::make_unique<ThreadCalls>(in->callbacks);
-    ec.thread_hooks = in->thread_calls.get();
-    const util::TomlReader reader(name);
-    app::check_tls_table(config.document, reader, ec.transport == transport::Kind::tls,
-                         transport::to_string(ec.transport));
-    if (const toml::node* t = config.document.get("tls")) {
-      if (t->as_table() == nullptr) reader.fail(*t, "[tls]", "must be a table");
-      // The host name checked by default: the first session's (the engine's one TLS context).
-      const std::string host = config.sessions.empty() || config.sessions[0].socket_connect_host.empty()
-                                   ? "127.0.0.1"
-                                   : config.sessions[0].socket_connect_host;
-      app::read_tls_table(*t->as_table(), reader, transport::TlsRole::client, host, ec.tls);
-    }
-    ec.events = &in->events;
-    in->host = std::make_unique<app::InitiatorHost>(config, ec, in->log, *in);
+    config.engine.thread_hooks = in->thread_calls.get();
+    config.engine.events = &in->events;
+    in->host = std::make_unique<app::InitiatorHost>(config.sessions, config.engine, in->log, *in);
     for (std::size_t i = 0; i < in->sessions.size(); ++i) in->sessions[i]->session = &in->host->session(i);
   } catch (...) {
     return fail_current(KITE_ERROR_CONFIG);

@@ -2,6 +2,7 @@
 
 #include "kite/session/timezone.hpp"
 #include "kite/util/dictionary_dir.hpp"
+#include "kite/util/key_table.hpp"
 #include "kite/util/toml_reader.hpp"
 
 // g++ 12 reports a false -Wrestrict inside std::string concatenation at -O3
@@ -18,43 +19,9 @@ namespace {
 
 using util::TomlReader;
 
-// One setting's value being read: its node and its path in messages
-// ("session 2: setting HeartBtInt").
-struct At {
-  const TomlReader& reader;
-  const toml::node& node;
-  std::string path;
-
-  [[noreturn]] void fail(const std::string& why) const { reader.fail(node, path, why); }
-  std::string string() const { return reader.expect_string(node, path); }
-  std::int64_t integer(std::int64_t lo, std::int64_t hi) const { return reader.expect_integer(node, path, lo, hi); }
-  double number() const { return reader.expect_number(node, path); }
-  // parse(string()), its std::invalid_argument reported at this setting.
-  template <class Parse>
-  auto parsed(Parse parse) const {
-    const std::string v = string();
-    try {
-      return parse(v);
-    } catch (const std::invalid_argument& e) {
-      fail(e.what());
-    }
-  }
-  bool flag() const {
-    if (const auto* v = node.as_boolean()) return v->get();
-    if (const auto* s = node.as_string()) {  // QuickFIX files say Y/N
-      if (s->get() == "Y") return true;
-      if (s->get() == "N") return false;
-    }
-    reader.wrong_type(node, path, "true/false (or \"Y\"/\"N\")");
-  }
-};
-
-using Setter = void (*)(SessionSettings&, const At&);
-
-struct Key {
-  const char* name;
-  Setter set;
-};
+// A setting of a [defaults] or [[session]] table (util/key_table.hpp).
+using At = util::Setting;
+using Key = util::Key<SessionSettings>;
 
 const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
@@ -287,7 +254,7 @@ void apply(SessionSettings& s, const TomlReader& r, const toml::table& t, const 
 // from there (empty for text, where it stays relative to the working
 // directory). A session that validates without naming one reads Kite's
 // dictionaries (util::dictionary_dir()).
-Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& folder) {
+Config build(const TomlReader& r, const toml::table& doc, const std::filesystem::path& folder) {
   Config c;
   c.path = r.file();
   SessionSettings defaults;
@@ -331,7 +298,6 @@ Config build(const TomlReader& r, toml::table doc, const std::filesystem::path& 
       if (other.id() == s.id()) r.fail(where, "session " + s.id() + " configured twice");
     c.sessions.push_back(std::move(s));
   }
-  c.document = std::move(doc);
   return c;
 }
 
@@ -345,6 +311,10 @@ Config load_config(const std::string& path) {
 Config parse_config(std::string_view text, const std::string& name) {
   const TomlReader r(name);
   return build(r, r.parse(text), {});
+}
+
+Config read_config(const TomlReader& reader, const toml::table& document, const std::string& folder) {
+  return build(reader, document, folder);
 }
 
 }  // namespace kite::session

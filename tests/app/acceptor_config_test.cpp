@@ -9,6 +9,8 @@
 #include <string>
 
 #include "kite/app/acceptor.hpp"
+#include "kite/transport/transport.hpp"
+#include "kite/util/config_error.hpp"
 
 namespace kite::app::test {
 namespace {
@@ -60,11 +62,31 @@ TEST(AcceptorConfig, badSettingsNameFileTableAndSetting) {
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\n[app]\nmode = \"fill\"\n") + kBase),
             "acc.toml: [app]: setting mode: expected \"ack\", \"match\" or \"echo\", got \"fill\" (line 4)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 1\nthreads = 2\n") + kBase),
-            "acc.toml: [engine]: setting threads: unknown setting (line 3)");
+            "acc.toml: [engine]: setting threads: unknown setting (expected one of: model, transport, bind, port, "
+            "workers, cores, coordinator_core, idle, busy_poll_usecs, quickack, uring_sqpoll, max_connections, "
+            "logon_timeout, max_message_size, max_unauthenticated, logon_grace_ms, max_unauthenticated_per_address, "
+            "send_buffer, recv_buffer) (line 3)");
   EXPECT_EQ(error_of(std::string("[engine]\nport = 70000\n") + kBase),
             "acc.toml: [engine]: setting port: value 70000 out of range 0..65535 (line 2)");
   EXPECT_EQ(error_of(kBase), "acc.toml: [engine]: setting port: missing (set it, or SocketAcceptPort in the sessions)");
   EXPECT_EQ(error_of(std::string("[engin]\nport = 1\n") + kBase), "acc.toml: [engin]: unknown table");
+}
+
+TEST(AcceptorConfig, engineAndOtherTablesMustBeTables) {
+  EXPECT_EQ(error_of(std::string("engine = 1\n") + kBase), "acc.toml: [engine]: must be a table (line 1)");
+  EXPECT_EQ(error_of(std::string("[engine]\nport = 1\n[app]\nmode = \"ack\"\nlog = 2\n") + kBase),
+            "acc.toml: [app]: setting log: unknown setting (expected one of: mode, shutdown_wait_ms) (line 5)");
+}
+
+TEST(AcceptorConfig, aTransportThisBuildLacksIsUnsupportedNamingTheSetting) {
+  if (transport::compiled_in(transport::Kind::tcpdirect)) GTEST_SKIP() << "tcpdirect is built in";
+  // Before the sessions are read: libkite reports it as KITE_ERROR_UNSUPPORTED.
+  try {
+    parse_acceptor_config("[engine]\ntransport = \"tcpdirect\"\nmodel = \"pool\"\n", "acc.toml");
+    ADD_FAILURE() << "no error";
+  } catch (const util::Unsupported& e) {
+    EXPECT_STREQ(e.what(), "acc.toml: [engine]: setting transport: transport tcpdirect is not in this build (line 2)");
+  }
 }
 
 TEST(AcceptorConfig, quickackIsOffUnlessAsked) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "kite/app/initiator_daemon.hpp"
 
@@ -77,7 +78,8 @@ TEST(InitiatorConfig, badSettingsNameFileTableAndSetting) {
   EXPECT_EQ(error_of_config(std::string("[orders]\nsource = \"file\"\nfile = \"/nonexistent/o.csv\"\n") + kSessions),
             "init.toml: [orders]: setting file: cannot read \"/nonexistent/o.csv\" (line 2)");
   EXPECT_EQ(error_of_config(std::string("[engine]\nport = 1\n") + kSessions),
-            "init.toml: [engine]: setting port: unknown setting (line 2)");
+            "init.toml: [engine]: setting port: unknown setting (expected one of: transport, threads, cores, idle, "
+            "connect_timeout_ms, send_buffer, recv_buffer) (line 2)");
   EXPECT_EQ(error_of_config(std::string("[admin]\nsocket = \"x\"\n") + kSessions), "init.toml: [admin]: unknown table");
   EXPECT_EQ(error_of_config("[defaults]\nTargetCompID = \"KITE\"\nSocketConnectPort = 9000\n[[session]]\n"
                             "SenderCompID = \"C1\"\n"),
@@ -86,6 +88,38 @@ TEST(InitiatorConfig, badSettingsNameFileTableAndSetting) {
   EXPECT_EQ(error_of_config("[defaults]\nConnectionType = \"initiator\"\nTargetCompID = \"KITE\"\n[[session]]\n"
                             "SenderCompID = \"C1\"\n"),
             "init.toml: session 1 (FIX.4.4:C1->KITE): setting SocketConnectPort: missing (the acceptor's port)");
+}
+
+TEST(InitiatorConfig, libkitesFileIsReadByTheSameTablesWithoutTheDaemonsOwn) {
+  // kite-initiator's [engine] keys, every one, in libkite's file too.
+  const std::string engine =
+      "[engine]\ntransport = \"kernel\"\nthreads = 2\ncores = [0]\nidle = \"spin_yield\"\n"
+      "connect_timeout_ms = 500\nsend_buffer = 65536\nrecv_buffer = 32768\n";
+  const InitiatorDaemonConfig lib = parse_library_initiator_config(engine + kSessions, "init.toml");
+  const InitiatorDaemonConfig daemon = parse_initiator_config(engine + kSessions, "init.toml");
+  for (const InitiatorDaemonConfig* c : {&lib, &daemon}) {
+    EXPECT_EQ(c->engine.threads, 2);
+    EXPECT_EQ(c->engine.cores, std::vector<int>{0});
+    EXPECT_EQ(c->engine.idle.kind, engine::IdleKind::spin_yield);
+    EXPECT_EQ(c->engine.connect_timeout_ms, 500);
+    EXPECT_EQ(c->engine.send_buffer, 65536u);
+    EXPECT_EQ(c->engine.recv_buffer, 32768u);
+  }
+  const auto lib_error = [](const std::string& text) {
+    return error_of([&] { parse_library_initiator_config(text, "init.toml"); });
+  };
+  for (const char* bad : {"[engine]\nthreads = 0\n", "[engine]\nport = 1\n", "[engine]\nidle = \"spin\"\n",
+                          "[engine]\ntransport = \"pigeon\"\n", "engine = 1\n"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(lib_error(bad + std::string(kSessions)), error_of_config(bad + std::string(kSessions)));
+  }
+  for (const char* table : {"orders", "app", "log"})
+    EXPECT_EQ(lib_error("[" + std::string(table) + "]\n" + kSessions),
+              "init.toml: [" + std::string(table) + "]: unknown table");
+  EXPECT_EQ(lib_error("[defaults]\nTargetCompID = \"KITE\"\nSocketConnectPort = 9000\n[[session]]\n"
+                      "SenderCompID = \"C1\"\n"),
+            "init.toml: session 1 (FIX.4.4:C1->KITE): setting ConnectionType: libkite's initiator runs initiator "
+            "sessions only (ConnectionType = \"initiator\")");
 }
 
 TEST(InitiatorConfig, orderFileLinesAreReadOrNamedByLine) {

@@ -108,8 +108,6 @@ TEST(SessionConfig, loadsDefaultsAndSessions) {
   EXPECT_EQ(b.store.flush_every_n, 10u);
   EXPECT_TRUE(b.validate);
   EXPECT_EQ(b.max_latency_s, 5);
-  // The [engine] table is left to the daemon.
-  EXPECT_EQ(c.document["engine"]["model"].value_or(std::string{}), "single");
 }
 
 TEST(SessionConfig, resendRequestTimeoutAndRetries) {

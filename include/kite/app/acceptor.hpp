@@ -50,7 +50,7 @@ struct MessageLogConfig {
 enum class LogFormat : std::uint8_t { text, json };
 
 struct AcceptorConfig {
-  session::Config sessions;                // path, document, sessions
+  session::Config sessions;                // path, sessions
   engine::EngineConfig engine;             // [engine]
   link::AcceptorLimits limits;             // [engine] max_connections, logon_timeout, max_message_size
   Mode mode = Mode::ack;                   // [app] mode

@@ -66,6 +66,11 @@ struct InitiatorDaemonConfig {
 // sent from a file with one bad line.
 InitiatorDaemonConfig load_initiator_config(const std::string& path);
 InitiatorDaemonConfig parse_initiator_config(std::string_view text, const std::string& name);
+// libkite's initiator's file (kite_initiator_start_*): kite-initiator's
+// [engine], [tls], [defaults] and [[session]], read by the same code with the
+// same messages; [orders], [app] and [log] are kite-initiator's own (there
+// the caller sends and stops) and are refused as unknown tables.
+InitiatorDaemonConfig parse_library_initiator_config(std::string_view text, const std::string& name);
 // The order file's lines; ConfigError "FILE:LINE: why" for a bad one.
 std::vector<OrderLine> parse_order_lines(std::string_view text, const std::string& name);
 

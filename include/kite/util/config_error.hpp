@@ -12,4 +12,11 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A well-formed configuration this build cannot run: a transport that is not
+// compiled in, a model the transport cannot run (libkite: KITE_ERROR_UNSUPPORTED).
+class Unsupported : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 }  // namespace kite::util
