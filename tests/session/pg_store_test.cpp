@@ -278,6 +278,40 @@ TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
   EXPECT_EQ(row("outgoing_seqnum"), "2");
 }
 
+TEST_F(PgStoreTest, holderBackAfterAnotherTookTheSessionAndLetItGoStopsWriting) {
+  auto first = open();
+  first->store(1, msg(1));
+  ASSERT_TRUE(first->wait_committed(5000));
+  const std::string pid = admin_->value(
+      "SELECT pid FROM pg_locks WHERE locktype='advisory' AND granted AND "
+      "((classid::bigint << 32) | objid::bigint) = " +
+      std::to_string(key_.lock_key()) + "::bigint");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
+  {
+    // Another holder takes the session, writes and lets it go before the
+    // first is back (a host whose link was down while a standby served).
+    std::unique_ptr<PgStore> second;
+    ASSERT_TRUE(eventually([&] {
+      try {
+        second = open();
+        return true;
+      } catch (const std::runtime_error&) {
+        return false;
+      }
+    }));
+    second->store(2, msg(2, "from the second"));
+    ASSERT_TRUE(second->wait_committed(5000));
+  }
+  // The first finds the lock free, but the session moved on without it: its
+  // queued change is stale and must not overwrite the second's.
+  first->store(2, msg(2, "from the first"));
+  EXPECT_TRUE(eventually([&] { return first->fenced(); }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(admin_->value("SELECT message FROM messages" + where() + " AND msgseqnum = 2"), msg(2, "from the second"));
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
+}
+
 TEST_F(PgStoreTest, bothEndsOfTheConnectionUseTheKeepaliveBound) {
   settings_.pg_keepalive_idle_s = 7;
   settings_.pg_keepalive_interval_s = 1;
