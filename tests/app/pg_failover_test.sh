@@ -80,6 +80,7 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 
 for ns in "$NS_D" "$NS_A" "$NS_S" "$NS_I"; do
   ip netns add "$ns" 2>/dev/null || skip "cannot create a network namespace"
