@@ -266,7 +266,16 @@ TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
       std::to_string(key_.lock_key()) + "::bigint");
   ASSERT_FALSE(pid.empty());
   EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
-  auto second = open();
+  // pg_terminate_backend returns before the backend has exited (and freed the lock).
+  std::unique_ptr<PgStore> second;
+  ASSERT_TRUE(eventually([&] {
+    try {
+      second = open();
+      return true;
+    } catch (const std::runtime_error&) {
+      return false;
+    }
+  }));
   EXPECT_EQ(second->next_sender_seq(), 2u);
   // The first finds out at its next write: it reconnects, cannot take the
   // lock back, and stops writing (fenced) rather than overwrite the second.
@@ -431,6 +440,23 @@ TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
   EXPECT_EQ(row("incoming_seqnum"), "3");
   EXPECT_EQ(row("outgoing_seqnum"), "3");
   EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where() + " AND msgseqnum=2"), "1");
+}
+
+TEST_F(PgSessionTest, syncLogoutAnswerGoesOutBeforeTheDisconnect) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  ASSERT_EQ(wait_for(1).size(), 1u);
+  // An order and the peer's Logout in one read: the answers wait for their
+  // commit, and the connection stays open until they have gone out.
+  const std::string order = rig_->peer.order("O1");
+  rig_->feed(order + rig_->peer.make("5"));
+  const auto got = wait_for(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_EQ(got[1].type(), "5");
+  EXPECT_EQ(got[1].seq(), 3u);
+  EXPECT_TRUE(rig_->wire.closed);
+  EXPECT_EQ(row("outgoing_seqnum"), "4");
 }
 
 TEST_F(PgSessionTest, asyncAnswerGoesOutAtOnceAndCommitsBehind) {
