@@ -127,9 +127,10 @@ fail() {
 }
 # Waits up to $3 seconds for $2 lines matching $1 in file $4.
 wait_count() {
-  local i
+  local i n
   for ((i = 0; i < $3 * 10; i++)); do
-    [ "$(grep -ac -- "$1" "$4" 2>/dev/null)" -ge "$2" ] && return 0
+    n=$(grep -ac -- "$1" "$4" 2>/dev/null)
+    [ "${n:-0}" -ge "$2" ] && return 0
     sleep 0.1
   done
   return 1
