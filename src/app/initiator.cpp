@@ -86,8 +86,12 @@ InitiatorHost::InitiatorHost(const session::Config& config, engine::InitiatorCon
     } catch (const std::exception& e) {
       throw ConfigError(config.path + ": session " + std::to_string(i + 1) + " (" + s.id() + "): " + e.what());
     }
-    targets_.push_back({s.socket_connect_host.empty() ? "127.0.0.1" : s.socket_connect_host, s.socket_connect_port,
-                        static_cast<int>(i % static_cast<std::size_t>(threads))});
+    Target t;
+    t.addresses.push_back({s.socket_connect_host.empty() ? "127.0.0.1" : s.socket_connect_host, s.socket_connect_port});
+    for (const session::SessionSettings::ConnectAddress& a : s.socket_connect_alternates)
+      t.addresses.push_back({a.host, a.port});
+    t.thread = static_cast<int>(i % static_cast<std::size_t>(threads));
+    targets_.push_back(std::move(t));
     connections_.push_back(std::make_unique<Connection>(*this, i));
     ++i;
   }
@@ -96,8 +100,8 @@ InitiatorHost::InitiatorHost(const session::Config& config, engine::InitiatorCon
   engine_config_.sessions = static_cast<int>(i);
   engine_config_.threads = threads;
   engine_config_.connect_at_start = false;
-  engine_config_.host = targets_[0].host;
-  engine_config_.port = targets_[0].port;
+  engine_config_.host = targets_[0].addresses[0].host;
+  engine_config_.port = targets_[0].addresses[0].port;
   outer_hooks_ = engine_config_.thread_hooks;
   engine_config_.thread_hooks = this;
 }
@@ -116,12 +120,18 @@ void InitiatorHost::on_thread_stop(const engine::ThreadInfo& t) noexcept {
 }
 
 bool InitiatorHost::connect(std::size_t i, std::string& error) {
-  const Target& t = targets_[i];
-  transport::ConnectResult c = transport::connect_tcp(t.host, t.port, engine_config_.connect_timeout_ms);
+  Target& t = targets_[i];
+  const std::size_t which = t.next;
+  const Address& a = t.addresses[which];
+  t.next = (which + 1) % t.addresses.size();
+  transport::ConnectResult c = transport::connect_tcp(a.host, a.port, engine_config_.connect_timeout_ms);
   if (c.fd < 0) {
     error = c.error;
     return false;
   }
+  if (t.addresses.size() > 1)
+    log_.logf(LogLevel::info, session(i).id(), "connected to %s:%u (address %zu of %zu)", a.host.c_str(), a.port,
+              which + 1, t.addresses.size());
   busy_[i].store(true, std::memory_order_release);
   {
     std::lock_guard lock(mu_);
@@ -172,12 +182,13 @@ void InitiatorHost::run_connector() noexcept {
       session::Session& s = session(i);                // not bound: this thread may read and report on it
       const std::int64_t due = s.next_connect_time();  // before now: a fresh session's is the clock's now
       if (clock_.now_ns() < due) continue;
+      const Address& tried = targets_[i].addresses[targets_[i].next];
       std::string why;
       if (connect(i, why)) continue;
       s.on_connect_failed();
       const std::int64_t wait_ms = (s.next_connect_time() - clock_.now_ns()) / session::kNsPerMs;
-      log_.logf(LogLevel::warn, s.id(), "connect to %s:%u failed: %s; next attempt in %lld ms",
-                targets_[i].host.c_str(), targets_[i].port, why.c_str(), static_cast<long long>(wait_ms));
+      log_.logf(LogLevel::warn, s.id(), "connect to %s:%u failed: %s; next attempt in %lld ms", tried.host.c_str(),
+                tried.port, why.c_str(), static_cast<long long>(wait_ms));
     }
   }
 }

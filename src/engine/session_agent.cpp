@@ -55,6 +55,8 @@ void SessionAgent::Slot::close(const char* reason, bool flush) noexcept {
   closing = true;
   close_flush = flush;
   close_reason = reason;
+  close_since = owner->now_;
+  close_mark = conn.bytes_sent;
 }
 
 SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> driver, const AgentSetup& setup)
@@ -303,9 +305,20 @@ int SessionAgent::service() noexcept {
       deliver(s, nullptr, 0);
     }
     if (c.recv_paused && s.open) driver_->resume(c);
-    if (s.closing && (!s.close_flush || c.tx.empty())) {
-      finish(s, s.close_reason ? s.close_reason : "closed");
-      ++work;
+    if (s.closing) {
+      // The flush before a close is bounded: a peer that has taken nothing
+      // for send_full_limit_ms (a host gone, its link down) is not waited
+      // for, whatever the send-full policy.
+      bool done = !s.close_flush || c.tx.empty();
+      if (!done && c.bytes_sent != s.close_mark) {
+        s.close_mark = c.bytes_sent;
+        s.close_since = now_;
+      }
+      if (!done && now_ - s.close_since >= shared_.send_full_limit_ns) done = true;
+      if (done) {
+        finish(s, s.close_reason ? s.close_reason : "closed");
+        ++work;
+      }
     }
   }
   return work;

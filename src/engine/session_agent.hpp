@@ -76,6 +76,8 @@ class SessionAgent final : public Agent, public transport::Sink {
     bool closing = false;
     bool close_flush = true;
     const char* close_reason = nullptr;
+    std::int64_t close_since = 0;  // closing with flush: since when the send side has not moved
+    std::uint64_t close_mark = 0;  // conn.bytes_sent then
     std::int64_t full_since = 0;   // first failed claim since the last drained byte
     std::uint64_t sent_mark = 0;   // conn.bytes_sent when full_since was set
     std::uint64_t retry_mark = 0;  // conn.bytes_sent when rx was last left unconsumed

@@ -242,11 +242,41 @@ const Key* find_key(std::string_view name) {
 
 std::string setting(const std::string& where, std::string_view key) { return where + ": setting " + std::string(key); }
 
+// SocketConnectHost<n> / SocketConnectPort<n>: n (1..99) from a key with
+// that prefix, 0 when the key is not one of them.
+std::size_t alternate_number(std::string_view key, std::string_view prefix) {
+  if (key.size() <= prefix.size() || key.size() > prefix.size() + 2 || key.substr(0, prefix.size()) != prefix) return 0;
+  std::size_t n = 0;
+  for (const char ch : key.substr(prefix.size())) {
+    if (ch < '0' || ch > '9') return 0;
+    n = n * 10 + static_cast<std::size_t>(ch - '0');
+  }
+  return n;
+}
+
+// QuickFIX's alternate addresses of an initiator; true when `key` is one.
+bool apply_alternate(SessionSettings& s, std::string_view key, const At& a) {
+  const std::size_t host = alternate_number(key, "SocketConnectHost");
+  const std::size_t port = alternate_number(key, "SocketConnectPort");
+  const std::size_t n = host != 0 ? host : port;
+  if (n == 0) return false;
+  if (s.socket_connect_alternates.size() < n) s.socket_connect_alternates.resize(n);
+  if (host != 0)
+    s.socket_connect_alternates[n - 1].host = a.string();
+  else
+    s.socket_connect_alternates[n - 1].port = static_cast<std::uint16_t>(a.integer(1, 65535));
+  return true;
+}
+
 void apply(SessionSettings& s, const TomlReader& r, const toml::table& t, const std::string& where) {
   for (const auto& [k, v] : t) {
+    const At at{r, v, setting(where, k.str())};
     const Key* key = find_key(k.str());
-    if (key == nullptr) r.fail(v, setting(where, k.str()), "unknown setting");
-    key->set(s, At{r, v, setting(where, k.str())});
+    if (key == nullptr) {
+      if (apply_alternate(s, k.str(), at)) continue;
+      r.fail(v, setting(where, k.str()), "unknown setting");
+    }
+    key->set(s, at);
   }
 }
 

@@ -253,6 +253,8 @@ std::string PgStore::take_and_load(MemoryStore& into, std::size_t& loaded, std::
   PQclear(r);
   into.set_next_sender_seq(out);
   into.set_next_target_seq(in);
+  written_ = attempted_ = Row{in, out, created / 1000};
+  retaking_ = false;
   return {};
 }
 
@@ -422,6 +424,9 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
     std::string values;
     bool numbers_seen = false;
     std::uint64_t out = 0, in = 0;
+    Row after = written_;
+    std::uint64_t last_seq = 0;
+    std::string_view last_body;
     const std::size_t size = ring_.size();
     const auto flush_messages = [&] {
       if (values.empty()) return;
@@ -442,6 +447,8 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
       const std::string_view body(ring_.data() + at + kRecord, r.length);
       switch (r.kind & kKindMask) {
         case message:
+          last_seq = r.a;
+          last_body = body;
           if (!values.empty()) values += ',';
           values += "(" + key_sql_ + "," + std::to_string(r.a) + "," + literal(conn_, body) + ")";
           break;
@@ -456,18 +463,28 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
           sql += "UPDATE sessions SET creation_time = to_timestamp(" + seconds_text(static_cast<std::int64_t>(r.a)) +
                  ") AT TIME ZONE 'UTC', incoming_seqnum = 1, outgoing_seqnum = 1" + where;
           numbers_seen = false;
+          after = Row{1, 1, static_cast<std::int64_t>(r.a) / 1000};
           break;
         default: break;
       }
       p += kRecord + padded(r.length);
     }
     flush_messages();
-    if (numbers_seen)
+    if (numbers_seen) {
       sql += "UPDATE sessions SET incoming_seqnum = " + std::to_string(in) +
              ", outgoing_seqnum = " + std::to_string(out) + where;
+      after.in = in;
+      after.out = out;
+    }
     sql += "COMMIT;";
+    attempted_ = after;
+    attempted_seq_ = last_seq;
+    attempted_message_.assign(last_body);
     const std::string e = exec(conn_, sql);
-    if (e.empty()) return true;
+    if (e.empty()) {
+      written_ = after;
+      return true;
+    }
     exec(conn_, "ROLLBACK");
     if (!down_.exchange(true)) log_line("write failed, retrying until the database is back: " + e);
     return false;
@@ -477,20 +494,99 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
 }
 
 bool PgStore::reconnect() noexcept {
-  if (PQstatus(conn_) == CONNECTION_OK) return true;
-  PQreset(conn_);
-  if (PQstatus(conn_) != CONNECTION_OK) return false;
-  if (!holding_.load(std::memory_order_relaxed)) return true;  // RefreshOnLogon between sessions: no lock to take back
+  if (PQstatus(conn_) == CONNECTION_OK && !retaking_) return true;
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) return false;
+  }
+  if (!holding_.load(std::memory_order_relaxed)) {  // RefreshOnLogon between sessions: no lock to take back
+    retaking_ = false;
+    return true;
+  }
+  retaking_ = true;  // until the lock is ours again and the row checked
   // The lock went with the old connection: take it again, or stop writing
   // (another holder owns the session now).
   if (!try_lock()) {
-    log_line("reconnected but the session's lock is held elsewhere: this store stops writing");
+    if (PQstatus(conn_) != CONNECTION_OK) return false;  // gone again: the next turn tries again
+    log_line("session " + who_ + ": reconnected but the session's lock is held elsewhere: this store stops writing");
     holding_.store(false, std::memory_order_release);
     fenced_.store(true, std::memory_order_release);
+    retaking_ = false;
     return false;
   }
-  log_line("reconnected; the session's lock is taken again");
+  // A free lock is not enough: another holder may have taken the session
+  // while we were away and let it go since. Its writes are newer than what
+  // is queued here; writing ours would roll the session back.
+  std::string what;
+  const RowCheck row = check_row(what);
+  if (row == RowCheck::unknown) {  // not read: let go and try both again at the next turn
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    return false;
+  }
+  if (row == RowCheck::changed) {
+    exec(conn_, "SELECT pg_advisory_unlock(" + std::to_string(key_.lock_key()) + ")");
+    log_line("session " + who_ + ": reconnected, but another holder wrote the session meanwhile (" + what +
+             "): this store stops writing");
+    holding_.store(false, std::memory_order_release);
+    fenced_.store(true, std::memory_order_release);
+    retaking_ = false;
+    return false;
+  }
+  retaking_ = false;
+  log_line("session " + who_ + ": reconnected; the session's lock is taken again");
   return true;
+}
+
+PgStore::RowCheck PgStore::check_row(std::string& what) noexcept {
+  try {
+    PGresult* r = PQexec(conn_, ("SELECT incoming_seqnum::bigint, outgoing_seqnum::bigint,"
+                                 " (extract(epoch from creation_time) * 1000000)::bigint FROM sessions"
+                                 " WHERE (beginstring,sendercompid,targetcompid,session_qualifier)=(" +
+                                 key_sql_ + ")")
+                                    .c_str());
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+      PQclear(r);
+      return RowCheck::unknown;
+    }
+    if (PQntuples(r) != 1) {
+      PQclear(r);
+      what = "its row of sessions is gone";
+      return RowCheck::changed;
+    }
+    const Row now{std::strtoull(PQgetvalue(r, 0, 0), nullptr, 10), std::strtoull(PQgetvalue(r, 0, 1), nullptr, 10),
+                  std::strtoll(PQgetvalue(r, 0, 2), nullptr, 10)};
+    PQclear(r);
+    // The creation time goes through a double in to_timestamp: a microsecond either way is the same time.
+    const auto same = [](const Row& a, const Row& b) {
+      return a.in == b.in && a.out == b.out && a.created_us - b.created_us <= 1 && b.created_us - a.created_us <= 1;
+    };
+    if (same(now, written_)) return RowCheck::same;
+    if (same(now, attempted_)) {
+      if (attempted_seq_ == 0) return RowCheck::same;
+      // The numbers the failed transaction would have left: it committed if
+      // its last message is there as we sent it.
+      r = PQexec(conn_, ("SELECT message FROM messages WHERE (beginstring,sendercompid,targetcompid,"
+                         "session_qualifier,msgseqnum)=(" +
+                         key_sql_ + "," + std::to_string(attempted_seq_) + ")")
+                            .c_str());
+      if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        PQclear(r);
+        return RowCheck::unknown;
+      }
+      const bool ours = PQntuples(r) == 1 &&
+                        std::string_view(PQgetvalue(r, 0, 0), static_cast<std::size_t>(PQgetlength(r, 0, 0))) ==
+                            attempted_message_;
+      PQclear(r);
+      if (ours) return RowCheck::same;
+      what = "message " + std::to_string(attempted_seq_) + " in the database is not the one sent here";
+      return RowCheck::changed;
+    }
+    what = "next in " + std::to_string(now.in) + ", out " + std::to_string(now.out) + " in the database, " +
+           std::to_string(written_.in) + " and " + std::to_string(written_.out) + " as last written here";
+    return RowCheck::changed;
+  } catch (...) {  // out of memory building the text
+    return RowCheck::unknown;
+  }
 }
 
 void PgStore::run() noexcept {
@@ -518,6 +614,13 @@ void PgStore::run() noexcept {
     if (fenced_.load(std::memory_order_acquire)) {
       if (!lazy_ || stop_.load(std::memory_order_acquire)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    // Reconnected without the lock back or the row checked yet: nothing is written.
+    if (retaking_ && !reconnect()) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, 1000);
       continue;
     }
     // Not holding the session (RefreshOnLogon, between connections): nothing is written.

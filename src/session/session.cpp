@@ -520,7 +520,23 @@ void Session::close(const char* reason) noexcept {
   const bool was_on = state_ == SessionState::active || state_ == SessionState::logout_sent;
   state_ = SessionState::closing;
   if (was_on) app_.on_logout(*this, reason);
+  // Held bytes (sync) wait for their commit: closing now would drop a
+  // Logout answer the peer is waiting for, and leave the numbers apart.
+  if (held_ && held_->held() != 0) {
+    close_reason_ = reason;
+    close_deadline_ns_ = now() + static_cast<std::int64_t>(settings_.logout_timeout_ms) * kNsPerMs;
+    return;
+  }
   out_->disconnect(reason);
+}
+
+int Session::finish_close() noexcept {
+  if (close_reason_ == nullptr || out_ == nullptr) return 0;
+  if (held_->held() != 0 && now() < close_deadline_ns_) return 0;
+  const char* reason = close_reason_;
+  close_reason_ = nullptr;
+  out_->disconnect(reason);  // HeldOutput: what is durable goes, the rest is dropped
+  return 1;
 }
 
 void Session::logout_and_close(std::string_view text) noexcept {
@@ -574,6 +590,7 @@ void Session::on_disconnected(const char* reason) noexcept {
             static_cast<unsigned long long>(store_.next_sender_seq()),
             static_cast<unsigned long long>(store_.next_target_seq()));
   out_ = nullptr;
+  close_reason_ = nullptr;
   if (held_) held_->bind(nullptr);
   if (settings_.store.refresh_on_logon) store_.release();
   refreshing_ = refreshed_ = false;
@@ -629,7 +646,8 @@ int Session::on_timer() noexcept {
   // What the last turn or the application sent goes out once committed.
   int work = pass_held();
   work += timer_turn();
-  return work + pass_held();
+  work += pass_held();
+  return work + finish_close();
 }
 
 int Session::timer_turn() noexcept {

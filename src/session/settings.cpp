@@ -35,6 +35,16 @@ void SessionSettings::check() const {
   if (validate && data_dictionary.empty()) bad("DataDictionary", "required when UseDataDictionary is true");
   if (role == Role::initiator && socket_connect_host.empty() && socket_connect_port != 0)
     bad("SocketConnectHost", "missing for an initiator with a SocketConnectPort");
+  for (std::size_t i = 0; i < socket_connect_alternates.size(); ++i) {
+    const ConnectAddress& a = socket_connect_alternates[i];
+    const std::string n = std::to_string(i + 1);
+    if (a.host.empty())
+      bad(("SocketConnectHost" + n).c_str(), "missing (alternates are numbered 1, 2, ... without a gap, each with "
+                                             "its SocketConnectPort" + n + ")");
+    if (a.port == 0) bad(("SocketConnectPort" + n).c_str(), "missing for SocketConnectHost" + n);
+  }
+  if (!socket_connect_alternates.empty() && socket_connect_host.empty())
+    bad("SocketConnectHost", "missing: alternates (SocketConnectHost1...) follow it");
 }
 
 }  // namespace kite::session

@@ -187,6 +187,44 @@ RefreshOnLogon = true
   EXPECT_NE(e.find("is not async or sync"), std::string::npos) << e;
 }
 
+TEST(SessionConfig, alternateConnectAddressesAsQuickFixNamesThem) {
+  const Config c = parse_config(R"(
+[defaults]
+ConnectionType = "initiator"
+SocketConnectHost = "10.0.0.1"
+SocketConnectPort = 9876
+SocketConnectHost1 = "10.0.0.2"
+SocketConnectPort1 = 9877
+[[session]]
+SenderCompID = "A"
+TargetCompID = "B"
+SocketConnectHost2 = "10.0.0.3"
+SocketConnectPort2 = 9878
+[[session]]
+SenderCompID = "A"
+TargetCompID = "C"
+)",
+                                "kite.toml");
+  ASSERT_EQ(c.sessions.size(), 2u);
+  const auto& a = c.sessions[0].socket_connect_alternates;
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].host, "10.0.0.2");
+  EXPECT_EQ(a[0].port, 9877);
+  EXPECT_EQ(a[1].host, "10.0.0.3");
+  EXPECT_EQ(a[1].port, 9878);
+  ASSERT_EQ(c.sessions[1].socket_connect_alternates.size(), 1u);  // [defaults]' only
+  const std::string base = "[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nConnectionType=\"initiator\"\n"
+                           "SocketConnectHost=\"h\"\nSocketConnectPort=1\n";
+  const std::string gap = error_of(base + "SocketConnectHost2=\"h2\"\nSocketConnectPort2=2\n");
+  EXPECT_NE(gap.find("SocketConnectHost1: missing"), std::string::npos) << gap;
+  const std::string port = error_of(base + "SocketConnectHost1=\"h1\"\n");
+  EXPECT_NE(port.find("SocketConnectPort1: missing"), std::string::npos) << port;
+  const std::string range = error_of(base + "SocketConnectHost1=\"h1\"\nSocketConnectPort1=0\n");
+  EXPECT_NE(range.find("SocketConnectPort1"), std::string::npos) << range;
+  const std::string unknown = error_of(base + "SocketConnectHostX=\"h1\"\n");
+  EXPECT_NE(unknown.find("unknown setting"), std::string::npos) << unknown;
+}
+
 TEST(SessionConfig, missingRequiredIsReportedWithTheSession) {
   const std::string e =
       error_of("[[session]]\nSenderCompID=\"A\"\n\n[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"C\"\n");

@@ -266,7 +266,16 @@ TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
       std::to_string(key_.lock_key()) + "::bigint");
   ASSERT_FALSE(pid.empty());
   EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
-  auto second = open();
+  // pg_terminate_backend returns before the backend has exited (and freed the lock).
+  std::unique_ptr<PgStore> second;
+  ASSERT_TRUE(eventually([&] {
+    try {
+      second = open();
+      return true;
+    } catch (const std::runtime_error&) {
+      return false;
+    }
+  }));
   EXPECT_EQ(second->next_sender_seq(), 2u);
   // The first finds out at its next write: it reconnects, cannot take the
   // lock back, and stops writing (fenced) rather than overwrite the second.
@@ -276,6 +285,40 @@ TEST_F(PgStoreTest, lockIsReleasedWhenTheHoldersConnectionDies) {
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where()), "1");
   EXPECT_EQ(row("outgoing_seqnum"), "2");
+}
+
+TEST_F(PgStoreTest, holderBackAfterAnotherTookTheSessionAndLetItGoStopsWriting) {
+  auto first = open();
+  first->store(1, msg(1));
+  ASSERT_TRUE(first->wait_committed(5000));
+  const std::string pid = admin_->value(
+      "SELECT pid FROM pg_locks WHERE locktype='advisory' AND granted AND "
+      "((classid::bigint << 32) | objid::bigint) = " +
+      std::to_string(key_.lock_key()) + "::bigint");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_EQ(admin_->value("SELECT pg_terminate_backend(" + pid + ")"), "t");
+  {
+    // Another holder takes the session, writes and lets it go before the
+    // first is back (a host whose link was down while a standby served).
+    std::unique_ptr<PgStore> second;
+    ASSERT_TRUE(eventually([&] {
+      try {
+        second = open();
+        return true;
+      } catch (const std::runtime_error&) {
+        return false;
+      }
+    }));
+    second->store(2, msg(2, "from the second"));
+    ASSERT_TRUE(second->wait_committed(5000));
+  }
+  // The first finds the lock free, but the session moved on without it: its
+  // queued change is stale and must not overwrite the second's.
+  first->store(2, msg(2, "from the first"));
+  EXPECT_TRUE(eventually([&] { return first->fenced(); }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(admin_->value("SELECT message FROM messages" + where() + " AND msgseqnum = 2"), msg(2, "from the second"));
+  EXPECT_EQ(row("outgoing_seqnum"), "3");
 }
 
 TEST_F(PgStoreTest, bothEndsOfTheConnectionUseTheKeepaliveBound) {
@@ -397,6 +440,23 @@ TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
   EXPECT_EQ(row("incoming_seqnum"), "3");
   EXPECT_EQ(row("outgoing_seqnum"), "3");
   EXPECT_EQ(admin_->value("SELECT count(*) FROM messages" + where() + " AND msgseqnum=2"), "1");
+}
+
+TEST_F(PgSessionTest, syncLogoutAnswerGoesOutBeforeTheDisconnect) {
+  start(CommitPolicy::sync);
+  rig_->feed(rig_->peer.logon());
+  ASSERT_EQ(wait_for(1).size(), 1u);
+  // An order and the peer's Logout in one read: the answers wait for their
+  // commit, and the connection stays open until they have gone out.
+  const std::string order = rig_->peer.order("O1");
+  rig_->feed(order + rig_->peer.make("5"));
+  const auto got = wait_for(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].type(), "8");
+  EXPECT_EQ(got[1].type(), "5");
+  EXPECT_EQ(got[1].seq(), 3u);
+  EXPECT_TRUE(rig_->wire.closed);
+  EXPECT_EQ(row("outgoing_seqnum"), "4");
 }
 
 TEST_F(PgSessionTest, asyncAnswerGoesOutAtOnceAndCommitsBehind) {

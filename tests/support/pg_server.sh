@@ -16,6 +16,10 @@
 # come from KITE_PG_BINDIR or the newest /usr/lib/postgresql/<ver>/bin.
 # KITE_PG_FSYNC=on keeps fsync (benchmarks); tests turn it off for speed
 # (a killed server still keeps what it committed: it is in the page cache).
+# KITE_PG_LISTEN=ADDRESS also listens on TCP at ADDRESS (same port) and
+# trusts clients on the server's own subnets (pg_hba `samenet`): the
+# failover tests reach it from other network namespaces. KITE_PG_OPTIONS
+# adds server options (`-c name=value ...`). Both are kept in STATE for `up`.
 set -uo pipefail
 
 cmd=${1:-}
@@ -37,6 +41,8 @@ read_state() {
   bindir=$(sed -n 's/^bindir=//p' "$state")
   port=$(sed -n 's/^port=//p' "$state")
   runas=$(sed -n 's/^runas=//p' "$state")
+  listen=$(sed -n 's/^listen=//p' "$state")
+  extra=$(sed -n 's/^extra=//p' "$state")
 }
 
 as_owner() {
@@ -51,7 +57,7 @@ server_start() {
   local fsync=off
   [[ "${KITE_PG_FSYNC:-off}" == on ]] && fsync=on
   as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 -s \
-    -o "-k $dir -p $port -c listen_addresses= -c fsync=$fsync -c full_page_writes=$fsync" start
+    -o "-k $dir -p $port -c listen_addresses=$listen -c fsync=$fsync -c full_page_writes=$fsync $extra" start
 }
 
 case "$cmd" in
@@ -73,13 +79,17 @@ case "$cmd" in
     [[ -n "$runas" ]] && chown "$runas" "$dir"
     # The socket is $dir/.s.PGSQL.<port>: any port works, the folder is private.
     port=54329
-    printf 'dir=%s\nbindir=%s\nport=%s\nrunas=%s\n' "$dir" "$bindir" "$port" "$runas" >"$state"
+    listen=${KITE_PG_LISTEN:-}
+    extra=${KITE_PG_OPTIONS:-}
+    printf 'dir=%s\nbindir=%s\nport=%s\nrunas=%s\nlisten=%s\nextra=%s\n' "$dir" "$bindir" "$port" "$runas" \
+      "$listen" "$extra" >"$state"
     if ! as_owner "$bindir/initdb" -D "$dir/data" -U kite -A trust -E UTF8 --locale=C --no-sync \
       >"$dir/initdb.log" 2>&1; then
       cat "$dir/initdb.log" >&2
       rm -rf "$dir"
       skip "initdb failed as ${runas:-$(id -un)} (see above)"
     fi
+    [[ -n "$listen" ]] && echo "host all kite samenet trust" >>"$dir/data/pg_hba.conf"
     if ! server_start; then
       cat "$dir/server.log" >&2
       rm -rf "$dir"

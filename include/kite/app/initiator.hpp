@@ -78,9 +78,15 @@ class InitiatorHost final : public engine::ProtocolFactory, engine::ThreadHooks 
 
  private:
   class Connection;
-  struct Target {
+  struct Address {
     std::string host;
     std::uint16_t port = 0;
+  };
+  // SocketConnectHost, then its alternates; each attempt takes the next
+  // (next is touched by the connector only, or by start() before it runs).
+  struct Target {
+    std::vector<Address> addresses;
+    std::size_t next = 0;
     int thread = 0;
   };
   void on_thread_start(const engine::ThreadInfo& t) noexcept override;

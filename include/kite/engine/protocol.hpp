@@ -26,7 +26,9 @@ class Outbound {
   // Bytes claimed-and-committed but not yet accepted by the socket.
   virtual std::size_t pending() const noexcept = 0;
   // Asks the runtime to close the connection once what is committed has been
-  // flushed (or at once when `flush` is false). `reason` is a static string.
+  // flushed (or at once when `flush` is false; or when the socket has taken
+  // nothing for send_full_limit_ms: a dead peer is not waited for). `reason`
+  // is a static string.
   virtual void close(const char* reason, bool flush = true) noexcept = 0;
 };
 

@@ -112,6 +112,12 @@ class PgStore final : public MessageStore {
   bool write_group(std::uint64_t from, std::uint64_t to, std::string& sql) noexcept;
   bool reconnect() noexcept;
   bool try_lock() noexcept;
+  // After taking the lock back on a new connection: is the session's row as
+  // this store last wrote it (or as its failed transaction would have left
+  // it)? `changed` when another holder wrote it meanwhile (`what` says how),
+  // `unknown` when it could not be read.
+  enum class RowCheck { same, changed, unknown };
+  RowCheck check_row(std::string& what) noexcept;
   // Takes the session's lock and reads its row and messages into `into`; "" or why not (the lock not kept).
   std::string take_and_load(MemoryStore& into, std::size_t& loaded, std::int64_t now_ns);
   void serve_refresh() noexcept;
@@ -138,6 +144,23 @@ class PgStore final : public MessageStore {
   std::size_t staged_loaded_ = 0;
   std::string refresh_error_;
   bool in_batch_ = false;
+
+  // The session's row as this store knows it (the store thread's, or set-up's):
+  // as last committed or loaded, and as the transaction that failed would
+  // have left it (it may have committed before the connection broke).
+  struct Row {
+    std::uint64_t in = 0;
+    std::uint64_t out = 0;
+    std::int64_t created_us = 0;
+  };
+  Row written_;
+  Row attempted_;
+  // The last message of the transaction that failed ("" when it had none):
+  // found in the database, that transaction committed; another holder that
+  // wrote the same numbers wrote another message.
+  std::uint64_t attempted_seq_ = 0;
+  std::string attempted_message_;
+  bool retaking_ = false;  // reconnected, the lock not yet taken back and the row checked
 
   // The ring: written by the session's thread only, read by the store thread.
   std::vector<char> ring_;

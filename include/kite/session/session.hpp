@@ -277,6 +277,8 @@ class Session {
   int timer_turn() noexcept;
   // Seals and releases what HeldOutput holds (sync); 1 when bytes went out.
   int pass_held() noexcept;
+  const char* close_reason_ = nullptr;  // close() waits for held bytes (sync): why, and until when
+  std::int64_t close_deadline_ns_ = 0;
   // RefreshOnLogon: parks the Logon until the store has reloaded; true when it did.
   bool park_for_refresh(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   int poll_refresh() noexcept;
@@ -323,7 +325,13 @@ class Session {
   void wrong_begin_string(std::string_view begin, bool is_logout) noexcept;
   // Logout naming both numbers, then disconnect.
   void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
+  // Ends the session and closes the connection; under a store that holds
+  // sends, once what was written (a Logout answer, the last reports) has
+  // committed and gone out, or after LogoutTimeout (the rest the peer gets
+  // by resend).
   void close(const char* reason) noexcept;
+  // The deferred disconnect of close(), at a timer turn; 1 when it happened.
+  int finish_close() noexcept;
   void became_active() noexcept;
   void maybe_schedule_reset() noexcept;
   std::int64_t now() const noexcept { return msg_depth_ != 0 ? msg_now_ : clock_.now_ns(); }

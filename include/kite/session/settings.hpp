@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kite/codec/values.hpp"
 #include "kite/session/schedule.hpp"
@@ -84,6 +85,14 @@ struct SessionSettings {
   std::uint16_t socket_accept_port = 0;       // SocketAcceptPort (read by the daemon)
   std::string socket_connect_host;            // SocketConnectHost (read by the runtime)
   std::uint16_t socket_connect_port = 0;      // SocketConnectPort
+  // SocketConnectHost<n>, SocketConnectPort<n> (n = 1, 2, ... without a gap):
+  // QuickFIX's alternate addresses; each connect attempt takes the next one,
+  // after the last it starts again at SocketConnectHost (active/standby).
+  struct ConnectAddress {
+    std::string host;
+    std::uint16_t port = 0;
+  };
+  std::vector<ConnectAddress> socket_connect_alternates;
   std::int32_t reconnect_interval_ms = 1000;  // ReconnectInterval (first back-off step)
   std::int32_t reconnect_max_ms = 30000;      // ReconnectIntervalMax (back-off doubles up to this)
 
