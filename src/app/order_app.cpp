@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "kite/codec/digits.hpp"
 #include "kite/codec/encoder.hpp"
 #include "kite/codec/fix.hpp"
 
@@ -114,8 +115,9 @@ void write_report_checked(codec::MessageWriter& w, bool old, bool oldest, bool f
                           std::int64_t now) noexcept;
 
 // The report's body with one room check: its fields are written unchecked
-// into room for their longest rendering (write_report_checked, field by
-// field, when that much is not free: the same bytes, or the same failure).
+// into room for their longest rendering (the wide number writers may use
+// all of a field's room), or by write_report_checked, field by field, when
+// that much is not free: the same bytes, or the same failure.
 void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
                   std::int64_t now) noexcept {
   namespace put = codec::put;
@@ -134,7 +136,7 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   }
   q = put::text(q, "37=");
   char* const id = q;
-  q = codec::write_uint(q, r.order_id);
+  q = codec::write_uint_wide(q, r.order_id);
   const std::string_view order_id(id, static_cast<std::size_t>(q - id));
   q = put::text(q, "\x01" "11=");
   q = put::view(q, r.cl_ord_id);
@@ -143,7 +145,7 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
     q = put::view(q, r.orig_cl_ord_id);
   }
   q = put::text(q, "\x01" "17=");
-  q = r.exec_id == r.order_id ? put::view(q, order_id) : codec::write_uint(q, r.exec_id);
+  q = r.exec_id == r.order_id ? put::view(q, order_id) : codec::write_uint_wide(q, r.exec_id);
   if (old) q = put::text(q, "\x01" "20=0");
   if (!fix40) {
     q = put::text(q, "\x01" "150=");
@@ -156,25 +158,25 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   q = put::text(q, "\x01" "54=");
   q = put::chr(q, r.side);
   q = put::text(q, "\x01" "38=");
-  q = codec::write_decimal(q, r.qty);
+  q = codec::write_decimal_wide(q, r.qty);
   if (r.has_price) {
     q = put::text(q, "\x01" "44=");
-    q = codec::write_decimal(q, r.price);
+    q = codec::write_decimal_wide(q, r.price);
   }
   if (r.fill || oldest) {
     q = put::text(q, "\x01" "32=");
-    q = codec::write_decimal(q, r.fill ? r.last_qty : Decimal{0, 0});
+    q = codec::write_decimal_wide(q, r.fill ? r.last_qty : Decimal{0, 0});
     q = put::text(q, "\x01" "31=");
-    q = codec::write_decimal(q, r.fill ? r.last_px : Decimal{0, 0});
+    q = codec::write_decimal_wide(q, r.fill ? r.last_px : Decimal{0, 0});
   }
   if (!fix40) {
     q = put::text(q, "\x01" "151=");
-    q = codec::write_decimal(q, r.leaves);
+    q = codec::write_decimal_wide(q, r.leaves);
   }
   q = put::text(q, "\x01" "14=");
-  q = codec::write_decimal(q, r.cum);
+  q = codec::write_decimal_wide(q, r.cum);
   q = put::text(q, "\x01" "6=");
-  q = codec::write_decimal(q, r.avg_px);
+  q = codec::write_decimal_wide(q, r.avg_px);
   q = put::text(q, "\x01" "60=");
   q = w.put_timestamp(q, now);
   if (!r.text.empty()) {
