@@ -92,7 +92,7 @@ bool apply_command(session::Session& s, const SessionCommand& cmd, engine::Outbo
 // Wraps the link's connection to act on the daemon's requests (logout at
 // shutdown, the skip hook) from the connection's own thread, and to count
 // connections.
-class GuardedConnection final : public engine::Protocol {
+class alignas(64) GuardedConnection final : public engine::Protocol {
  public:
   explicit GuardedConnection(Acceptor& owner) noexcept : owner_(owner) {}
   void bind(link::SessionConnection* inner) noexcept {
@@ -136,6 +136,11 @@ class GuardedConnection final : public engine::Protocol {
     }
     if (s != nullptr) work += take_command(*s);
     return work;
+  }
+  // Hooks are served by every turn; the daemon's own requests (logout,
+  // skip, commands) wake the engine.
+  std::int64_t timer_quiet_ns() noexcept override {
+    return owner_.hooks_ != nullptr ? 0 : inner_->timer_quiet_ns();
   }
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
     inner_->on_disconnected(reason, now_ns);
@@ -297,6 +302,7 @@ CommandResult Acceptor::run(std::size_t i, const SessionCommand& cmd, int timeou
     c.cmd = cmd;
     c.cmd.text = std::string_view(c.text, n);
     const std::uint32_t a = c.asked.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (engine_) engine_->wake_timers();
     const auto retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
     while (c.done.load(std::memory_order_acquire) != a && std::chrono::steady_clock::now() < retry)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -321,11 +327,15 @@ CommandResult Acceptor::set_message_log(std::size_t i, bool on) {
 
 std::uint16_t Acceptor::port() const noexcept { return engine_ ? engine_->port() : 0; }
 
-void Acceptor::request_logout() noexcept { logout_generation_.fetch_add(1, std::memory_order_acq_rel); }
+void Acceptor::request_logout() noexcept {
+  logout_generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (engine_) engine_->wake_timers();
+}
 
 void Acceptor::skip_outbound(std::uint64_t n) noexcept {
   skip_by_.store(n, std::memory_order_release);
   skip_generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (engine_) engine_->wake_timers();
 }
 
 bool Acceptor::wait_disconnected(int timeout_ms) const noexcept {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "kite/codec/digits.hpp"
 #include "kite/codec/encoder.hpp"
 #include "kite/codec/fix.hpp"
 
@@ -104,8 +105,90 @@ struct Report {
 // has no ExecType and no LeavesQty.
 bool before_fix42(const Session& s) noexcept { return s.settings().before_fix42(); }
 
+ReportVersion report_version(const Session& s) noexcept {
+  return {pre_fix43(s), before_fix42(s), s.settings().begin_string == "FIX.4.0"};
+}
+SendResult send_report(Session& s, const Report& r, ReportVersion v) noexcept;
+SendResult send_report(Session& s, const Report& r) noexcept { return send_report(s, r, report_version(s)); }
+
+void write_report_checked(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
+                          std::int64_t now) noexcept;
+
+// The report's body with one room check: its fields are written unchecked
+// into room for their longest rendering (the wide number writers may use
+// all of a field's room), or by write_report_checked, field by field, when
+// that much is not free: the same bytes, or the same failure.
 void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
                   std::int64_t now) noexcept {
+  namespace put = codec::put;
+  // The longest rendering: "tag=" value SOH per field, tags of 3 digits at most.
+  constexpr std::size_t kFixed = 2 * (4 + codec::kMaxUintChars)       // 37 17
+                                 + 4 * 6                              // 20 150 39 54: one character
+                                 + 7 * (5 + codec::kMaxDecimalChars)  // 38 44 32 31 151 14 6
+                                 + 4 + codec::kMaxTimestampChars      // 60
+                                 + 4 * 4;                             // 11 41 55 58, their values aside
+  const std::size_t bound =
+      kFixed + r.cl_ord_id.size() + r.orig_cl_ord_id.size() + r.symbol.size() + r.text.size();
+  char* q = w.reserve(bound);
+  if (q == nullptr) [[unlikely]] {
+    write_report_checked(w, old, oldest, fix40, r, now);
+    return;
+  }
+  q = put::text(q, "37=");
+  char* const id = q;
+  q = codec::write_uint_wide(q, r.order_id);
+  const std::string_view order_id(id, static_cast<std::size_t>(q - id));
+  q = put::text(q, "\x01" "11=");
+  q = put::view(q, r.cl_ord_id);
+  if (!r.orig_cl_ord_id.empty()) {
+    q = put::text(q, "\x01" "41=");
+    q = put::view(q, r.orig_cl_ord_id);
+  }
+  q = put::text(q, "\x01" "17=");
+  q = r.exec_id == r.order_id ? put::view(q, order_id) : codec::write_uint_wide(q, r.exec_id);
+  if (old) q = put::text(q, "\x01" "20=0");
+  if (!fix40) {
+    q = put::text(q, "\x01" "150=");
+    q = put::chr(q, r.exec_type);
+  }
+  q = put::text(q, "\x01" "39=");
+  q = put::chr(q, r.ord_status);
+  q = put::text(q, "\x01" "55=");
+  q = put::view(q, r.symbol);
+  q = put::text(q, "\x01" "54=");
+  q = put::chr(q, r.side);
+  q = put::text(q, "\x01" "38=");
+  q = codec::write_decimal_wide(q, r.qty);
+  if (r.has_price) {
+    q = put::text(q, "\x01" "44=");
+    q = codec::write_decimal_wide(q, r.price);
+  }
+  if (r.fill || oldest) {
+    q = put::text(q, "\x01" "32=");
+    q = codec::write_decimal_wide(q, r.fill ? r.last_qty : Decimal{0, 0});
+    q = put::text(q, "\x01" "31=");
+    q = codec::write_decimal_wide(q, r.fill ? r.last_px : Decimal{0, 0});
+  }
+  if (!fix40) {
+    q = put::text(q, "\x01" "151=");
+    q = codec::write_decimal_wide(q, r.leaves);
+  }
+  q = put::text(q, "\x01" "14=");
+  q = codec::write_decimal_wide(q, r.cum);
+  q = put::text(q, "\x01" "6=");
+  q = codec::write_decimal_wide(q, r.avg_px);
+  q = put::text(q, "\x01" "60=");
+  q = w.put_timestamp(q, now);
+  if (!r.text.empty()) {
+    q = put::text(q, "\x01" "58=");
+    q = put::view(q, r.text);
+  }
+  q = put::chr(q, codec::kSoh);
+  w.advance(q);
+}
+
+void write_report_checked(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
+                          std::int64_t now) noexcept {
   // An order's first report uses its OrderID as ExecID: those (16-digit)
   // digits are rendered once.
   char id[20];
@@ -135,10 +218,8 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   if (!r.text.empty()) w.add_string(tag::Text, r.text);
 }
 
-SendResult send_report(Session& s, const Report& r) noexcept {
-  const bool old = pre_fix43(s);
-  const bool oldest = before_fix42(s);
-  const bool fix40 = s.settings().begin_string == "FIX.4.0";
+SendResult send_report(Session& s, const Report& r, ReportVersion v) noexcept {
+  const bool old = v.old, oldest = v.oldest, fix40 = v.fix40;
   const std::int64_t now = s.time_ns();  // read once per inbound message
   // A report is never dropped: when it cannot go out now (the resting
   // side's session is slow or gone, or a sweep filled the reply room) it is
@@ -207,6 +288,14 @@ OrderApplication::OrderApplication(Mode mode, IdSource& ids, Exchange* exchange)
   fills_.reserve(256);
 }
 
+ReportVersion OrderApplication::version_of(const Session& s) noexcept {
+  if (&s != versioned_) {
+    version_ = report_version(s);
+    versioned_ = &s;
+  }
+  return version_;
+}
+
 void OrderApplication::on_logon(Session&) noexcept {}
 
 // Echo's ClOrdIDs belong to one session: the next one starts afresh, as a
@@ -263,7 +352,7 @@ void OrderApplication::on_new_order(Session& s, const codec::Header& h, const co
   r.exec_type = '0';
   r.ord_status = '0';
   ++stats_.reports;
-  count(send_report(s, r));
+  count(send_report(s, r, version_of(s)));
 }
 
 void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec::FieldIndex& ix,
@@ -301,7 +390,7 @@ void OrderApplication::on_cancel(Session& s, const codec::Header& h, const codec
     r.ord_status = '4';
   }
   ++stats_.reports;
-  count(send_report(s, r));
+  count(send_report(s, r, version_of(s)));
 }
 
 // --- match -----------------------------------------------------------------

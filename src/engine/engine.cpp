@@ -315,6 +315,8 @@ class EngineImpl final : public Engine {
     return shared_.option_report;
   }
 
+  void wake_timers() noexcept override { shared_.timer_wake.fetch_add(1, std::memory_order_release); }
+
  private:
   mutable Shared shared_;
   EngineConfig cfg_;

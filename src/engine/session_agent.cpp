@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <string_view>
 
 namespace kite::engine::detail {
 
@@ -75,6 +77,12 @@ SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> dr
     slots_.push_back(std::move(s));
   }
   for (int i = n - 1; i >= 0; --i) free_.push_back(slots_[static_cast<std::size_t>(i)].get());
+  const std::string_view kind = driver_->name();
+  if ((kind == "epoll" || kind == "direct") && setup.send_buffer != 0) {
+    stage_buf_.reset(new char[setup.send_buffer + 64]);
+    const auto at = reinterpret_cast<std::uintptr_t>(stage_buf_.get());
+    stage_ = stage_buf_.get() + ((64 - (at & 63)) & 63);
+  }
   active_.reserve(static_cast<std::size_t>(n));
   zombies_.reserve(static_cast<std::size_t>(n));
 }
@@ -197,6 +205,7 @@ void SessionAgent::adopt(int fd) noexcept {
   s.close_reason = nullptr;
   s.full_since = 0;
   s.sent_mark = s.retry_mark = 0;
+  s.timer_due = 0;
   std::string error;
   if (!driver_->add(s.conn, error)) {
     if (shared_.log) std::fprintf(stderr, "%s: %s\n", setup_.name.c_str(), error.c_str());
@@ -226,6 +235,13 @@ void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noe
 }
 
 void SessionAgent::deliver(Slot& s, const char* p, std::size_t n) noexcept {
+  transport::SendBuffer& tx = s.conn.tx;
+  if (stage_ != nullptr && tx.empty() && !tx.locked() && !s.conn.write_blocked) tx.lend(stage_);
+  deliver_bytes(s, p, n);
+  tx.reclaim();
+}
+
+void SessionAgent::deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept {
   transport::RecvBuffer& rx = s.conn.rx;
   if (p != nullptr && rx.empty()) {
     // Bytes outside rx (io_uring provided buffer): whole frames are consumed
@@ -247,6 +263,10 @@ void SessionAgent::deliver(Slot& s, const char* p, std::size_t n) noexcept {
       s.close("frame larger than the receive buffer", false);
     }
   }
+  // What the bytes did may bring a timer forward (a gap opened, a logout
+  // sent), never put it off: that is for the next turn to say.
+  const std::int64_t due = now_ + s.proto->timer_quiet_ns();
+  if (due < s.timer_due) s.timer_due = due;
   if (!rx.empty()) s.retry_mark = s.conn.bytes_sent;
   if (!s.conn.tx.empty() && !s.conn.write_blocked && !s.conn.send_in_flight) flush(s);
 }
@@ -268,19 +288,27 @@ int SessionAgent::service() noexcept {
   // idle cycle's cost, so turns come at most once per timer interval.
   // A pass that found work (resends, an overflow draining) asks for the
   // next cycle's turn too.
+  // A connection whose protocol said when its timers are next due
+  // (Protocol::timer_quiet_ns) is skipped until then, unless the engine was
+  // woken (Engine::wake_timers).
   const bool timers = timer_work_ || now_ - last_timer_ns_ >= setup_.timer_interval_ns;
+  bool every = false;
   if (timers) {
     last_timer_ns_ = now_;
     timer_work_ = false;
+    const std::uint32_t wake = shared_.timer_wake.load(std::memory_order_acquire);
+    every = wake != wake_seen_;
+    wake_seen_ = wake;
   }
   for (std::size_t i = active_.size(); i-- > 0;) {
     Slot& s = *active_[i];
-    if (timers) {
+    if (timers && (every || now_ >= s.timer_due)) {
       const int w = s.proto->on_timer(now_);
       if (w > 0) {
         timer_work_ = true;
         work += w;
       }
+      s.timer_due = now_ + s.proto->timer_quiet_ns();
     }
     transport::Conn& c = s.conn;
     if (!c.tx.empty() && !c.write_blocked && !c.send_in_flight) flush(s);

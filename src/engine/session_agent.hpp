@@ -31,6 +31,8 @@ struct Shared {
   std::atomic<std::uint64_t> accepted{0}, refused{0}, closed{0}, slow_consumers{0}, send_full_events{0},
       front_door_waits{0}, rx_compactions{0}, tx_high_water{0};
   std::atomic<int> active{0};
+  // Engine::wake_timers(): each agent gives every connection a turn when it changes.
+  std::atomic<std::uint32_t> timer_wake{0};
   std::string option_report;  // written under factory_mu
 };
 
@@ -66,22 +68,24 @@ class SessionAgent final : public Agent, public transport::Sink {
  private:
   // One connection: its transport state, its Protocol, and the Outbound that
   // Protocol writes through.
-  // Line-aligned, its own fields first: service() visits every slot each
-  // cycle, and reads the first line and conn's first two.
+  // Line-aligned, what a message or a cycle reads first: these fields, then
+  // conn (whose buffers' positions end in the third line); what only a full
+  // send buffer or a close reads comes after conn.
   struct alignas(64) Slot final : Outbound {
-    SessionAgent* owner = nullptr;
     Protocol* proto = nullptr;
-    int id = 0;
     bool open = false;
     bool closing = false;
     bool close_flush = true;
+    std::int64_t full_since = 0;   // first failed claim since the last drained byte
+    std::uint64_t retry_mark = 0;  // conn.bytes_sent when rx was last left unconsumed
+    std::int64_t timer_due = 0;    // no timer turn before this (Protocol::timer_quiet_ns)
+    transport::Conn conn;
+    SessionAgent* owner = nullptr;
+    int id = 0;
     const char* close_reason = nullptr;
+    std::uint64_t sent_mark = 0;  // conn.bytes_sent when full_since was set
     std::int64_t close_since = 0;  // closing with flush: since when the send side has not moved
     std::uint64_t close_mark = 0;  // conn.bytes_sent then
-    std::int64_t full_since = 0;   // first failed claim since the last drained byte
-    std::uint64_t sent_mark = 0;   // conn.bytes_sent when full_since was set
-    std::uint64_t retry_mark = 0;  // conn.bytes_sent when rx was last left unconsumed
-    transport::Conn conn;
 
     char* claim(std::size_t min) noexcept override;
     void commit(std::size_t n) noexcept override { conn.tx.commit(n); }
@@ -93,7 +97,10 @@ class SessionAgent final : public Agent, public transport::Sink {
   int accept_own() noexcept;
   int service() noexcept;
   void adopt(int fd) noexcept;
+  // Hands bytes to s's protocol, its replies written into the stage (below)
+  // when s has nothing pending, and flushes them.
   void deliver(Slot& s, const char* p, std::size_t n) noexcept;
+  void deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept;
   void flush(Slot& s) noexcept;
   void finish(Slot& s, const char* reason) noexcept;
   void reap() noexcept;
@@ -108,6 +115,13 @@ class SessionAgent final : public Agent, public transport::Sink {
   std::int64_t now_ = 0;
   std::int64_t last_timer_ns_ = 0;
   bool timer_work_ = false;  // the last timer pass did work: run the next cycle's too
+  std::uint32_t wake_seen_ = 0;  // Shared::timer_wake as of the last timer pass
+  // Transports that send synchronously (kernel epoll/direct): a connection
+  // with nothing pending writes its replies here, lent as its send buffer
+  // for one delivery (SendBuffer::lend), so the thread's connections share
+  // these lines; what the socket does not take moves to its own buffer.
+  std::unique_ptr<char[]> stage_buf_;
+  char* stage_ = nullptr;
   std::atomic<std::uint64_t> accepted_{0};
 };
 

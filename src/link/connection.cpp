@@ -20,12 +20,15 @@ using session::SessionRegistry;
 using session::SessionState;
 
 SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits)
-    : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits) {}
+    : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits) {
+  system_clock_ = dynamic_cast<const session::SystemClock*>(&clock_) != nullptr;
+}
 
 SessionConnection::SessionConnection(Session& session, const Clock& clock, Logger& log)
     : session_(&session), clock_(clock), log_(log) {
   limits_.max_message_size = session.settings().max_message_size;
   limits_.logon_timeout_ms = session.settings().logon_timeout_ms;
+  system_clock_ = dynamic_cast<const session::SystemClock*>(&clock_) != nullptr;
 }
 
 void SessionConnection::set_connection_id(int id, std::string_view peer) noexcept {
@@ -135,7 +138,7 @@ std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int
       break;  // back-pressure: the frame waits
     used += fr.size;
   }
-  rx_ns_ = 0;  // the state is published on the next timer turn
+  if (metrics_ != nullptr) rx_ns_ = 0;  // the state is published on the next timer turn
   if (closed_) return n;
   return used;
 }
@@ -168,7 +171,8 @@ bool SessionConnection::unknown_begin_string(const char* p, std::size_t n) noexc
 void SessionConnection::garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept {
   const bool first = garbled_run_ == 0;
   if (first) garbled_first_ = why;
-  garbled_run_ += bytes;
+  // Held at most at the limit, so it fits 32 bits: reaching the limit ends the run.
+  garbled_run_ = static_cast<std::uint32_t>(std::min<std::size_t>(garbled_run_ + bytes, max));
   if (m_ != nullptr && (first || why != codec::FrameError::garbage_before_begin_string)) m_->garbled_in.add();
   if (garbled_run_ >= max) {
     const std::string_view who = session_ != nullptr ? std::string_view(session_->id()) : std::string_view(who_);
@@ -185,7 +189,7 @@ void SessionConnection::garbled(codec::FrameError why, std::size_t bytes, std::u
 
 void SessionConnection::end_garbled_run() noexcept {
   if (session_ == nullptr)
-    log_.logf(LogLevel::warn, who_, "%zu garbled bytes before Logon ignored (first: %s)", garbled_run_,
+    log_.logf(LogLevel::warn, who_, "%u garbled bytes before Logon ignored (first: %s)", garbled_run_,
               codec::to_string(garbled_first_));
   garbled_run_ = 0;
 }
@@ -272,7 +276,7 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Head
     if (metrics_ != nullptr) watch_session();
     session_->on_connected(output_);
   }
-  if (m_ != nullptr) {
+  if (metrics_ != nullptr && m_ != nullptr) {
     m_->messages_in.add();
     m_->bytes_in.add(frame.size());
     if (header.msg_type.size() == 1) {
@@ -457,6 +461,15 @@ int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
     }
   }
   return work;
+}
+
+std::int64_t SessionConnection::timer_quiet_ns() noexcept {
+  // A FakeClock's time does not pass with the engine's: tests that move it
+  // expect the next turn to see it.
+  if (closed_ || session_ == nullptr || metrics_ != nullptr || !system_clock_) return 0;
+  constexpr std::int64_t kLongest = 10 * session::kNsPerSec;
+  const std::int64_t q = session_->timer_quiet_ns();
+  return q < kLongest ? q : kLongest;
 }
 
 void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexcept {

@@ -102,6 +102,7 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       check_comp_id_(settings.check_comp_id),
       check_latency_(settings.check_latency),
       schedule_always_(settings.schedule.always),
+      store_polls_(store.polls()),
       writer_(header_, settings.timestamp_precision),
       settings_(settings),
       id_(settings.id()),
@@ -113,6 +114,20 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       queue_bytes_(new char[settings.queue_bytes == 0 ? 1 : settings.queue_bytes]),
       invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]) {
   settings_.check();
+  const SessionSettings& e = settings_;
+  if (e.begin_string.size() + e.sender_comp_id.size() + e.target_comp_id.size() <= sizeof expect_ &&
+      e.sender_sub_id.empty() && e.target_sub_id.empty() && e.sender_location_id.empty() &&
+      e.target_location_id.empty()) {
+    expect_plain_ = true;
+    expect_begin_len_ = static_cast<std::uint8_t>(e.begin_string.size());
+    expect_sender_len_ = static_cast<std::uint8_t>(e.sender_comp_id.size());
+    expect_target_len_ = static_cast<std::uint8_t>(e.target_comp_id.size());
+    char* q = expect_;
+    for (const std::string* t : {&e.begin_string, &e.sender_comp_id, &e.target_comp_id}) {
+      if (!t->empty()) std::memcpy(q, t->data(), t->size());
+      q += t->size();
+    }
+  }
   if (store_.holds_sends())
     held_ = std::make_unique<HeldOutput>(store_, std::max(settings_.overflow_bytes, 4 * settings_.send_claim_bytes),
                                          settings_.send_claim_bytes);
@@ -650,6 +665,18 @@ int Session::on_timer() noexcept {
   return work + finish_close();
 }
 
+std::int64_t Session::timer_quiet_ns() const noexcept {
+  if (out_ == nullptr || state_ != SessionState::active || held_ || refreshing_ || overflow_len_ != 0 ||
+      resend_end_ != 0 || rejects_suppressed_ != 0 || gap_open_ || test_request_sent_ns_ != 0 || !schedule_always_ ||
+      store_polls_ || heart_bt_int_ <= 0)
+    return 0;
+  // The earlier of timer_turn's two deadlines: our Heartbeat, their TestRequest.
+  const std::int64_t heartbeat = last_sent_ns_ + static_cast<std::int64_t>(heart_bt_int_) * kNsPerSec;
+  const std::int64_t test_request = last_received_ns_ + test_request_wait_ns();
+  const std::int64_t q = std::min(heartbeat, test_request) - clock_seen_ns_;
+  return q > 0 ? q : 0;
+}
+
 int Session::timer_turn() noexcept {
   if (out_ == nullptr || state_ == SessionState::closing) return 0;
   int work = poll_refresh();
@@ -657,6 +684,7 @@ int Session::timer_turn() noexcept {
   if (overflow_len_ != 0 && drain_overflow()) ++work;
   if (resend_end_ != 0) work += pump_resend();
   const std::int64_t t = now();
+  clock_seen_ns_ = t;
   work += store_.poll(t);
   if (rejects_suppressed_ != 0) flush_suppressed_rejects(t);
   switch (state_) {
@@ -741,6 +769,7 @@ void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   if (out_ == nullptr || state_ == SessionState::closing || state_ == SessionState::disconnected) return;
   if (msg_depth_ == 0) {
     msg_now_ = clock_.now_ns();
+    clock_seen_ns_ = msg_now_;
     // The message's number and everything it makes us send are made durable
     // together (exactly-once across a crash): see MessageStore::begin_inbound.
     store_.begin_inbound();
@@ -816,7 +845,9 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     close("first message not a Logon");
     return;
   }
-  if (h.begin_string != settings_.begin_string) [[unlikely]] {
+  const bool begin_ok = expect_plain_ ? h.begin_string == std::string_view(expect_, expect_begin_len_)
+                                      : h.begin_string == settings_.begin_string;
+  if (!begin_ok) [[unlikely]] {
     wrong_begin_string(h.begin_string, h.msg_type == "5");
     return;
   }
@@ -887,12 +918,19 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
     return Verdict::ignore;
   }
   // CheckCompID=N: after the Logon, any CompIDs are taken.
-  const bool comp_ok =
-      (!check_comp_id_ && !logon) || (h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
-                                       (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
-                                       (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
-                                       (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
-                                       (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id));
+  const auto comp_ids_match = [&] {
+    if (expect_plain_) {
+      const char* const ours = expect_ + expect_begin_len_;
+      return h.sender_comp_id == std::string_view(ours + expect_sender_len_, expect_target_len_) &&
+             h.target_comp_id == std::string_view(ours, expect_sender_len_);
+    }
+    return h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
+           (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&
+           (s.sender_sub_id.empty() || h.target_sub_id == s.sender_sub_id) &&
+           (s.target_location_id.empty() || h.sender_location_id == s.target_location_id) &&
+           (s.sender_location_id.empty() || h.target_location_id == s.sender_location_id);
+  };
+  const bool comp_ok = (!check_comp_id_ && !logon) || comp_ids_match();
   if (!comp_ok) {
     std::uint32_t ref = 0;
     if (h.sender_comp_id != s.target_comp_id)

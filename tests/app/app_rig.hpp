@@ -27,7 +27,9 @@ struct Client {
 
 class AppRig {
  public:
-  explicit AppRig(Mode mode, int sessions = 1, std::string begin = "FIX.4.4") : registry(clock, log), ids(1000) {
+  // send_claim_bytes: SendClaimBytes (0: the default).
+  explicit AppRig(Mode mode, int sessions = 1, std::string begin = "FIX.4.4", std::size_t send_claim_bytes = 0)
+      : registry(clock, log), ids(1000) {
     for (int i = 1; i <= sessions; ++i) {
       auto c = std::make_unique<Client>();
       session::SessionSettings s;
@@ -36,6 +38,7 @@ class AppRig {
       s.sender_comp_id = "KITE";
       s.target_comp_id = "PEER" + std::to_string(i);
       s.store.kind = session::StoreKind::memory;
+      if (send_claim_bytes != 0) s.send_claim_bytes = send_claim_bytes;
       c->app = std::make_unique<OrderApplication>(mode, ids, &exchange);
       c->session = &registry.add(s, *c->app);
       c->peer = std::make_unique<Peer>(clock, begin, s.target_comp_id, "KITE");

@@ -71,6 +71,25 @@ TEST(AckMode, cancelAndReplaceAreAcceptedAsAsked) {
   EXPECT_EQ(r[0].get(tag::LeavesQty), "50");
 }
 
+// A report goes into room for its longest rendering with one check, or,
+// when the claim is shorter than that, field by field: the same bytes.
+TEST(AckMode, reportsAreTheSameWrittenInOneRunOrFieldByField) {
+  for (const char* begin : {"FIX.4.0", "FIX.4.1", "FIX.4.2", "FIX.4.4", "FIXT.1.1"}) {
+    AppRig wide(Mode::ack, 1, begin);
+    AppRig tight(Mode::ack, 1, begin, 400);  // less than the longest rendering after the header
+    const auto same = [&](const std::vector<Sent>& a, const std::vector<Sent>& b) {
+      ASSERT_EQ(a.size(), 1u) << begin;
+      ASSERT_EQ(b.size(), 1u) << begin;
+      EXPECT_EQ(a[0].type(), "8") << begin;
+      EXPECT_EQ(a[0].raw, b[0].raw) << begin;
+    };
+    same(wide.order(0, "SAME-1", '2', 1500, "99.5"), tight.order(0, "SAME-1", '2', 1500, "99.5"));
+    same(wide.order(0, "SAME-2", '1', 7, "", '1'), tight.order(0, "SAME-2", '1', 7, "", '1'));
+    same(wide.cancel(0, "SAME-3", "SAME-1"), tight.cancel(0, "SAME-3", "SAME-1"));
+    same(wide.replace(0, "SAME-4", "SAME-2", 9, "0.0001"), tight.replace(0, "SAME-4", "SAME-2", 9, "0.0001"));
+  }
+}
+
 TEST(AckMode, unsupportedMessageTypeGetsBusinessMessageReject) {
   AppRig rig(Mode::ack);
   Client& c = rig[0];

@@ -163,5 +163,45 @@ TEST(EncoderTest, rawFieldsAndDataFieldsWithSohRoundTrip) {
   EXPECT_FALSE(ix.has(123)) << "the 10=123 inside RawData is not a field";
 }
 
+// reserve() and codec::put: a run of fields written unchecked, as the
+// typed calls would write them.
+TEST(EncoderTest, reservedRunWritesWhatTheTypedCallsWrite) {
+  const HeaderTemplate h = make_header();
+  MessageWriter typed(h), run(h);
+  char a[512], b[512];
+  typed.begin(a, sizeof a, "8", 7, kTime);
+  typed.add_string(tag::ClOrdID, "C-1");
+  typed.add_char(tag::Side, '2');
+  typed.add_timestamp(tag::TransactTime, kTime);
+  run.begin(b, sizeof b, "8", 7, kTime);
+  char* q = run.reserve(64);
+  ASSERT_NE(q, nullptr);
+  q = put::text(q, "11=");
+  q = put::view(q, "C-1");
+  q = put::text(q, "\x01" "54=");
+  q = put::chr(q, '2');
+  q = put::text(q, "\x01" "60=");
+  q = run.put_timestamp(q, kTime);
+  q = put::chr(q, kSoh);
+  run.advance(q);
+  const std::size_t na = typed.finish(), nb = run.finish();
+  ASSERT_GT(na, 0u);
+  EXPECT_EQ(pipes(std::string_view(a, na)), pipes(std::string_view(b, nb)));
+  expect_valid(std::string_view(b, nb));
+}
+
+TEST(EncoderTest, reserveOfMoreThanTheRoomChangesNothing) {
+  const HeaderTemplate h = make_header();
+  MessageWriter w(h);
+  char buf[160];
+  w.begin(buf, sizeof buf, "0", 1, kTime);
+  EXPECT_EQ(w.reserve(sizeof buf), nullptr);
+  EXPECT_TRUE(w.ok());
+  w.add_string(tag::TestReqID, "T-1");  // what is shorter still fits
+  const std::size_t n = w.finish();
+  ASSERT_GT(n, 0u);
+  expect_valid(std::string_view(buf, n));
+}
+
 }  // namespace
 }  // namespace kite::codec

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kite/codec/detail/level_ops.hpp"
+#include "kite/codec/digits.hpp"
 #include "kite/codec/level.hpp"
 #include "kite/codec/values.hpp"
 
@@ -510,6 +511,45 @@ TEST(ValuesTest, civilDaysRoundTripOverFourCenturies) {
     }
   }
   EXPECT_EQ(days_from_civil(1970, 1, 1), 0);
+}
+
+// The word-at-a-time writers against their scalar twins: the same text and
+// end for random numbers of every length, nothing past their limit.
+TEST(DigitsTwin, wideWritersWriteWhatTheScalarOnesWrite) {
+  std::mt19937_64 rng(33);
+  const auto check_uint = [](std::uint64_t v) {
+    char a[64], b[64];
+    std::memset(b, '#', sizeof b);
+    const std::size_t na = static_cast<std::size_t>(write_uint(a, v) - a);
+    const std::size_t nb = static_cast<std::size_t>(write_uint_wide(b, v) - b);
+    ASSERT_EQ(std::string(a, na), std::string(b, nb)) << v;
+    for (std::size_t i = kMaxUintChars; i < sizeof b; ++i) ASSERT_EQ(b[i], '#') << v;
+  };
+  const auto check_decimal = [](Decimal d) {
+    char a[96], b[96];
+    std::memset(b, '#', sizeof b);
+    const std::size_t na = static_cast<std::size_t>(write_decimal(a, d) - a);
+    const std::size_t nb = static_cast<std::size_t>(write_decimal_wide(b, d) - b);
+    ASSERT_EQ(std::string(a, na), std::string(b, nb)) << d.mantissa << "e" << d.exponent;
+    for (std::size_t i = kMaxDecimalChars; i < sizeof b; ++i) ASSERT_EQ(b[i], '#') << d.mantissa << "e" << d.exponent;
+  };
+  for (const std::uint64_t v : {std::uint64_t{0}, std::uint64_t{9}, std::uint64_t{10}, std::uint64_t{99'999'999},
+                                std::uint64_t{100'000'000}, std::uint64_t{9'999'999'999'999'999},
+                                std::uint64_t{10'000'000'000'000'000}, ~std::uint64_t{0}})
+    check_uint(v);
+  for (int i = 0; i < 200'000; ++i) {
+    const int digits = static_cast<int>(rng() % 21);
+    std::uint64_t v = rng();
+    if (digits < 20) {
+      std::uint64_t limit = 1;
+      for (int k = 0; k < digits; ++k) limit *= 10;
+      v %= limit;
+    }
+    check_uint(v);
+    const std::int64_t m = static_cast<std::int64_t>(v) >> (rng() % 64);
+    check_decimal({(rng() & 1) != 0 ? m : -m, static_cast<std::int32_t>(rng() % 45) - 22});
+    check_decimal({static_cast<std::int64_t>(rng() % 200'000'000), -static_cast<std::int32_t>(rng() % 10)});
+  }
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 // order, and every connection closes cleanly.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "kite/engine/engine.hpp"
@@ -105,6 +108,52 @@ INSTANTIATE_TEST_SUITE_P(AllModels, ModelTest,
                          ::testing::Combine(::testing::Values(Kind::kernel, Kind::uring),
                                             ::testing::Values(Model::single, Model::mono, Model::pool, Model::shard)),
                          name);
+
+// Counts its timer turns and asks for none for an hour after each.
+class QuietProtocol final : public Protocol {
+ public:
+  explicit QuietProtocol(std::atomic<int>& turns) noexcept : turns_(turns) {}
+  void on_connected(Outbound&, std::int64_t) noexcept override {}
+  std::size_t on_data(const char*, std::size_t n, std::int64_t) noexcept override { return n; }
+  int on_timer(std::int64_t) noexcept override {
+    turns_.fetch_add(1);
+    return 0;
+  }
+  std::int64_t timer_quiet_ns() noexcept override { return 3'600'000'000'000; }
+  void on_disconnected(const char*, std::int64_t) noexcept override {}
+
+ private:
+  std::atomic<int>& turns_;
+};
+
+class QuietFactory final : public ProtocolFactory {
+ public:
+  Protocol* open(int) noexcept override { return new QuietProtocol(turns); }
+  void release(Protocol* p) noexcept override { delete p; }
+  std::atomic<int> turns{0};
+};
+
+TEST(TimerTurns, aQuietConnectionGetsNoTurnUntilTheEngineIsWoken) {
+  EngineConfig cfg;
+  cfg.model = Model::mono;
+  cfg.idle = {IdleKind::block, 0, 1000};
+  cfg.log = false;
+  QuietFactory f;
+  std::string error;
+  auto engine = Engine::start(cfg, f, error);
+  ASSERT_TRUE(engine) << error;
+  Client cl;
+  ASSERT_TRUE(cl.connect(engine->port()));
+  ASSERT_TRUE(eventually([&] { return f.turns.load() >= 1; }));  // the first, before it said when
+  ASSERT_TRUE(cl.send_all("bytes do not bring a turn forward\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 500 timer intervals
+  EXPECT_EQ(f.turns.load(), 1);
+  engine->wake_timers();
+  EXPECT_TRUE(eventually([&] { return f.turns.load() == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(f.turns.load(), 2);
+  engine->stop();
+}
 
 TEST(ModelSupport, reportsWhichTransportsCanRunWhichModels) {
   EXPECT_TRUE(supports(Kind::kernel, Model::pool));

@@ -537,6 +537,36 @@ TEST(SessionHeartbeat, answeredTestRequestKeepsTheSessionUp) {
   EXPECT_FALSE(r.wire.closed);
 }
 
+// The engine gives a connection no timer turn while timer_quiet_ns() says
+// nothing is due: the span must end where the next turn has work.
+TEST(SessionHeartbeat, quietSpanEndsWhenOurNextHeartbeatIsDue) {
+  SessionRig r;
+  r.logon(10);  // Heartbeat after 10 s of our silence, TestRequest after 15 s of theirs
+  EXPECT_EQ(r.session->timer_quiet_ns(), 10 * kNsPerSec);
+  r.clock.advance_ms(4'000);
+  EXPECT_EQ(r.tick(), 0);
+  EXPECT_EQ(r.session->timer_quiet_ns(), 6 * kNsPerSec);
+  r.clock.advance_ms(6'000);
+  r.tick();
+  EXPECT_EQ(only(r.wire.take()).type(), "0");
+  EXPECT_EQ(r.session->timer_quiet_ns(), 5 * kNsPerSec);  // now their silence (15 s) comes first
+}
+
+TEST(SessionHeartbeat, noQuietSpanWhileAGapIsOpenOrATestRequestIsOutstanding) {
+  SessionRig r;
+  r.logon(10);
+  r.feed(r.peer.order("G1", {.seq = 5}));  // 2 expected: a gap, its ResendRequest timed by turns
+  EXPECT_TRUE(r.session->in_gap());
+  EXPECT_EQ(r.session->timer_quiet_ns(), 0);
+
+  SessionRig t;
+  t.logon(10);
+  t.clock.advance_ms(15'000);
+  t.tick();  // Heartbeat, then TestRequest
+  ASSERT_EQ(t.wire.take().back().type(), "1");
+  EXPECT_EQ(t.session->timer_quiet_ns(), 0);
+}
+
 // --- 8: ResendRequest ---------------------------------------------------------------
 
 // The session sends application messages 2..4 after its Logon (1), then a

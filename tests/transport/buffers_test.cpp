@@ -91,5 +91,29 @@ TEST(SendBuffer, commitNeverPublishesMoreThanWasClaimed) {
   EXPECT_EQ(s.size(), 8u);
 }
 
+TEST(SendBuffer, lentRoomTakesTheRepliesAndReclaimMovesWhatIsPendingBack) {
+  SendBuffer b(64);
+  const char* own = b.claim(1);
+  b.commit(0);
+  char stage[64];
+  b.lend(stage);
+  EXPECT_TRUE(b.lent());
+  char* p = b.claim(10);
+  ASSERT_EQ(p, stage);
+  std::memcpy(p, "0123456789", 10);
+  b.commit(10);
+  b.consume(4);  // the socket took part of it
+  b.reclaim();
+  EXPECT_FALSE(b.lent());
+  ASSERT_EQ(b.size(), 6u);
+  EXPECT_EQ(b.data(), own);
+  EXPECT_EQ(std::string(b.data(), b.size()), "456789");
+  b.consume(6);
+  b.lend(stage);  // nothing pending: nothing to move back
+  b.reclaim();
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.claim(1), own);
+}
+
 }  // namespace
 }  // namespace kite::transport

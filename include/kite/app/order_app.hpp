@@ -149,6 +149,13 @@ class IdSource {
 
 class OrderApplication;
 
+// What an ExecutionReport's layout depends on in the session's BeginString.
+struct ReportVersion {
+  bool old = false;     // before FIX.4.3: ExecTransType, fills as ExecType 1/2
+  bool oldest = false;  // FIX.4.0/4.1: LastShares and LastPx on every report
+  bool fix40 = false;   // no ExecType, no LeavesQty
+};
+
 // Match mode's books, one per symbol, and the live orders' FIX identity.
 class Exchange {
  public:
@@ -178,7 +185,7 @@ struct AppStats {
   std::uint64_t stored_for_resend = 0;  // ExecutionReports that could not go out: stored, sent on resend
 };
 
-class OrderApplication final : public session::Application {
+class alignas(64) OrderApplication final : public session::Application {
  public:
   // `ids` and (match mode) `exchange` are shared by the applications of all
   // sessions and must outlive them.
@@ -205,11 +212,17 @@ class OrderApplication final : public session::Application {
   // and to `s` for the incoming order `in` (whose running state is updated).
   void report_fills(session::Session& s, const Exchange::Live& in_who, BookOrder in) noexcept;
   void count(session::SendResult r) noexcept;
+  // The report layout of `s`'s version, kept for the last session asked
+  // (this application's own): its settings are not read per order.
+  ReportVersion version_of(const session::Session& s) noexcept;
 
+  // What an order in ack mode reads and counts, in the first line.
   Mode mode_;
+  ReportVersion version_;  // of versioned_
+  const session::Session* versioned_ = nullptr;
   IdSource& ids_;
-  Exchange* exchange_;
   AppStats stats_;
+  Exchange* exchange_;
   std::unordered_set<std::string> seen_cl_ord_ids_;             // echo mode, this session
   std::unordered_map<std::string, std::uint64_t> open_orders_;  // match: ClOrdID -> order_id (under Exchange::mu)
   std::vector<Fill> fills_;                                     // scratch, reserved once

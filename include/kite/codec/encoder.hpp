@@ -61,15 +61,41 @@ class MessageWriter {
     end_ = buf + capacity;
     ok_ = true;
     p_ = buf;
-    put(header_->begin());
-    if (!room(length_digits_ + 1)) return;
-    p_ += length_digits_;  // BodyLength's digits, written by finish()
-    *p_++ = kSoh;
-    body_ = p_;
-    put_tag(tag::MsgType);
-    put(msg_type);
-    put_soh();
-    put(header_->fixed());
+    if (begin_len_ == 0) [[unlikely]]
+      load_header();
+    // The template's texts, from this writer's copy when they fit it.
+    const char* const b = text_inline_ ? text_ : header_->begin().data();
+    const char* const f = text_inline_ ? text_ + begin_len_ : header_->fixed().data();
+    // One room check for everything up to MsgSeqNum: "8=...|9=" digits SOH
+    // "35=" type SOH and the fixed fields.
+    const std::size_t type_len = msg_type.size();
+    const std::size_t need = begin_len_ + length_digits_ + 1 + 3 + type_len + 1 + fixed_len_;
+    if (!room(need)) return;
+    char* q = p_;
+    // With 32 bytes to spare, the copies are of fixed sizes (no call); the
+    // bytes past each text are written over by what follows.
+    const bool wide = text_inline_ && begin_len_ <= 16 && fixed_len_ <= 32 &&
+                      static_cast<std::size_t>(end_ - p_) >= need + 32;
+    if (wide)
+      std::memcpy(q, b, 16);
+    else
+      std::memcpy(q, b, begin_len_);
+    q += begin_len_ + length_digits_;  // BodyLength's digits, written by finish()
+    *q++ = kSoh;
+    body_ = q;
+    std::memcpy(q, "35=", 3);
+    q += 3;
+    if (type_len == 1)
+      *q = msg_type[0];
+    else if (type_len != 0)
+      std::memcpy(q, msg_type.data(), type_len);
+    q += type_len;
+    *q++ = kSoh;
+    if (wide)
+      std::memcpy(q, f, 32);
+    else if (fixed_len_ != 0)
+      std::memcpy(q, f, fixed_len_);
+    p_ = q + fixed_len_;
     add_uint(tag::MsgSeqNum, seq_num);
     add_timestamp(tag::SendingTime, sending_time_ns);
   }
@@ -102,6 +128,17 @@ class MessageWriter {
   void add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept;
   // Bytes already in "tag=value<SOH>" form (a stored body, a pre-rendered block).
   void add_raw(std::string_view fields) noexcept { put(fields); }
+
+  // Fields written by the caller, for a run of them whose length is known
+  // to be at most n: one room check, then unchecked writes (codec::put
+  // below). reserve() returns where they go, or nullptr when n bytes are
+  // not free (nothing changes: the typed calls may still fit what is
+  // shorter); advance(q) ends the run at q, which must lie in the n bytes.
+  char* reserve(std::size_t n) noexcept { return static_cast<std::size_t>(end_ - p_) >= n ? p_ : nullptr; }
+  void advance(char* q) noexcept { p_ = q; }
+  // A UTCTimestamp value at the writer's precision at q, without tag or
+  // SOH (at most kMaxTimestampChars bytes); returns its end.
+  char* put_timestamp(char* q, std::int64_t nanos) noexcept;
 
   // Fills BodyLength and CheckSum; returns the message's length (it starts at
   // buf), or 0 when it did not fit the capacity. Room is checked exactly: a
@@ -159,9 +196,6 @@ class MessageWriter {
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
-  void put_soh() noexcept {
-    if (room(1)) *p_++ = kSoh;
-  }
   // One room check for "tag=" + value_len bytes + SOH: writes "tag=", moves
   // past the whole field and returns where the value goes (nullptr when the
   // field does not fit: nothing is written).
@@ -173,10 +207,16 @@ class MessageWriter {
     p_ = q + value_len + 1;
     return q;
   }
-  void put_tag(std::uint32_t t) noexcept {
-    if (!room(uint_digits(t) + 1)) return;
-    p_ = write_uint(p_, t);
-    *p_++ = '=';
+  // Copies the template's texts into text_ when they fit (first begin():
+  // the template may be made after the writer, as in a Session).
+  void load_header() noexcept {
+    const std::string_view b = header_->begin(), f = header_->fixed();
+    begin_len_ = static_cast<std::uint16_t>(b.size());  // BeginString is FIX.x.y or FIXT.1.1 (settings' check)
+    fixed_len_ = static_cast<std::uint32_t>(f.size());
+    text_inline_ = b.size() + f.size() <= sizeof text_;
+    if (!text_inline_) return;
+    std::memcpy(text_, b.data(), b.size());
+    if (!f.empty()) std::memcpy(text_ + b.size(), f.data(), f.size());
   }
 
   const HeaderTemplate* header_;
@@ -190,7 +230,32 @@ class MessageWriter {
   // "YYYYMMDD-HH:MM:SS" of the last second rendered.
   std::int64_t cached_second_ = INT64_MIN;
   char cached_[17] = {};
+  bool text_inline_ = false;
+  std::uint16_t begin_len_ = 0;  // 0 until load_header(); "8=" BeginString SOH "9=" is short
+  std::uint32_t fixed_len_ = 0;
+  // begin() then fixed(), when both fit (the fixed-size copies read at most
+  // 16 bytes from the start and 32 from fixed()'s: within these 48).
+  char text_[48] = {};
 };
+
+// Unchecked writes for MessageWriter::reserve(): each writes at q and
+// returns the end. put::text copies a constant ("\x01" "37=": the SOH that
+// ends one field and the tag of the next, in one store).
+namespace put {
+template <std::size_t N>
+[[gnu::always_inline]] inline char* text(char* q, const char (&s)[N]) noexcept {
+  std::memcpy(q, s, N - 1);
+  return q + N - 1;
+}
+[[gnu::always_inline]] inline char* view(char* q, std::string_view v) noexcept {
+  if (!v.empty()) std::memcpy(q, v.data(), v.size());  // an empty view's data() may be null
+  return q + v.size();
+}
+[[gnu::always_inline]] inline char* chr(char* q, char c) noexcept {
+  *q = c;
+  return q + 1;
+}
+}  // namespace put
 
 // Nanoseconds since the Unix epoch from CLOCK_REALTIME (SendingTime's clock).
 std::int64_t utc_now_ns() noexcept;

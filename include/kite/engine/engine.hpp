@@ -116,6 +116,10 @@ class Engine {
   virtual EngineStats stats() const = 0;
   // The socket options as the kernel took them on the last connection.
   virtual std::string socket_report() const = 0;
+  // Every connection gets a timer turn on its thread's next timer pass,
+  // whatever its Protocol::timer_quiet_ns() said (any thread; for requests
+  // that a turn serves, such as an operator's command).
+  virtual void wake_timers() noexcept = 0;
 };
 
 struct InitiatorConfig {

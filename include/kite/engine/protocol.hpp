@@ -2,9 +2,10 @@
 // and what runs over one connection (kite_link's FIX session, or a test echo).
 //
 // The runtime owns sockets and buffers. For each connection it holds one
-// Protocol: it hands it received bytes, gives it a turn for timers in every
-// duty cycle, and lends it an Outbound to write replies straight into the
-// connection's send buffer (claim, write, commit: no copy, no allocation).
+// Protocol: it hands it received bytes, gives it a turn for timers (each
+// timer interval, or when the protocol said its timers are next due), and
+// lends it an Outbound to write replies straight into the connection's send
+// buffer (claim, write, commit: no copy, no allocation).
 #pragma once
 
 #include <cstddef>
@@ -45,8 +46,16 @@ class Protocol {
   virtual std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept = 0;
   // A turn for timers (heartbeats, timeouts, resends): at most once per
   // EngineConfig::timer_interval_us, and on the next duty cycle again while
-  // the last turn returned work. Returns work done.
+  // the last turn returned work; not before timer_quiet_ns() allows. Returns
+  // work done.
   virtual int on_timer(std::int64_t now_ns) noexcept = 0;
+  // How long from now (ns) this connection needs no timer turn: asked after
+  // each turn (the next one comes no sooner, unless the engine is woken) and
+  // after each on_data (a shorter answer brings the next turn forward; a
+  // longer one does not put it off). 0, the default, asks for a turn every
+  // timer interval. A protocol whose turns also serve requests from other
+  // threads answers 0 or has them call Engine::wake_timers().
+  virtual std::int64_t timer_quiet_ns() noexcept { return 0; }
   // The connection is gone (peer closed, error, or close() asked for it).
   virtual void on_disconnected(const char* reason, std::int64_t now_ns) noexcept = 0;
 };

@@ -96,7 +96,7 @@ struct AcceptorLimits {
   std::size_t table_size() const noexcept { return max_connections + max_unauthenticated; }
 };
 
-class SessionConnection final : public engine::Protocol {
+class alignas(64) SessionConnection final : public engine::Protocol {
  public:
   // Acceptor connection: bound by the first Logon.
   SessionConnection(session::SessionRegistry& registry, const AcceptorLimits& limits);
@@ -106,6 +106,10 @@ class SessionConnection final : public engine::Protocol {
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override;
   std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override;
   int on_timer(std::int64_t now_ns) noexcept override;
+  // The bound session's Session::timer_quiet_ns() (at most 10 s) when its
+  // clock is the system's and nothing is counted (operator's counters and
+  // message logs are served by every turn); 0 otherwise.
+  std::int64_t timer_quiet_ns() noexcept override;
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override;
 
   session::Session* session() const noexcept { return session_; }
@@ -160,18 +164,21 @@ class SessionConnection final : public engine::Protocol {
   void publish() noexcept;
   std::size_t session_index(const session::Session* s) const noexcept;
 
-  // Hot: what every message and timer turn reads, first and together.
+  // Hot: what every message reads, in the object's first line (aligned):
+  // the session, the output its replies claim room through, and the checks
+  // of every frame (counting off: metrics_ null).
   session::Session* session_ = nullptr;
+  Metrics* metrics_ = nullptr;
+  OutboundOutput output_;
   bool closed_ = false;
-  bool bound_by_logon_ = false;  // holds the session's binding
-  std::size_t garbled_run_ = 0;  // bytes discarded since the last whole frame
+  bool bound_by_logon_ = false;    // holds the session's binding
+  bool system_clock_ = false;      // clock_ is a SystemClock: quiet spans are real time
+  std::uint32_t garbled_run_ = 0;  // bytes discarded since the last whole frame (below the size limit)
   // Counting (observe()): the bound session's slot, its log, and the time the
   // current inbound bytes arrived (monotonic; 0 once their first reply went).
-  Metrics* metrics_ = nullptr;
   SessionMetrics* m_ = nullptr;
   std::int64_t rx_ns_ = 0;
   engine::Outbound* out_ = nullptr;
-  OutboundOutput output_;
   session::SessionRegistry* registry_ = nullptr;
   const session::Clock& clock_;
   session::Logger& log_;

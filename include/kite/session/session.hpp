@@ -129,7 +129,8 @@ enum class SendResult : unsigned char {
   stored,          // send_or_store: not sent now, kept under its MsgSeqNum for the peer's ResendRequest
 };
 
-class Session {
+// Line-aligned: its hot members (first) take the fewest lines.
+class alignas(64) Session {
  public:
   Session(const SessionSettings& settings, MessageStore& store, Application& app, const Clock& clock, Logger& log);
   ~Session();
@@ -154,6 +155,12 @@ class Session {
   // Timers: heartbeats, test requests, logon/logout timeouts, schedule end,
   // draining the overflow buffer and resends, store flushing. Returns work done.
   int on_timer() noexcept;
+  // How long (ns, by the clock's last reading in on_message or on_timer) no
+  // on_timer() call has anything to do: logged on, with nothing pending (no
+  // gap, resend, overflow, held bytes, TestRequest outstanding, schedule or
+  // store that polls), until the next Heartbeat or TestRequest is due. 0 in
+  // any other state: then the runtime's every turn is needed.
+  std::int64_t timer_quiet_ns() const noexcept;
   // The connection is gone.
   void on_disconnected(const char* reason) noexcept;
 
@@ -373,6 +380,7 @@ class Session {
   bool reached_active_ = false;   // on this connection (for the back-off)
   std::int64_t last_sent_ns_ = 0;
   std::int64_t last_received_ns_ = 0;
+  std::int64_t clock_seen_ns_ = 0;  // the clock's last reading (a message's arrival, a timer turn)
   std::int64_t test_request_sent_ns_ = 0;  // 0 = none outstanding
   std::size_t overflow_len_ = 0;
   // Resend being served: [resend_next_, resend_end_] still to go.
@@ -393,6 +401,16 @@ class Session {
   bool check_comp_id_;
   bool check_latency_;
   bool schedule_always_;
+  bool store_polls_;  // store_.polls(): timer turns serve it
+  // BeginString and the CompIDs every inbound message is compared with, in
+  // one line: "<BeginString><SenderCompID><TargetCompID>" (ours), when they
+  // fit and no Sub or Location ID is configured (expect_plain_); else the
+  // comparison reads settings_.
+  bool expect_plain_ = false;
+  std::uint8_t expect_begin_len_ = 0;
+  std::uint8_t expect_sender_len_ = 0;
+  std::uint8_t expect_target_len_ = 0;
+  char expect_[44] = {};
   codec::MessageWriter writer_;
 
   SessionSettings settings_;

@@ -58,6 +58,9 @@ class MessageStore {
     (void)now_ns;
     return 0;
   }
+  // Whether poll() may have work (the default, for any store that does not
+  // say): the session then asks for every timer turn. Constant for a store.
+  virtual bool polls() const noexcept { return true; }
   // Forces everything to disk now (msync for a file store).
   virtual void flush() noexcept {}
 
@@ -104,7 +107,7 @@ class MessageStore {
   virtual void release() noexcept {}
 };
 
-class NullStore final : public MessageStore {
+class alignas(64) NullStore final : public MessageStore {
  public:
   std::uint64_t next_sender_seq() const noexcept override { return sender_; }
   std::uint64_t next_target_seq() const noexcept override { return target_; }
@@ -120,6 +123,7 @@ class NullStore final : public MessageStore {
     created_ = creation_ns;
   }
   std::int64_t creation_time() const noexcept override { return created_; }
+  bool polls() const noexcept override { return false; }
 
  private:
   std::uint64_t sender_ = 1;
@@ -128,7 +132,7 @@ class NullStore final : public MessageStore {
 };
 
 // Messages in one growing byte arena with an offset index.
-class MemoryStore final : public MessageStore {
+class alignas(64) MemoryStore final : public MessageStore {
  public:
   explicit MemoryStore(std::size_t reserve_bytes = 1u << 20, std::size_t reserve_messages = 8192);
   std::uint64_t next_sender_seq() const noexcept override { return sender_; }
@@ -139,6 +143,7 @@ class MemoryStore final : public MessageStore {
   std::string_view get(std::uint64_t seq) const noexcept override;
   void reset(std::int64_t creation_ns) noexcept override;
   std::int64_t creation_time() const noexcept override { return created_; }
+  bool polls() const noexcept override { return false; }
 
  private:
   struct Slot {

@@ -104,11 +104,26 @@ class SendBuffer {
  public:
   explicit SendBuffer(std::size_t capacity = 0) { reset_capacity(capacity); }
   void reset_capacity(std::size_t capacity, std::size_t color = 0) {
-    base_ = detail::colored(buf_, capacity, color);
+    base_ = own_ = detail::colored(buf_, capacity, color);
     cap_ = capacity;
     head_ = tail_ = 0;
     locked_ = false;
     claimed_ = 0;
+  }
+
+  // Borrowed room: an empty, unlocked buffer may work in `stage` (capacity()
+  // bytes lent by its owner, e.g. a thread's room shared by its connections,
+  // so their replies stay in the same few lines) until reclaim(), which
+  // moves what is still pending back into the buffer's own room.
+  void lend(char* stage) noexcept { base_ = stage; }
+  bool lent() const noexcept { return base_ != own_; }
+  void reclaim() noexcept {
+    if (base_ == own_) return;
+    const std::size_t n = tail_ - head_;
+    if (n != 0) std::memcpy(own_, base_ + head_, n);
+    head_ = 0;
+    tail_ = n;
+    base_ = own_;
   }
 
   // Contiguous room for at least `min` bytes, or nullptr (full: try later).
@@ -153,6 +168,7 @@ class SendBuffer {
     head_ = tail_ = 0;
     locked_ = false;
     claimed_ = 0;
+    base_ = own_;
   }
 
  private:
@@ -160,6 +176,7 @@ class SendBuffer {
   char* base_ = nullptr;
   std::size_t cap_ = 0, claimed_ = 0, high_water_ = 0;
   bool locked_ = false;
+  char* own_ = nullptr;  // the buffer's own room (base_ unless lent)
   std::unique_ptr<char[]> buf_;
   std::uint64_t compactions_ = 0;
 };
