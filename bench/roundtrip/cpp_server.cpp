@@ -63,6 +63,10 @@ std::string cpp_server_config(const ServerOptions& o) {
   t += "CheckLatency = false\n";
   t += "StoreKind = " + quoted(o.store) + "\n";
   t += "FileStorePath = " + quoted(o.store_dir.empty() ? "." : o.store_dir) + "\n";
+  if (o.store == "postgresql") {
+    if (!o.store_conninfo.empty()) t += "PostgreSQLStoreConnectionString = " + quoted(o.store_conninfo) + "\n";
+    if (!o.store_commit.empty()) t += "PostgreSQLStoreCommit = " + quoted(o.store_commit) + "\n";
+  }
   for (unsigned k = 0; k < sessions; ++k) t += "\n[[session]]\nTargetCompID = " + quoted(client_comp_id(k)) + "\n";
   return t;
 }

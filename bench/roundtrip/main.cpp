@@ -210,10 +210,13 @@ int main(int argc, char** argv) {
   server->add_option("--coordinator-core", so.coordinator_core, "core of the pool's front door");
   server->add_option("--busy-poll-usecs", so.busy_poll_usecs, "SO_BUSY_POLL (0 = off)")->capture_default_str();
   server->add_option("--idle", idle, "spin | block")->check(CLI::IsMember({"spin", "block"}))->capture_default_str();
-  server->add_option("--store", so.store, "null | memory | file")
-      ->check(CLI::IsMember({"null", "memory", "file"}))
+  server->add_option("--store", so.store, "null | memory | file | postgresql (cpp only)")
+      ->check(CLI::IsMember({"null", "memory", "file", "postgresql"}))
       ->capture_default_str();
   server->add_option("--store-dir", so.store_dir, "folder of the file store");
+  server->add_option("--store-commit", so.store_commit, "postgresql: sync | async (\"\": the store's default)")
+      ->check(CLI::IsMember({"", "sync", "async"}));
+  server->add_option("--store-conninfo", so.store_conninfo, "postgresql: the libpq connection string");
   bool no_quickack = false, quickack = false;
   server->add_flag("--quickack", quickack,
                    "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");

@@ -30,6 +30,7 @@ struct ServerOptions {
   bool uring_sqpoll = false;  // cpp, transport uring: a kernel thread polls the submission queue
   std::string store = "null";
   std::string store_dir;
+  std::string store_commit, store_conninfo;  // postgresql: PostgreSQLStoreCommit, PostgreSQLStoreConnectionString
   std::string ready_file;
   // cpp, transport tls: the server's PEM certificate chain and private key.
   std::string tls_cert, tls_key;

@@ -77,6 +77,15 @@ nlohmann::json AuditReport::to_json() const {
                   {"detail", v.detail}});
   j["violations"] = vs;
   j["threads"] = threads;
+  if (!services.empty()) {
+    nlohmann::json sv = nlohmann::json::object();
+    for (const auto& [label, u] : services)
+      sv[label] = {{"cpu_s", u.cpu_s},
+                   {"cpu_share", u.sampled_s > 0 ? nlohmann::json(u.cpu_s / u.sampled_s) : nlohmann::json()},
+                   {"cores_seen", u.cores},
+                   {"busiest_processes", u.busiest_processes}};
+    j["services"] = sv;
+  }
   return j;
 }
 
@@ -102,6 +111,7 @@ bool Audit::read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affini
   // f[0] is field 3 (state); field N is f[N - 3].
   if (f.size() < 37) return false;
   out.cpu = std::atoi(f[36].c_str());
+  out.ppid = static_cast<pid_t>(std::atoi(f[1].c_str()));  // field 4
   out.kernel = (std::strtoul(f[6].c_str(), nullptr, 10) & 0x00200000u) != 0;  // PF_KTHREAD in flags (field 9)
   std::string sched = read_text_or_empty(base + "schedstat");
   if (sched.empty()) return false;
@@ -160,7 +170,9 @@ Audit::Snapshot Audit::take() {
         if (grp.pid == pid && (grp.tids.empty() || contains_pid(grp.tids, tid))) listed = true;
       if (listed) continue;
       ThreadState t;
-      if (read_thread(pid, tid, t, false)) s.threads[tid] = t;  // a foreign thread may vanish: skip it
+      if (!read_thread(pid, tid, t, false)) continue;  // a foreign thread may vanish: skip it
+      t.service = service_of(t);
+      s.threads[tid] = t;
     }
   }
   return s;
@@ -196,6 +208,7 @@ SampleOutcome Audit::sample_once() {
     report_.violations.push_back(std::move(v));
   };
   char buf[64];
+  std::vector<std::string> service_pids(opt_.services.size());  // "pid," of each service's processes that ran
   for (const auto& [tid, t] : cur.threads) {
     auto p = prev_.threads.find(tid);
     if (p == prev_.threads.end()) continue;  // born in this sample: judged from the next one
@@ -217,6 +230,15 @@ SampleOutcome Audit::sample_once() {
         add({"unpinned", grp.label, t.pid, tid, t.comm, t.cpu, burn,
              grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") burns " + buf + " with affinity " +
                  format_core_list(t.affinity) + ", wider than its cores " + format_core_list(grp.allowed)});
+    } else if (t.service >= 0) {
+      if (judge_service(t, burn, static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns)) * 1e-9,
+                        service_pids))
+        add({"off-core", "service " + opt_.services[static_cast<std::size_t>(t.service)].label, t.pid, tid, t.comm,
+             t.cpu, burn,
+             "service " + opt_.services[static_cast<std::size_t>(t.service)].label + " thread " + t.comm + " (pid " +
+                 std::to_string(t.pid) + ") ran " + buf + " of a sample on core " + std::to_string(t.cpu) +
+                 ", outside its declared cores " +
+                 format_core_list(opt_.services[static_cast<std::size_t>(t.service)].allowed)});
     } else if (burn >= opt_.burn_fraction && contains(opt_.measured, t.cpu)) {
       add({"foreign-burner", "foreign", t.pid, tid, t.comm, t.cpu, burn,
            std::string(t.kernel ? "kernel thread " : "foreign thread ") + t.comm + " (pid " + std::to_string(t.pid) +
@@ -224,10 +246,39 @@ SampleOutcome Audit::sample_once() {
                std::to_string(t.cpu)});
     }
   }
+  for (std::size_t i = 0; i < opt_.services.size(); ++i) {
+    ServiceUse& u = report_.services[opt_.services[i].label];
+    u.sampled_s += dt * 1e-9;
+    u.busiest_processes = std::max(u.busiest_processes,
+                                   static_cast<int>(std::count(service_pids[i].begin(), service_pids[i].end(), ',')));
+  }
   ++report_.samples;
   if (violated) ++report_.violating_samples;
   prev_ = std::move(cur);
   return violated ? SampleOutcome::violation : SampleOutcome::clean;
+}
+
+// The declared service a thread belongs to: its process is the service's
+// root or a child of it (PostgreSQL's backends are the postmaster's children).
+int Audit::service_of(const ThreadState& t) const {
+  for (std::size_t i = 0; i < opt_.services.size(); ++i)
+    if (opt_.services[i].root > 0 && (t.pid == opt_.services[i].root || t.ppid == opt_.services[i].root))
+      return static_cast<int>(i);
+  return -1;
+}
+
+// Adds a service thread's share to its use; true when it burned outside its cores.
+bool Audit::judge_service(const ThreadState& t, double burn, double ran_s, std::vector<std::string>& seen) {
+  const AuditService& sv = opt_.services[static_cast<std::size_t>(t.service)];
+  ServiceUse& u = report_.services[sv.label];
+  u.cpu_s += ran_s;
+  if (ran_s > 0) {
+    const std::string c = std::to_string(t.cpu), pid = std::to_string(t.pid) + ",";
+    if (("," + u.cores + ",").find("," + c + ",") == std::string::npos) u.cores += (u.cores.empty() ? "" : ",") + c;
+    std::string& ran = seen[static_cast<std::size_t>(t.service)];
+    if (("," + ran).find("," + pid) == std::string::npos) ran += pid;
+  }
+  return burn >= opt_.burn_fraction && !contains(sv.allowed, t.cpu);
 }
 
 void Audit::start() {

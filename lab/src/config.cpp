@@ -258,12 +258,54 @@ bool valid_ipv4(const std::string& s) {
   return parts == 4 && s.back() != '.';
 }
 
+// `cores` of a service: a role of [cores] ("client", "housekeeping",
+// "reserved") or a core list; never a server or the coordinator core.
+CoreSet service_cores(const TomlReader& r, const toml::table& t, const std::string& p, const Machine& m,
+                      std::string& from) {
+  const toml::node* n = t.get("cores");
+  if (!n) r.fail(p + "cores", "missing: where the service runs (\"client\", \"housekeeping\", \"reserved\" or cores)");
+  CoreSet cores;
+  from = n->is_string() ? std::string(*n->as_string()) : "";
+  if (from == "client" || from == "housekeeping" || from == "reserved") {
+    cores = from == "client" ? m.client : from == "housekeeping" ? m.housekeeping : m.reserved;
+    if (cores.empty()) r.fail(p + "cores", "cores." + from + " is empty");
+  } else {
+    cores = read_cores(r, t, "cores", p).value_or(CoreSet{});
+    from = format_core_list(cores);
+    if (cores.empty()) r.fail(p + "cores", "empty");
+  }
+  for (int c : cores)
+    if (std::find(m.server.begin(), m.server.end(), c) != m.server.end() || (m.coordinator && *m.coordinator == c))
+      r.fail(p + "cores", "core " + std::to_string(c) +
+                              " is a server or coordinator core: a service runs away from the server it would disturb");
+  return cores;
+}
+
+// [services.<name>]: the programs a sitting starts beside its servers.
+void read_services(const TomlReader& r, const toml::table& root, Machine& m) {
+  const toml::table* sv = r.table(root, "services", "");
+  if (!sv) return;
+  for (const auto& [k, v] : *sv) {
+    const std::string name(k.str());
+    check_one_of(r, "services." + name, name, kServices, "service");
+    const std::string p = "services." + name + ".";
+    const toml::table* t = r.table(*sv, name.c_str(), "services.");
+    r.only(*t, p, {"cores", "fsync"});
+    Service s;
+    s.name = name;
+    s.cores = service_cores(r, *t, p, m, s.cores_from);
+    s.fsync = r.boolean(*t, "fsync", p).value_or(true);
+    m.services[name] = s;
+  }
+}
+
 }  // namespace
 
 Machine parse_machine(const std::string& text, const std::string& name) {
   const TomlReader r(name);
   toml::table root = r.parse(text);
-  r.only(root, "", {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports"});
+  r.only(root, "",
+         {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports", "services"});
   Machine m;
   m.source_text = text;
   m.source_name = name;
@@ -435,6 +477,7 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       if (const toml::table* v = r.table(*tr, native, "transports."))
         r.only(*v, std::string("transports.") + native + ".", {});
   }
+  read_services(r, root, m);
   return m;
 }
 
@@ -488,13 +531,43 @@ Machine derive_local_machine() {
 
 std::string machine_to_toml(const Machine& m) { return m.source_text; }
 
+namespace {
+
+// `pair_on` and `stores`, and the [rounds] reference they make valid: a
+// flavour, or with pair_on = "store" one of the stores (the first by default).
+void read_pair_on(const TomlReader& r, const toml::table& root, Matrix& m) {
+  m.pair_on = r.string(root, "pair_on", "").value_or("flavour");
+  check_one_of(r, "pair_on", m.pair_on, {"flavour", "store"}, "pair_on setting");
+  m.stores = r.strings(root, "stores", "").value_or(std::vector<std::string>{});
+  const toml::table* rounds = r.table(root, "rounds", "");
+  const bool named = rounds && rounds->get("reference");
+  if (m.pair_on == "flavour") {
+    if (!m.stores.empty()) r.fail("stores", "only with pair_on = \"store\" (the members' stores)");
+    if (std::find(m.flavours.begin(), m.flavours.end(), m.rounds.reference) == m.flavours.end() && named)
+      r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's flavours");
+    return;
+  }
+  if (m.stores.size() < 2) r.fail("stores", "pair_on = \"store\" needs at least two stores to pair");
+  for (const auto& st : m.stores) {
+    check_one_of(r, "stores", st, kStoreSettings, "store");
+    if (std::count(m.stores.begin(), m.stores.end(), st) > 1) r.fail("stores", "'" + st + "' twice");
+  }
+  if (const toml::table* s = r.table(root, "server", ""); s && s->get("store"))
+    r.fail("server.store", "pair_on = \"store\" gives each member its store from `stores`: drop server.store");
+  if (!named) m.rounds.reference = m.stores.front();
+  if (std::find(m.stores.begin(), m.stores.end(), m.rounds.reference) == m.stores.end())
+    r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's stores (pair_on = \"store\")");
+}
+
+}  // namespace
+
 Matrix parse_matrix(const std::string& text, const std::string& name) {
   const TomlReader r(name);
   toml::table root = r.parse(text);
   r.only(root, "",
          {"name",       "flavours",         "transports", "models",  "loops",  "idle",       "runs",  "warmup_s",
           "duration_s", "sessions",         "open",       "closed",  "server", "thresholds", "audit", "cell",
-          "installed",  "transport_models", "cells",      "pairing", "rounds"});
+          "installed",  "transport_models", "cells",      "pairing", "rounds",     "pair_on", "stores"});
   Matrix m;
   m.source_text = text;
   m.source_name = name;
@@ -575,7 +648,7 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
       }
     }
     m.store = r.string(*s, "store", "server.").value_or("null");
-    check_one_of(r, "server.store", m.store, {"null", "memory", "file"}, "store");
+    check_one_of(r, "server.store", m.store, kStoreSettings, "store");
   }
   if (const toml::table* t = r.table(root, "thresholds", "")) {
     r.only(*t, "thresholds.", {"cv_p50", "cv_p99", "rate_fraction", "response_over_service"});
@@ -620,9 +693,8 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     if (m.rounds.budget_rounds != 0 &&
         (m.rounds.budget_rounds < m.rounds.min_rounds || m.rounds.budget_rounds > m.rounds.max_rounds))
       r.fail("rounds.budget_rounds", "must be min_rounds..max_rounds (or 0: max_rounds)");
-    if (std::find(m.flavours.begin(), m.flavours.end(), m.rounds.reference) == m.flavours.end())
-      r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's flavours");
   }
+  read_pair_on(r, root, m);
   return m;
 }
 
@@ -754,7 +826,7 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
 const std::vector<std::string> kPlaceholders = {
     "model",     "transport",       "port",     "bind",       "cores", "coordinator_core", "sessions",
     "workers",   "busy_poll_usecs", "idle",     "ready_file", "store", "store_dir",        "flavour",
-    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca"};
+    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca", "store_commit", "store_conninfo"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
@@ -786,6 +858,8 @@ std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
       {"ready_file", s.ready_file},
       {"store", s.store},
       {"store_dir", s.store_dir},
+      {"store_commit", s.store_commit},
+      {"store_conninfo", s.store_conninfo},
       {"flavour", s.flavour},
       {"build_dir", s.build_dir},
       {"source_dir", s.source_dir},
@@ -842,9 +916,9 @@ bool cell_matches(const Cell& c, const std::string& pattern) {
   const std::vector<std::string> part = split_on(pattern, '/');
   if (part.size() != 4) return false;
   const std::string value[4] = {c.flavour, c.transport, c.model, c.loop};
-  for (int i = 0; i < 4; ++i)
+  for (int i = 1; i < 4; ++i)
     if (fnmatch(part[i].c_str(), value[i].c_str(), 0) != 0) return false;
-  return true;
+  return fnmatch(part[0].c_str(), value[0].c_str(), 0) == 0 || fnmatch(part[0].c_str(), c.member().c_str(), 0) == 0;
 }
 
 std::vector<std::string> split_cell_selection(const std::string& text) {
@@ -881,9 +955,50 @@ std::vector<Cell> plan_cells(const Matrix& mx) {
         continue;
       for (const auto& l : mx.loops)
         for (const auto& f : mx.flavours)
-          if (Cell c{f, t, m, l}; selected(c)) out.push_back(c);
+          for (const auto& store : mx.pair_on == "store" ? mx.stores : std::vector<std::string>{""})
+            if (Cell c{f, t, m, l, store}; selected(c)) out.push_back(c);
     }
   return out;
+}
+
+std::string group_key(const Matrix& mx, const Cell& c) {
+  const std::string tml = c.transport + "/" + c.model + "/" + c.loop;
+  return mx.pair_on == "store" ? c.flavour + "/" + tml : tml;
+}
+
+bool is_reference(const Matrix& mx, const Cell& c) {
+  return (mx.pair_on == "store" ? c.store : c.flavour) == mx.rounds.reference;
+}
+
+Cell member_cell(const std::string& member, const std::string& transport, const std::string& model,
+                 const std::string& loop) {
+  const auto at = member.find('@');
+  if (at == std::string::npos) return {member, transport, model, loop};
+  return {member.substr(0, at), transport, model, loop, member.substr(at + 1)};
+}
+
+const std::vector<std::string> kServices = {"postgresql"};
+const std::vector<std::string> kStoreSettings = {"null", "memory", "file", "postgresql-sync", "postgresql-async"};
+
+StoreSetting store_setting(const std::string& setting) {
+  if (setting.rfind("postgresql-", 0) == 0) return {"postgresql", setting.substr(11)};
+  return {setting, ""};
+}
+
+std::string service_for_store(const std::string& setting) {
+  return store_setting(setting).kind == "postgresql" ? "postgresql" : "";
+}
+
+std::string missing_services(const Matrix& mx, const Machine& m) {
+  std::vector<std::string> settings = mx.pair_on == "store" ? mx.stores : std::vector<std::string>{mx.store};
+  for (const auto& st : settings) {
+    const std::string need = service_for_store(st);
+    if (!need.empty() && !m.services.count(need))
+      return "matrix '" + mx.name + "' has store " + st + ", which needs a " + need +
+             " service, and machine '" + m.name + "' declares none (add [services." + need + "] to " +
+             m.source_name + ": docs/lab.md \"Services\")";
+  }
+  return "";
 }
 
 }  // namespace kite::lab

@@ -58,7 +58,7 @@ Grid make_grid(const std::vector<CellOutcome>& cells) {
     add_unique(transports, o.cell.transport);
     add_unique(models, o.cell.model);
     add_unique(loops, o.cell.loop);
-    add_unique(flavours, o.cell.flavour);
+    add_unique(flavours, o.cell.member());
   }
   std::vector<std::string> tcanon;
   for (const auto& t : known_transports()) tcanon.push_back(t.name);
@@ -68,7 +68,7 @@ Grid make_grid(const std::vector<CellOutcome>& cells) {
   for (const auto& l : ordered(loops, kLoops))
     for (const auto& f : flavours) g.cols.emplace_back(l, f);
   for (const auto& o : cells)
-    g.at[o.cell.transport + "/" + o.cell.model + "|" + o.cell.loop + "|" + o.cell.flavour] = &o;
+    g.at[o.cell.transport + "/" + o.cell.model + "|" + o.cell.loop + "|" + o.cell.member()] = &o;
   return g;
 }
 
@@ -163,7 +163,7 @@ void compare_ratios(const StoredSitting& a, const StoredSitting& b, Comparison& 
       c.reference = rb.data["pairing"].value("reference", std::string());
     std::string change = "-";
     if (now && before) change = now->low > before->high ? "up" : now->high < before->low ? "down" : "same";
-    c.ratios.push_back({rb.cell.transport + "/" + rb.cell.model + "/" + rb.cell.loop, rb.cell.flavour,
+    c.ratios.push_back({rb.cell.transport + "/" + rb.cell.model + "/" + rb.cell.loop, rb.cell.member(),
                         ratio_text(before), ratio_text(now), change});
   }
 }

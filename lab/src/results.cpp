@@ -258,7 +258,7 @@ void lay_out(ComposedMatrix& m, const std::vector<const StoredResult*>& results)
     add(transports, r->cell.transport);
     add(models, r->cell.model);
     add(loops, r->cell.loop);
-    add(flavours, r->cell.flavour);
+    add(flavours, r->cell.member());  // a column per member: "cpp@file" when the store is paired
   }
   auto ordered = [&](const std::vector<std::string>& seen, const std::vector<std::string>& canon) {
     std::vector<std::string> out;

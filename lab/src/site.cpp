@@ -106,7 +106,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 std::string cell_page_name(const Cell& c) {
-  return c.flavour + "_" + c.transport + "_" + c.model + "_" + c.loop + ".html";
+  return c.member() + "_" + c.transport + "_" + c.model + "_" + c.loop + ".html";
 }
 
 std::string verdict_class(const StoredResult& r) {
@@ -198,7 +198,7 @@ std::string legend_html() {
 std::string ratio_html(const StoredResult& r) {
   const json& p = r.data.value("pairing", json());
   if (!p.is_object()) return "";
-  if (p.value("reference", "") == r.cell.flavour) return " <span class=\"ratio r-reference\">reference</span>";
+  if (p.value("reference", "") == r.cell.member()) return " <span class=\"ratio r-reference\">reference</span>";
   const json& x = p.value("ratio", json());
   if (!x.is_object()) return "";
   const std::string verdict = p.value("verdict", "");
@@ -232,7 +232,7 @@ std::string matrix_html(const View& v) {
     std::string t = row.substr(0, row.find('/')), mo = row.substr(row.find('/') + 1);
     h << "<tr><th class=\"row\">" << esc(row) << "</th>";
     for (const auto& [l, f] : m.cols) {
-      Cell cell{f, t, mo, l};
+      const Cell cell = member_cell(f, t, mo, l);
       const ComposedCell* c = m.at(cell);
       if (!c || !c->shown) {
         h << "<td class=\"absent\" data-cell=\"" << esc(cell.id()) << "\">-</td>";
@@ -586,7 +586,8 @@ std::vector<const StoredResult*> group_of(const StoredResult& r, const StoredSit
   const json& p = r.data.value("pairing", json());
   if (!p.is_object()) return out;
   for (const auto& name : p.value("members", std::vector<std::string>{}))
-    if (const StoredResult* m = s.find({name, r.cell.transport, r.cell.model, r.cell.loop}); m && m->measured())
+    if (const StoredResult* m = s.find(member_cell(name, r.cell.transport, r.cell.model, r.cell.loop));
+        m && m->measured())
       out.push_back(m);
   return out;
 }
@@ -604,8 +605,8 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
   for (const StoredResult* m : group_of(r, s)) {
     const json& p = m->data["pairing"];
     reference = p.value("reference", "");
-    Entry e{m->cell.flavour, p.value("verdict", json()).is_string() ? p["verdict"].get<std::string>() : ""};
-    e.reference = m->cell.flavour == reference;
+    Entry e{m->cell.member(), p.value("verdict", json()).is_string() ? p["verdict"].get<std::string>() : ""};
+    e.reference = m->cell.member() == reference;
     const json& x = p.value("ratio", json());
     if (x.is_object()) {
       e.median = x.value("median", 1.0);
@@ -640,7 +641,7 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
                             ? "level with " + reference
                             : e.verdict + " than " + reference + " by " + fixed(100 * std::abs(e.median - 1), 1) + "%";
     std::string cls = e.reference ? "reference" : e.verdict;
-    h << "<tr class=\"race-" << esc(cls) << "\"" << (e.name == r.cell.flavour ? " aria-current=\"true\"" : "")
+    h << "<tr class=\"race-" << esc(cls) << "\"" << (e.name == r.cell.member() ? " aria-current=\"true\"" : "")
       << "><th>" << esc(e.name) << "</th><td>"
       << (e.reference ? std::string("1") : fixed(e.median, 3) + " [" + fixed(e.low, 3) + ", " + fixed(e.high, 3) + "]")
       << "</td><td>" << esc(words) << "</td><td><svg class=\"race-bar\" width=\"320\" height=\"16\" role=\"img\" "
@@ -691,19 +692,19 @@ void write_cell_page(const fs::path& site, const CellContext& cc) {
     h << "<h2>Figures (us)</h2>\n" << latency_table(r) << race_html(r, *cc.s);
     // The CDF with the other flavours of this transport, model and loop laid over it.
     json series = json::array();
-    series.push_back(cdf_series(r, r.cell.flavour, true));
+    series.push_back(cdf_series(r, r.cell.member(), true));
     std::vector<std::string> peers;
     const std::vector<const StoredResult*> group = group_of(r, *cc.s);
     if (!group.empty()) {  // paired: only the members measured in the same rounds
       for (const StoredResult* m : group) {
         if (m == &r) continue;
-        series.push_back(cdf_series(*m, m->cell.flavour, false));
-        peers.push_back(m->cell.flavour);
+        series.push_back(cdf_series(*m, m->cell.member(), false));
+        peers.push_back(m->cell.member());
       }
     } else {
       for (const auto& [l, fl] : v.m->cols) {
-        if (l != r.cell.loop || fl == r.cell.flavour) continue;
-        const ComposedCell* p = v.m->at({fl, r.cell.transport, r.cell.model, l});
+        if (l != r.cell.loop || fl == r.cell.member()) continue;
+        const ComposedCell* p = v.m->at(member_cell(fl, r.cell.transport, r.cell.model, l));
         if (!p || !p->shown || !p->shown->measured() || p->shown->data.contains("pairing")) continue;
         series.push_back(cdf_series(*p->shown, fl, false));
         peers.push_back(fl + " (sitting " + p->from->name + ")");

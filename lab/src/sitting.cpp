@@ -25,6 +25,7 @@
 #include "kite/lab/pairing.hpp"
 #include "kite/lab/process.hpp"
 #include "kite/lab/report.hpp"
+#include "kite/lab/services.hpp"
 #include "kite/lab/tls.hpp"
 #include "kite/lab/util.hpp"
 #include "kite/lab/wire.hpp"
@@ -160,6 +161,7 @@ struct Context {
   const Step* step = nullptr;             ///< a stepped sitting's (a sweep's) current step; null in a sitting
   LabCertificates tls;                    ///< the tls cells' certificates, made at the start (.work/tls)
   std::uint64_t pairing_seed = 0;         ///< paired rounds' orders and intervals (recorded in sitting.json)
+  std::unique_ptr<PgService> pg;          ///< [services.postgresql], started when a cell to run needs it
 };
 
 // How an attempt at a cell ended: measured or refused (a result to record), or why there is none.
@@ -309,11 +311,18 @@ struct AttemptPlan {
   int coordinator = 0;
   int busy_poll = 0;  ///< the kernel transport's; 0 for the others
   bool read_busy_poll = false;  ///< kernel cells: read the server's SO_BUSY_POLL back while the client runs
+  std::string store_conninfo;   ///< a postgresql store's database, made for this attempt
+  json store;                   ///< stamp.effective.store: the setting, kind, policy and database
   Endpoints net;
   CoreSet allowed_server;
   SpawnSpec server, client;
   json effective;
 };
+
+// The store setting a cell runs with: its own (pair_on = "store"), else the matrix's.
+std::string cell_store(const Context& c, const Cell& cell) {
+  return cell.store.empty() ? c.opt.matrix.store : cell.store;
+}
 
 // The value of every placeholder of the flavour's args for this attempt.
 ServerStart server_start(const Context& c, const Cell& cell, const AttemptPlan& p) {
@@ -329,7 +338,10 @@ ServerStart server_start(const Context& c, const Cell& cell, const AttemptPlan& 
   s.busy_poll_usecs = p.busy_poll;
   s.idle = c.idle;
   s.ready_file = p.ready;
-  s.store = c.opt.matrix.store;
+  const StoreSetting st = store_setting(cell_store(c, cell));
+  s.store = st.kind;
+  s.store_commit = st.commit;
+  s.store_conninfo = p.store_conninfo;
   s.store_dir = p.work + "/store";
   s.flavour = cell.flavour;
   s.build_dir = c.opt.build_dir;
@@ -424,6 +436,7 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
       {"busy_poll_usecs", p.busy_poll},
       {"busy_poll_from", cell_busy_poll_source(c, cell)},
       {"idle", c.idle},
+      {"store", p.store},
       {"sessions", p.sessions},
       {"workers", c.workers.count},
       {"cannot", c.flavours.at(cell.flavour).cannot},
@@ -433,12 +446,27 @@ json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, i
   };
 }
 
+// The cell's store as stamp.effective records it; a postgresql store gets a
+// fresh database of the service's for this server (its conninfo into `conninfo`).
+json plan_store(const Context& c, const Cell& cell, std::string& conninfo) {
+  const std::string setting = cell_store(c, cell);
+  const StoreSetting st = store_setting(setting);
+  json j = {{"setting", setting}, {"kind", st.kind}, {"commit", st.commit.empty() ? json() : json(st.commit)}};
+  if (service_for_store(setting).empty()) return j;
+  j["service"] = "postgresql";
+  std::string error;
+  if (c.pg) conninfo = c.pg->create_database(database_name_for(cell), error);
+  if (conninfo.empty()) j["error"] = c.pg ? error : "postgresql is not running";
+  j["database"] = database_name_for(cell);
+  return j;
+}
+
 // Builds the cell's specs; clears the files the last attempt left.
 AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
   const Machine& m = c.opt.machine;
   AttemptPlan p;
   p.work = c.step ? c.dir + "/.work/" + c.step->dir + "/" + c.step->name
-                  : c.dir + "/.work/" + cell.flavour + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
+                  : c.dir + "/.work/" + cell.member() + "_" + cell.transport + "_" + cell.model + "_" + cell.loop;
   fs::create_directories(p.work + "/store");
   p.ready = p.work + "/ready";
   p.client_json = p.work + "/client.json";
@@ -451,6 +479,7 @@ AttemptPlan plan_attempt(const Context& c, const Cell& cell, int attempt_no) {
   p.allowed_server = allowed_server_cores(m, cell.model, p.coordinator);
   p.busy_poll = cell_busy_poll(c, cell);
   p.read_busy_poll = cell.transport == "kernel";
+  p.store = plan_store(c, cell, p.store_conninfo);
   p.server = server_spec(c, cell, p);
   p.client = client_spec(c, cell, p);
   p.effective = effective_stamp(c, cell, p, attempt_no);
@@ -628,6 +657,8 @@ ClientRun supervise_client(const CellProgress& progress, const AttemptPlan& p, C
   ao.interval_s = mx.audit_interval_s;
   ao.burn_fraction = mx.audit_burn_fraction;
   ao.ignore = {getpid()};
+  if (c.pg && c.pg->running())
+    ao.services.push_back({"postgresql", c.pg->root(), c.pg->declared().cores});
   Audit audit({{"server", server.pid(), {}, p.allowed_server}, {"client", client.pid(), {}, m.client}}, ao);
   bool audit_started = false, read_back_done = false;
   // Threads pin themselves before their hot loops; judge them once they have.
@@ -747,11 +778,14 @@ Attempt run_attempt(Context& c, const Cell& cell, std::size_t index, int attempt
   return a;
 }
 
-json cell_base(const Cell& cell) {
-  return {
-      {"schema", 1},
-      {"cell", {{"flavour", cell.flavour}, {"transport", cell.transport}, {"model", cell.model}, {"loop", cell.loop}}}};
+// A result's `cell`: the four parts, and `store` when the cell has a store of its own (pair_on = "store").
+json cell_json(const Cell& cell) {
+  json j = {{"flavour", cell.flavour}, {"transport", cell.transport}, {"model", cell.model}, {"loop", cell.loop}};
+  if (!cell.store.empty()) j["store"] = cell.store;
+  return j;
 }
+
+json cell_base(const Cell& cell) { return {{"schema", 1}, {"cell", cell_json(cell)}}; }
 
 json workers_json(const Workers& w) {
   return {{"count", w.count}, {"server_cores", w.server_cores}, {"from", w.from()}};
@@ -781,6 +815,7 @@ json check_json(const Context& c, const std::string& flavour, bool full) {
 // Writes a cell's result with what every result of the sitting says: its
 // flavour's check and, for pool and shard, how many workers and why.
 void write_cell(const Context& c, const Cell& cell, json j) {
+  j["cell"] = cell_json(cell);  // the client names the cell by its id: the lab's parts replace it
   j["lab"]["check"] = check_json(c, cell.flavour, false);
   j["method"] = method_for(c.opt.matrix.pairing);
   if (c.opt.matrix.pairing == "rounds" && !j.contains("pairing"))
@@ -958,6 +993,7 @@ void set_up_context(Context& c, const std::string& dir) {
   c.client_path = find_executable(opt.client_binary, "");
   if (c.client_path.empty()) c.client_path = opt.client_binary;
   c.workers = workers_for(opt.matrix, opt.machine);
+  if (std::string why = missing_services(opt.matrix, opt.machine); !why.empty()) throw ConfigError(why);
 }
 
 // For the progress line's time left: how many cells after each one will run
@@ -1208,6 +1244,52 @@ std::optional<CellOutcome> mark_if_impossible(const Context& c, const Cell& cell
                               " server core(s): that measures time slicing, not the model"
                         : cell.flavour + " does not declare " + cell.transport + "/" + cell.model;
   return record_unrun(c, cell, CellState::marked, marker, why);
+}
+
+// Whether a flavour's server can be given a postgresql store: its args pass {store_conninfo}.
+bool takes_postgresql(const Flavour& f) {
+  return std::any_of(f.args.begin(), f.args.end(),
+                     [](const std::string& a) { return a.find("{store_conninfo}") != std::string::npos; });
+}
+
+// Records a cell whose store needs a service that is not running (it could
+// not start here), or that its flavour cannot be given (no {store_conninfo}).
+std::optional<CellOutcome> skip_if_no_service(Context& c, const Cell& cell, std::size_t index) {
+  const std::string setting = cell_store(c, cell);
+  if (service_for_store(setting).empty()) return std::nullopt;
+  if (!takes_postgresql(c.flavours.at(cell.flavour)))
+    return record_unrun(c, cell, CellState::marked, "unsupported",
+                        cell.flavour + "'s args pass no {store_conninfo}: it cannot run store " + setting);
+  if (c.pg && c.pg->running()) return std::nullopt;
+  const std::string why = "store " + setting + " needs the machine's postgresql service, which " +
+                          (c.pg ? "did not start: " + c.pg->why() : std::string("was not started"));
+  CellOutcome o = record_unrun(c, cell, CellState::marked, "noservice", why);
+  c.progress.show(cell_prefix(index, c.progress.total) + cell_label(c, cell) + ": noservice: " + why, true);
+  return o;
+}
+
+// Starts the machine's postgresql service when a cell left to run needs it;
+// records it in sitting.json either way. Stopped by stop_services.
+void start_services(Context& c, const std::vector<Cell>& cells, json& stamp) {
+  const auto decl = c.opt.machine.services.find("postgresql");
+  if (decl == c.opt.machine.services.end()) return;
+  const bool needed = std::any_of(cells.begin(), cells.end(), [&](const Cell& cell) {
+    return !service_for_store(cell_store(c, cell)).empty() && !done_before(c, cell, true) &&
+           marker_for(cell, c.opt.machine, c.flavours.at(cell.flavour), c.workers).empty();
+  });
+  if (!needed) return;
+  c.pg = std::make_unique<PgService>(decl->second, c.opt.source_dir + "/tests/support/pg_server.sh",
+                                     c.dir + "/.work");
+  c.progress.show("starting the postgresql service on core(s) " + format_core_list(decl->second.cores), true);
+  if (!c.pg->start()) c.progress.show("bench-run: " + c.pg->why() + "; its cells are marked noservice", true);
+  stamp["services"]["postgresql"] = c.pg->stamp();
+  write_text_atomic(c.dir + "/sitting.json", stamp.dump(1));
+}
+
+void stop_services(Context& c, json& stamp) {
+  if (!c.pg) return;
+  c.pg->stop();
+  stamp["services"]["postgresql"] = c.pg->stamp();
 }
 
 // Records a cell whose flavour failed its check at the start of the sitting.
@@ -1557,8 +1639,11 @@ json mixed_cdf(const std::vector<json>& rounds) {
 json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
                   const std::vector<std::vector<std::size_t>>& orders, const std::vector<std::vector<double>>& p50s,
                   std::size_t member) {
+  // A cell has a store of its own only when its matrix pairs on the store.
+  const bool on_store = !cell.store.empty();
   json j = {{"mode", "rounds"},
-            {"group", cell.transport + "/" + cell.model + "/" + cell.loop},
+            {"group", (on_store ? cell.flavour + "/" : "") + cell.transport + "/" + cell.model + "/" + cell.loop},
+            {"on", on_store ? "store" : "flavour"},
             {"members", g.members()},
             {"reference", g.members()[g.reference()]},
             {"seed", g.seed()},
@@ -1651,7 +1736,9 @@ void record_members(Context& c, std::vector<Member>& ms, const PairedGroup& g, c
 
 // One line per group on the terminal: rounds, why it stopped, each member's ratio.
 void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
-  std::string line = "[group " + cell.transport + "/" + cell.model + "/" + cell.loop + "] " +
+  const std::string key = (cell.store.empty() ? "" : cell.flavour + "/") + cell.transport + "/" + cell.model + "/" +
+                          cell.loop + (cell.store.empty() ? "" : ", on the store");
+  std::string line = "[group " + key + "] " +
                      std::to_string(g.rounds()) + " rounds (" + to_string(g.stop()) + ", +-" +
                      num(std::round(g.width_reached() * 1000) / 10) + "%):";
   for (const auto& s : g.summary()) {
@@ -1664,29 +1751,28 @@ void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
   c.progress.show(line, true);
 }
 
-// Measures a group of cells that differ only in the flavour in interleaved
-// rounds. Returns false when the sitting was interrupted.
-bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& idx, json& stamp,
-                      SittingResult& res) {
-  if (idx.size() < 2) {  // a group of one (the tls cells, which only cpp serves) runs as a sequential cell
-    // ...with as many runs as a group has rounds at least, so that its CVs mean something.
-    const int runs = c.opt.matrix.runs;
-    c.opt.matrix.runs = std::max(runs, c.opt.matrix.rounds.min_rounds);
-    Attempts t = run_attempts(c, cells[idx[0]], idx[0]);
-    c.opt.matrix.runs = runs;
-    if (t.interrupted) return false;
-    res.cells.push_back(record_cell(c, cells[idx[0]], t, stamp));
-    show_outcome(c, idx[0], res.cells.back());
-    return true;
-  }
-  std::vector<Member> ms(idx.size());
+// A group of one (the tls cells, which only cpp serves) runs as a sequential
+// cell, with as many runs as a group has rounds at least, so that its CVs
+// mean something. False when the sitting was interrupted.
+bool run_group_of_one(Context& c, const Cell& cell, std::size_t index, json& stamp, SittingResult& res) {
+  const int runs = c.opt.matrix.runs;
+  c.opt.matrix.runs = std::max(runs, c.opt.matrix.rounds.min_rounds);
+  Attempts t = run_attempts(c, cell, index);
+  c.opt.matrix.runs = runs;
+  if (t.interrupted) return false;
+  res.cells.push_back(record_cell(c, cell, t, stamp));
+  show_outcome(c, index, res.cells.back());
+  return true;
+}
+
+// Starts and holds every member's server; a member that does not come up is
+// recorded. Returns the members that run (indexes into ms); nullopt when interrupted.
+std::optional<std::vector<std::size_t>> start_members(Context& c, std::vector<Member>& ms, json& stamp,
+                                                      SittingResult& res) {
   std::vector<std::size_t> live;
-  std::optional<std::size_t> ref;
-  for (std::size_t k = 0; k < idx.size(); ++k) {
-    ms[k].cell = cells[idx[k]];
-    ms[k].index = idx[k];
+  for (std::size_t k = 0; k < ms.size(); ++k) {
     if (!start_member(c, ms[k])) {
-      if (ms[k].start.end == AttemptEnd::interrupted) return false;
+      if (ms[k].start.end == AttemptEnd::interrupted) return std::nullopt;
       Attempts t;
       t.made = 1;
       t.last = ms[k].start;
@@ -1695,36 +1781,45 @@ bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vec
       continue;
     }
     hold_group(ms[k].server.pid());
-    if (ms[k].cell.flavour == c.opt.matrix.rounds.reference) ref = live.size();
     live.push_back(k);
   }
-  auto stop_all = [&] {
-    for (std::size_t k : live) {
-      resume_group(ms[k].server.pid());
-      ms[k].server.stop(5.0);
-    }
-  };
-  if (live.size() < 2 || !ref) {
-    stop_all();  // too few to pair: the members that started run one after another
-    for (std::size_t k : live) {
-      Attempts t = run_attempts(c, ms[k].cell, ms[k].index);
-      if (t.interrupted) return false;
-      res.cells.push_back(record_cell(c, ms[k].cell, t, stamp));
-      show_outcome(c, ms[k].index, res.cells.back());
-    }
-    return true;
+  return live;
+}
+
+void stop_members(std::vector<Member>& ms, const std::vector<std::size_t>& live) {
+  for (std::size_t k : live) {
+    resume_group(ms[k].server.pid());
+    ms[k].server.stop(5.0);
   }
-  std::vector<std::string> names;
-  for (std::size_t k : live) names.push_back(ms[k].cell.flavour);
-  const Matrix::Rounds& mr = c.opt.matrix.rounds;
+}
+
+// Too few members started to pair (or not the reference): those that did run
+// one after another. False when the sitting was interrupted.
+bool run_unpaired(Context& c, std::vector<Member>& ms, const std::vector<std::size_t>& live, json& stamp,
+                  SittingResult& res) {
+  stop_members(ms, live);
+  for (std::size_t k : live) {
+    Attempts t = run_attempts(c, ms[k].cell, ms[k].index);
+    if (t.interrupted) return false;
+    res.cells.push_back(record_cell(c, ms[k].cell, t, stamp));
+    show_outcome(c, ms[k].index, res.cells.back());
+  }
+  return true;
+}
+
+PairingRule pairing_rule(const Matrix::Rounds& mr) {
   PairingRule rule;
   rule.min_rounds = mr.min_rounds;
   rule.max_rounds = mr.max_rounds;
   rule.budget_rounds = mr.budget_rounds;
   rule.target = mr.target;
   rule.resolution = mr.resolution;
-  PairedGroup g(names, *ref, rule, c.pairing_seed);
-  std::vector<std::vector<std::size_t>> orders;
+  return rule;
+}
+
+// Runs the group's rounds until it is done; false when interrupted.
+bool run_rounds(Context& c, std::vector<Member>& ms, const std::vector<std::size_t>& live, PairedGroup& g,
+                std::vector<std::vector<std::size_t>>& orders) {
   bool interrupted = false;
   while (!g.done() && !interrupted && !stop_requested()) {
     std::vector<std::size_t> order = g.next_order();
@@ -1735,8 +1830,35 @@ bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vec
     g.add_round(order, p50);
     orders.push_back(order);
   }
-  stop_all();
-  if (interrupted || stop_requested()) return false;
+  return !interrupted && !stop_requested();
+}
+
+// Measures a group of cells that differ only in the matrix's pair_on
+// dimension (the flavour, or the store) in interleaved rounds, each member
+// named by Cell::member(). Returns false when the sitting was interrupted.
+bool run_paired_group(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& idx, json& stamp,
+                      SittingResult& res) {
+  if (idx.size() < 2) return run_group_of_one(c, cells[idx[0]], idx[0], stamp, res);
+  std::vector<Member> ms(idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    ms[k].cell = cells[idx[k]];
+    ms[k].index = idx[k];
+  }
+  const std::optional<std::vector<std::size_t>> started = start_members(c, ms, stamp, res);
+  if (!started) return false;
+  const std::vector<std::size_t>& live = *started;
+  std::vector<std::string> names;
+  std::optional<std::size_t> ref;
+  for (std::size_t k : live) {
+    if (is_reference(c.opt.matrix, ms[k].cell)) ref = names.size();
+    names.push_back(ms[k].cell.member());
+  }
+  if (live.size() < 2 || !ref) return run_unpaired(c, ms, live, stamp, res);
+  PairedGroup g(names, *ref, pairing_rule(c.opt.matrix.rounds), c.pairing_seed);
+  std::vector<std::vector<std::size_t>> orders;
+  const bool finished = run_rounds(c, ms, live, g, orders);
+  stop_members(ms, live);
+  if (!finished) return false;
   show_group(c, g, ms[live.front()].cell);
   record_members(c, ms, g, live, orders, g.p50s(), stamp, res);
   return true;
@@ -1747,13 +1869,14 @@ struct Stop {
   std::string reason;  ///< the binary that changed
 };
 
-// Paired rounds: the cells to run grouped by transport, model and loop (in
-// sitting order), each group measured in rounds.
+// Paired rounds: the cells to run grouped by group_key (transport, model and
+// loop; with pair_on = "store" the flavour too), in sitting order, each group
+// measured in rounds.
 void run_groups(Context& c, const std::vector<Cell>& cells, const std::vector<std::size_t>& pending, json& stamp,
                 SittingResult& res, Stop& stop) {
   std::vector<std::pair<std::string, std::vector<std::size_t>>> groups;
   for (std::size_t i : pending) {
-    const std::string key = cells[i].transport + "/" + cells[i].model + "/" + cells[i].loop;
+    const std::string key = group_key(c.opt.matrix, cells[i]);
     if (groups.empty() || groups.back().first != key) groups.push_back({key, {}});
     groups.back().second.push_back(i);
   }
@@ -1774,6 +1897,7 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
   std::vector<std::size_t> pending;  // paired rounds: the cells to run, grouped once all are known
   try {
     set_up_network(c, stamp);
+    start_services(c, cells, stamp);
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const Cell& cell = cells[i];
       if (stop_requested()) {
@@ -1784,6 +1908,7 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
       if (!settled) settled = mark_if_impossible(c, cell);
       if (!settled) settled = unbuilt_if_missing(c, cell, i);
       if (!settled) settled = check_failed_if(c, cell, i);
+      if (!settled) settled = skip_if_no_service(c, cell, i);
       if (settled) {
         res.cells.push_back(*settled);
         continue;
@@ -1804,9 +1929,11 @@ Stop run_cells(Context& c, const std::vector<Cell>& cells, json& stamp, SittingR
     }
     if (!stop.interrupted && stop.reason.empty()) run_groups(c, cells, pending, stamp, res, stop);
   } catch (...) {
+    stop_services(c, stamp);
     take_down_network(c, &stamp);
     throw;
   }
+  stop_services(c, stamp);
   take_down_network(c, &stamp);
   if (stop_requested()) stop.interrupted = true;
   return stop;
@@ -1868,7 +1995,8 @@ std::ostream& operator<<(std::ostream& out, CellState s) { return out << to_stri
 CellOutcome outcome_from_json(const json& j) {
   CellOutcome o;
   const json& c = j.at("cell");
-  o.cell = {c.value("flavour", ""), c.value("transport", ""), c.value("model", ""), c.value("loop", "")};
+  o.cell = {c.value("flavour", ""), c.value("transport", ""), c.value("model", ""), c.value("loop", ""),
+            c.value("store", "")};
   const json lab = j.value("lab", json::object());
   const std::string state = lab.value("state", j.contains("summary") ? "measured" : "error");
   std::optional<CellState> s = cell_state_from_string(state);

@@ -42,6 +42,16 @@ struct AuditGroup {
   CoreSet allowed;          ///< where a busy thread of the group may run
 };
 
+/// A declared service of the machine file (the database of a postgresql
+/// store): its root process and that process's children. Their CPU is
+/// expected, so they are never foreign burners; it is reported per sample,
+/// and a thread of theirs that burns outside `allowed` is off-core.
+struct AuditService {
+  std::string label;  ///< "postgresql"
+  pid_t root = 0;     ///< the service's main process (the postmaster)
+  CoreSet allowed;    ///< its declared cores
+};
+
 struct AuditOptions {
   CoreSet measured;  ///< cores on which a foreign burner is a violation
   double interval_s = 0.2;
@@ -49,6 +59,7 @@ struct AuditOptions {
   double retry_s = 1.0;              ///< wait after an inconclusive sample
   std::vector<pid_t> foreign_scope;  ///< empty: every process on the machine; else only these
   std::vector<pid_t> ignore;         ///< processes never counted as foreign (e.g. the lab itself)
+  std::vector<AuditService> services;  ///< declared services: known, reported, kept to their cores
   std::string proc_root = "/proc";
 };
 
@@ -62,6 +73,14 @@ struct AuditViolation {
   std::string detail;
 };
 
+/// What a declared service used while the audit watched.
+struct ServiceUse {
+  double cpu_s = 0;       ///< CPU time of its processes over the conclusive samples
+  double sampled_s = 0;   ///< the length of those samples
+  std::string cores;      ///< cores its threads were seen on ("1")
+  int busiest_processes = 0;  ///< the most of its processes that ran in one sample
+};
+
 struct AuditReport {
   int samples = 0;       ///< conclusive samples checked
   int inconclusive = 0;  ///< samples thrown away and retried
@@ -69,6 +88,7 @@ struct AuditReport {
   bool enabled = true;
   std::vector<AuditViolation> violations;      ///< distinct (kind, tid), first seen
   std::map<std::string, std::string> threads;  ///< "group tid comm" -> cores it was seen on
+  std::map<std::string, ServiceUse> services;  ///< by AuditService::label
   /// No violation, and at least one conclusive sample: a cell the audit
   /// could never verify (it ended before a sample completed) is refused too.
   bool passed() const { return !enabled || (violations.empty() && samples > 0); }
@@ -104,6 +124,8 @@ class Audit {
     std::uint64_t run_ns = 0;
     CoreSet affinity;
     int group = -1;  ///< index into groups_, -1 for foreign
+    int service = -1;  ///< index into opt_.services for a foreign thread of a declared service
+    pid_t ppid = 0;
     bool kernel = false;
   };
   struct Snapshot {
@@ -115,6 +137,8 @@ class Audit {
   Snapshot take();
   bool read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affinity) const;
   void loop();
+  int service_of(const ThreadState& t) const;
+  bool judge_service(const ThreadState& t, double burn, double ran_s, std::vector<std::string>& seen);
 
   std::vector<AuditGroup> groups_;
   AuditOptions opt_;

@@ -63,6 +63,20 @@ CpuIdentity host_cpu_identity();
 /// The epoch id: the first 12 hex digits of the SHA-256 of the model string and the identity.
 std::string epoch_of(const std::string& cpu_model, const CpuIdentity& cpu);
 
+/// A declared service of a machine file, `[services.postgresql]`: the lab
+/// starts it before the cells that need it, pins it to `cores` (never a
+/// server or coordinator core), records it in the stamp and stops it at the
+/// end. Its processes are known to the audit: their CPU is expected and
+/// reported, never a foreign burner, but they must stay on their cores.
+struct Service {
+  std::string name;        ///< "postgresql" (kServices)
+  CoreSet cores;           ///< where it runs
+  std::string cores_from;  ///< the `cores` key as written: a role ("client") or a core list
+  bool fsync = true;       ///< postgresql: fsync and full_page_writes (off: commits skip the disk)
+};
+/// The services a machine file may declare.
+extern const std::vector<std::string> kServices;
+
 struct Machine {
   std::string name;
   std::string cpu_model;
@@ -107,6 +121,9 @@ struct Machine {
   /// vma_internal_thread_core, VMA_INTERNAL_THREAD_AFFINITY; socketxtreme
   /// (which runs under libvma) the same as vma. Empty for other transports.
   std::map<std::string, std::string> launcher_env(const std::string& transport) const;
+  /// [services.<name>]: programs the lab starts for a sitting besides the
+  /// servers and the client (e.g. the database of the postgresql store).
+  std::map<std::string, Service> services;
 };
 
 /// Loads and validates a machine file. Throws ConfigError.
@@ -135,7 +152,12 @@ struct Matrix {
   int runs = 5;
   std::optional<int> workers;  ///< [server] workers: pool/shard server threads; nullopt = "auto" (see workers_for)
   std::string idle = "spin";
-  std::string store = "null";
+  std::string store = "null";  ///< [server] store: a store setting (kStoreSettings) every cell runs with
+  /// `pair_on`: the one dimension the members of a paired group differ in:
+  /// "flavour" (the default) or "store" (the members are one flavour's cells
+  /// with each of `stores`; docs/lab.md "Groups on a server setting").
+  std::string pair_on = "flavour";
+  std::vector<std::string> stores;  ///< with pair_on = "store": the store settings, the first the default reference
   Thresholds thresholds;
   double audit_interval_s = 0.2;
   double audit_burn_fraction = 0.25;  ///< a foreign thread above this share of a sample burns
@@ -152,7 +174,7 @@ struct Matrix {
   std::string pairing = "sequential";
   /// [rounds]: the paired groups' reference, stopping rule and seed.
   struct Rounds {
-    std::string reference = "cpp";
+    std::string reference = "cpp";  ///< a flavour, or with pair_on = "store" a store setting (default: stores[0])
     double target = 0.05;      ///< each ratio's interval within +-target of its median
     double resolution = 0.02;  ///< an interval within +-resolution of 1 is `level`
     int min_rounds = 8, max_rounds = 30;
@@ -161,6 +183,21 @@ struct Matrix {
   } rounds;
   std::string source_text, source_name;
 };
+
+/// The store settings a matrix names (`[server] store`, `stores`), each a
+/// StoreKind and, for postgresql, its commit policy: null, memory, file
+/// (the memory-mapped journal), postgresql-sync, postgresql-async.
+extern const std::vector<std::string> kStoreSettings;
+/// A store setting as the engine takes it: StoreKind and PostgreSQLStoreCommit ("" when not postgresql).
+struct StoreSetting {
+  std::string kind, commit;
+};
+StoreSetting store_setting(const std::string& setting);
+/// The service a store setting needs ("postgresql"), or "".
+std::string service_for_store(const std::string& setting);
+/// Why the matrix cannot run on the machine for want of a declared service
+/// (a postgresql store without [services.postgresql]), or "".
+std::string missing_services(const Matrix& mx, const Machine& m);
 
 /// Checks a cell selection against a matrix: each pattern has four parts
 /// and matches at least one of its cells. Returns "" or what is wrong.
@@ -225,6 +262,8 @@ struct ServerStart {
   int busy_poll_usecs = 0;
   std::string idle = "spin";
   std::string ready_file, store = "null", store_dir;
+  /// {store_commit} {store_conninfo}: a postgresql store's commit policy and libpq connection string ("" otherwise).
+  std::string store_commit, store_conninfo;
   std::string flavour, build_dir, source_dir;
   /// {tls_cert} {tls_key} {tls_ca}: the sitting's certificates (lab/src/tls.cpp), "" when it has no tls cell.
   std::string tls_cert, tls_key, tls_ca;
@@ -239,9 +278,17 @@ std::vector<std::string> server_argv(const Flavour& f, const std::string& binary
 
 struct Cell {
   std::string flavour, transport, model, loop;
-  std::string id() const { return flavour + "/" + transport + "/" + model + "/" + loop; }
-  std::string file_name() const { return flavour + "_" + transport + "_" + model + "_" + loop + ".json"; }
+  /// The cell's store setting when its matrix pairs on the store (pair_on =
+  /// "store"), else "" (every cell runs the matrix's [server] store).
+  std::string store = {};
+  /// What names the cell among its group: the flavour, or "cpp@file" when it has a store of its own.
+  std::string member() const { return store.empty() ? flavour : flavour + "@" + store; }
+  std::string id() const { return member() + "/" + transport + "/" + model + "/" + loop; }
+  std::string file_name() const { return member() + "_" + transport + "_" + model + "_" + loop + ".json"; }
 };
+/// The cell a member name ("cpp" or "cpp@file") has in a transport, model and loop.
+Cell member_cell(const std::string& member, const std::string& transport, const std::string& model,
+                 const std::string& loop);
 
 /// How many server threads a pool or shard cell starts, and where the number
 /// comes from. A spinning thread per server core: more of them than cores
@@ -264,10 +311,20 @@ Workers workers_for(const Matrix& mx, const Machine& m);
 /// flavour), oversubscribed (a pool or shard cell with more workers than server cores).
 std::string marker_for(const Cell& c, const Machine& m, const Flavour& f, const Workers& w = {});
 
-/// Every cell of the matrix in sitting order (transport, model, loop, flavour),
-/// only those its `cells` selection matches when it has one.
+/// Every cell of the matrix in sitting order (transport, model, loop, flavour,
+/// and with pair_on = "store" each store in `stores` order), only those its
+/// `cells` selection matches when it has one.
 std::vector<Cell> plan_cells(const Matrix& mx);
-/// Whether a cell matches a pattern FLAVOUR/TRANSPORT/MODEL/LOOP (globs per part).
+/// The key of a cell's paired group: the cells that differ only in the
+/// matrix's pair_on dimension share it ("kernel/single/closed", or with
+/// pair_on = "store" "cpp/kernel/single/closed").
+std::string group_key(const Matrix& mx, const Cell& c);
+/// The member of a group's cells that the others are divided by: the
+/// [rounds] reference (a flavour, or a store setting with pair_on = "store").
+bool is_reference(const Matrix& mx, const Cell& c);
+
+/// Whether a cell matches a pattern FLAVOUR/TRANSPORT/MODEL/LOOP (globs per
+/// part; the first part is matched against the flavour and the member name).
 bool cell_matches(const Cell& c, const std::string& pattern);
 
 }  // namespace kite::lab
