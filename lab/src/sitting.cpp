@@ -2184,8 +2184,8 @@ std::vector<SittingResult> run_sitting_per_cell(SittingOptions opt) {
   std::vector<std::pair<std::string, std::vector<std::string>>> units;  // sitting suffix, cell ids
   for (const Cell& cell : plan_cells(mx)) {
     const std::string file = cell.file_name();
-    const std::string suffix = mx.pairing == "rounds" ? cell.transport + "_" + cell.model + "_" + cell.loop
-                                                      : file.substr(0, file.size() - 5);  // without .json
+    std::string suffix = mx.pairing == "rounds" ? group_key(mx, cell) : file.substr(0, file.size() - 5);
+    std::replace(suffix.begin(), suffix.end(), '/', '_');  // a group's key, or the file without .json
     auto unit = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == suffix; });
     if (unit == units.end()) unit = units.insert(units.end(), {suffix, {}});
     unit->second.push_back(cell.id());
