@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "kite/lab/util.hpp"
@@ -207,51 +208,18 @@ SampleOutcome Audit::sample_once() {
       if (o.kind == v.kind && o.tid == v.tid) return;
     report_.violations.push_back(std::move(v));
   };
-  char buf[64];
   std::vector<std::string> service_pids(opt_.services.size());  // "pid," of each service's processes that ran
   for (const auto& [tid, t] : cur.threads) {
     auto p = prev_.threads.find(tid);
     if (p == prev_.threads.end()) continue;  // born in this sample: judged from the next one
-    double burn = static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns)) / dt;
-    std::snprintf(buf, sizeof buf, "%.0f%%", burn * 100);
-    if (t.group >= 0) {
-      const auto& grp = groups_[static_cast<std::size_t>(t.group)];
-      std::string key = grp.label + " " + std::to_string(tid) + " " + t.comm;
-      std::string& seen = report_.threads[key];
-      std::string c = std::to_string(t.cpu);
-      if (("," + seen + ",").find("," + c + ",") == std::string::npos) seen += (seen.empty() ? "" : ",") + c;
-      if (burn < opt_.burn_fraction) continue;
-      if (!contains(grp.allowed, t.cpu))
-        add({"off-core", grp.label, t.pid, tid, t.comm, t.cpu, burn,
-             grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") ran " + buf +
-                 " of a sample on core " + std::to_string(t.cpu) + ", outside its cores " +
-                 format_core_list(grp.allowed)});
-      else if (!std::all_of(t.affinity.begin(), t.affinity.end(), [&](int c2) { return contains(grp.allowed, c2); }))
-        add({"unpinned", grp.label, t.pid, tid, t.comm, t.cpu, burn,
-             grp.label + " thread " + t.comm + " (tid " + std::to_string(tid) + ") burns " + buf + " with affinity " +
-                 format_core_list(t.affinity) + ", wider than its cores " + format_core_list(grp.allowed)});
-    } else if (t.service >= 0) {
-      if (judge_service(t, burn, static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns)) * 1e-9,
-                        service_pids))
-        add({"off-core", "service " + opt_.services[static_cast<std::size_t>(t.service)].label, t.pid, tid, t.comm,
-             t.cpu, burn,
-             "service " + opt_.services[static_cast<std::size_t>(t.service)].label + " thread " + t.comm + " (pid " +
-                 std::to_string(t.pid) + ") ran " + buf + " of a sample on core " + std::to_string(t.cpu) +
-                 ", outside its declared cores " +
-                 format_core_list(opt_.services[static_cast<std::size_t>(t.service)].allowed)});
-    } else if (burn >= opt_.burn_fraction && contains(opt_.measured, t.cpu)) {
-      add({"foreign-burner", "foreign", t.pid, tid, t.comm, t.cpu, burn,
-           std::string(t.kernel ? "kernel thread " : "foreign thread ") + t.comm + " (pid " + std::to_string(t.pid) +
-               ", tid " + std::to_string(tid) + ") burned " + buf + " of a sample on measured core " +
-               std::to_string(t.cpu)});
-    }
+    const double ran_ns = static_cast<double>(t.run_ns - std::min(t.run_ns, p->second.run_ns));
+    const double burn = ran_ns / dt;
+    std::optional<AuditViolation> v = t.group >= 0     ? judge_watched(t, burn)
+                                      : t.service >= 0 ? judge_service(t, burn, ran_ns * 1e-9, service_pids)
+                                                       : judge_foreign(t, burn);
+    if (v) add(std::move(*v));
   }
-  for (std::size_t i = 0; i < opt_.services.size(); ++i) {
-    ServiceUse& u = report_.services[opt_.services[i].label];
-    u.sampled_s += dt * 1e-9;
-    u.busiest_processes = std::max(u.busiest_processes,
-                                   static_cast<int>(std::count(service_pids[i].begin(), service_pids[i].end(), ',')));
-  }
+  close_service_sample(dt * 1e-9, service_pids);
   ++report_.samples;
   if (violated) ++report_.violating_samples;
   prev_ = std::move(cur);
@@ -267,8 +235,48 @@ int Audit::service_of(const ThreadState& t) const {
   return -1;
 }
 
-// Adds a service thread's share to its use; true when it burned outside its cores.
-bool Audit::judge_service(const ThreadState& t, double burn, double ran_s, std::vector<std::string>& seen) {
+namespace {
+std::string percent(double burn) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f%%", burn * 100);
+  return buf;
+}
+}  // namespace
+
+// A thread of a watched group: the cores it was seen on; off its cores or
+// unpinned when it burned.
+std::optional<AuditViolation> Audit::judge_watched(const ThreadState& t, double burn) {
+  const auto& grp = groups_[static_cast<std::size_t>(t.group)];
+  const std::string tid = std::to_string(t.tid);
+  std::string& seen = report_.threads[grp.label + " " + tid + " " + t.comm];
+  const std::string c = std::to_string(t.cpu);
+  if (("," + seen + ",").find("," + c + ",") == std::string::npos) seen += (seen.empty() ? "" : ",") + c;
+  if (burn < opt_.burn_fraction) return std::nullopt;
+  if (!contains(grp.allowed, t.cpu))
+    return AuditViolation{"off-core", grp.label, t.pid, t.tid, t.comm, t.cpu, burn,
+                          grp.label + " thread " + t.comm + " (tid " + tid + ") ran " + percent(burn) +
+                              " of a sample on core " + c + ", outside its cores " + format_core_list(grp.allowed)};
+  if (!std::all_of(t.affinity.begin(), t.affinity.end(), [&](int c2) { return contains(grp.allowed, c2); }))
+    return AuditViolation{"unpinned", grp.label, t.pid, t.tid, t.comm, t.cpu, burn,
+                          grp.label + " thread " + t.comm + " (tid " + tid + ") burns " + percent(burn) +
+                              " with affinity " + format_core_list(t.affinity) + ", wider than its cores " +
+                              format_core_list(grp.allowed)};
+  return std::nullopt;
+}
+
+// Any other thread: a burner when it burned on a measured core.
+std::optional<AuditViolation> Audit::judge_foreign(const ThreadState& t, double burn) const {
+  if (burn < opt_.burn_fraction || !contains(opt_.measured, t.cpu)) return std::nullopt;
+  return AuditViolation{"foreign-burner", "foreign", t.pid, t.tid, t.comm, t.cpu, burn,
+                        std::string(t.kernel ? "kernel thread " : "foreign thread ") + t.comm + " (pid " +
+                            std::to_string(t.pid) + ", tid " + std::to_string(t.tid) + ") burned " + percent(burn) +
+                            " of a sample on measured core " + std::to_string(t.cpu)};
+}
+
+// A declared service's thread: its CPU is added to the service's use (never a
+// foreign burner); off-core when it burned outside the service's cores.
+std::optional<AuditViolation> Audit::judge_service(const ThreadState& t, double burn, double ran_s,
+                                                   std::vector<std::string>& seen) {
   const AuditService& sv = opt_.services[static_cast<std::size_t>(t.service)];
   ServiceUse& u = report_.services[sv.label];
   u.cpu_s += ran_s;
@@ -278,7 +286,21 @@ bool Audit::judge_service(const ThreadState& t, double burn, double ran_s, std::
     std::string& ran = seen[static_cast<std::size_t>(t.service)];
     if (("," + ran).find("," + pid) == std::string::npos) ran += pid;
   }
-  return burn >= opt_.burn_fraction && !contains(sv.allowed, t.cpu);
+  if (burn < opt_.burn_fraction || contains(sv.allowed, t.cpu)) return std::nullopt;
+  return AuditViolation{"off-core", "service " + sv.label, t.pid, t.tid, t.comm, t.cpu, burn,
+                        "service " + sv.label + " thread " + t.comm + " (pid " + std::to_string(t.pid) + ") ran " +
+                            percent(burn) + " of a sample on core " + std::to_string(t.cpu) +
+                            ", outside its declared cores " + format_core_list(sv.allowed)};
+}
+
+// Each service's audited time and the most of its processes that ran in this sample.
+void Audit::close_service_sample(double dt_s, const std::vector<std::string>& seen) {
+  for (std::size_t i = 0; i < opt_.services.size(); ++i) {
+    ServiceUse& u = report_.services[opt_.services[i].label];
+    u.sampled_s += dt_s;
+    u.busiest_processes =
+        std::max(u.busiest_processes, static_cast<int>(std::count(seen[i].begin(), seen[i].end(), ',')));
+  }
 }
 
 void Audit::start() {

@@ -154,10 +154,10 @@ class FakeProc : public ::testing::Test {
     fs::remove_all(root_);
   }
   void TearDown() override { fs::remove_all(root_); }
-  void thread(int pid, int tid, int cpu, unsigned long long run_ns, const std::string& allowed) {
+  void thread(int pid, int tid, int cpu, unsigned long long run_ns, const std::string& allowed, int ppid = 1) {
     fs::path d = root_ / std::to_string(pid) / "task" / std::to_string(tid);
     fs::create_directories(d);
-    std::ofstream(d / "stat") << tid << " (worker one) R 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 "
+    std::ofstream(d / "stat") << tid << " (worker one) R " << ppid << " 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0 "
                               << "0 0 0 0 0 0 0 0 0 0 0 0 0 17 " << cpu << " 0 0 0 0 0\n";
     std::ofstream(d / "schedstat") << run_ns << " 0 1\n";
     std::ofstream(d / "status") << "Name:\tworker\nCpus_allowed_list:\t" << allowed << "\n";
@@ -227,4 +227,39 @@ TEST_F(FakeProc, aBusyThreadWithAWideAffinityIsUnpinned) {
 TEST_F(FakeProc, theAuditEndsWhenTheWatchedProcessHasGone) {
   Audit a({{"server", 12345, {}, {1}}}, opts());
   EXPECT_EQ(a.sample_once(), SampleOutcome::ended);
+}
+
+// A declared service (the postgresql store's database): its root and its
+// children are known, their CPU is reported, not a foreign burner; one of
+// them burning outside the service's cores is off-core. Others still burn.
+TEST_F(FakeProc, aDeclaredServiceIsReportedNotABurnerButKeptToItsCores) {
+  thread(100, 100, 2, 0, "2");       // the server, on core 2
+  thread(300, 300, 1, 0, "1");       // the postmaster, on the client core 1
+  thread(301, 301, 1, 0, "1", 300);  // a backend: the postmaster's child
+  AuditOptions o = opts();
+  o.measured = {1, 2};
+  o.services = {{"postgresql", 300, {1}}};
+  Audit a({{"server", 100, {}, {2}}}, o);
+  a.sample_once();
+  thread(100, 100, 2, 200'000'000, "2");
+  thread(301, 301, 1, 100'000'000, "1", 300);  // half of the sample on a measured core
+  EXPECT_EQ(a.sample_once(), SampleOutcome::clean);
+  ASSERT_EQ(a.report().services.count("postgresql"), 1u);
+  EXPECT_NEAR(a.report().services.at("postgresql").cpu_s, 0.1, 1e-9);
+  EXPECT_EQ(a.report().services.at("postgresql").cores, "1");
+  EXPECT_EQ(a.report().services.at("postgresql").busiest_processes, 1);
+  EXPECT_TRUE(a.report().to_json()["services"]["postgresql"].contains("cpu_share"));
+  thread(100, 100, 2, 400'000'000, "2");
+  thread(301, 301, 2, 200'000'000, "1", 300);  // the backend on the server's core
+  EXPECT_EQ(a.sample_once(), SampleOutcome::violation);
+  ASSERT_EQ(a.report().violations.size(), 1u);
+  EXPECT_EQ(a.report().violations[0].kind, "off-core");
+  EXPECT_EQ(a.report().violations[0].group, "service postgresql");
+  thread(400, 400, 1, 0, "1", 999);  // not the service's: a foreign burner as ever
+  a.sample_once();
+  thread(400, 400, 1, 150'000'000, "1", 999);
+  thread(100, 100, 2, 600'000'000, "2");
+  EXPECT_EQ(a.sample_once(), SampleOutcome::violation);
+  EXPECT_EQ(a.report().violations.back().kind, "foreign-burner");
+  EXPECT_EQ(a.report().violations.back().pid, 400);
 }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,7 +139,11 @@ class Audit {
   bool read_thread(pid_t pid, pid_t tid, ThreadState& out, bool want_affinity) const;
   void loop();
   int service_of(const ThreadState& t) const;
-  bool judge_service(const ThreadState& t, double burn, double ran_s, std::vector<std::string>& seen);
+  std::optional<AuditViolation> judge_watched(const ThreadState& t, double burn);
+  std::optional<AuditViolation> judge_foreign(const ThreadState& t, double burn) const;
+  std::optional<AuditViolation> judge_service(const ThreadState& t, double burn, double ran_s,
+                                              std::vector<std::string>& seen);
+  void close_service_sample(double dt_s, const std::vector<std::string>& seen);
 
   std::vector<AuditGroup> groups_;
   AuditOptions opt_;
