@@ -622,6 +622,34 @@ TEST_F(PgSessionTest, asyncSessionSendsAtMostItsWindowPastTheCommittedNumber) {
   EXPECT_EQ(got[1].seq(), 7u);
 }
 
+// 789 on a Logon moves nothing but a refreshed async takeover.
+std::string logon_with_789(test::Peer& peer, std::uint64_t next_expected) {
+  return peer.make("A", [&](codec::MessageWriter& w) {
+    w.add_uint(test::tag::EncryptMethod, 0);
+    w.add_uint(test::tag::HeartBtInt, 30);
+    w.add_uint(codec::tag::NextExpectedMsgSeqNum, next_expected);
+  });
+}
+
+TEST_F(PgSessionTest, syncTakeoverIgnoresNextExpectedMsgSeqNum) {
+  settings_.refresh_on_logon = true;
+  start(CommitPolicy::sync);
+  rig_->feed(logon_with_789(rig_->peer, 7));
+  const auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_EQ(got[0].seq(), 1u);
+  EXPECT_EQ(store_->unsure_sent(), 0u);
+}
+
+TEST_F(PgSessionTest, asyncWithoutRefreshOnLogonIgnoresNextExpected) {
+  start(CommitPolicy::async);
+  rig_->feed(logon_with_789(rig_->peer, 7));
+  const auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].seq(), 1u);
+}
+
 // An async active crashes (SIGKILL) with answers sent but not committed; a
 // standby takes the session at the counterparty's next Logon.
 class PgTakeoverTest : public PgSessionTest {
