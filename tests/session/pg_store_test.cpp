@@ -398,7 +398,7 @@ class PgSessionTest : public PgStoreTest {
     settings_.pg_commit = policy;
     auto s = open();
     store_ = s.get();
-    SessionSettings ss = test::acceptor_settings();
+    SessionSettings ss = test::acceptor_settings(begin_);
     ss.store = settings_;
     rig_ = std::make_unique<test::BasicSessionRig<AckApp>>(ss, 10000, std::move(s));
   }
@@ -429,6 +429,7 @@ class PgSessionTest : public PgStoreTest {
 
   PgStore* store_ = nullptr;
   std::unique_ptr<test::BasicSessionRig<AckApp>> rig_;
+  std::string begin_ = "FIX.4.4";  // the sessions' BeginString
 };
 
 TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
@@ -825,7 +826,10 @@ class PgTakeoverTest : public PgSessionTest {
 
   // The takeover: the counterparty logs on to a standby (with its
   // NextExpectedMsgSeqNum or without) and both sides settle.
-  void take_over(bool with_789) {
+  // `begin`: 789 is used where the version has it (FIX.4.4, FIXT.1.1), sent or not.
+  void take_over(bool with_789, const char* begin = "FIX.4.4") {
+    begin_ = begin;
+    const bool uses_789 = with_789 && begin_ != "FIX.4.2";
     const Seen seen = crash_an_async_active();
     ASSERT_TRUE(seen.error.empty()) << seen.error;
     // The database has the Logon and the committed orders only.
@@ -836,7 +840,7 @@ class PgTakeoverTest : public PgSessionTest {
 
     auto standby_store = open();
     PgStore* st = standby_store.get();
-    SessionSettings ss = test::acceptor_settings();
+    SessionSettings ss = test::acceptor_settings(begin_);
     ss.store = settings_;
     test::BasicSessionRig<AckApp> standby(ss, 10000, std::move(standby_store));
     standby.peer.next_seq = seen.peer_next;
@@ -847,6 +851,7 @@ class PgTakeoverTest : public PgSessionTest {
       w.add_uint(test::tag::EncryptMethod, 0);
       w.add_uint(test::tag::HeartBtInt, 30);
       if (with_789) w.add_uint(codec::tag::NextExpectedMsgSeqNum, c.expect);
+      if (begin_ == "FIXT.1.1") w.add_string(test::tag::DefaultApplVerID, standby.peer.appl_ver_id);
     }));
     const bool settled = eventually([&] {
       take(standby, c);
@@ -860,7 +865,7 @@ class PgTakeoverTest : public PgSessionTest {
                          << log;
     EXPECT_EQ(c.too_low, 0) << log;
     EXPECT_TRUE(c.logouts.empty()) << c.logouts.front();
-    if (with_789) {
+    if (uses_789) {
       // The Logon answer carries exactly the number the counterparty expects: nothing to fill.
       EXPECT_EQ(c.logon_seq, seen.last_from_kite + 1);
       EXPECT_EQ(c.asked_from, 0u) << log;
@@ -891,9 +896,9 @@ class PgTakeoverTest : public PgSessionTest {
     EXPECT_EQ(row("outgoing_seqnum"), std::to_string(c.expect));
     EXPECT_EQ(row("incoming_seqnum"), std::to_string(standby.peer.next_seq));
     std::printf(
-        "takeover %s 789: Logon answered with %llu (database %llu, counterparty expected %llu); "
+        "takeover %s %s 789: Logon answered with %llu (database %llu, counterparty expected %llu); "
         "answers at the counterparty: %llu from the active, %zu from the standby (%d orders answered twice)\n",
-        with_789 ? "with" : "without", static_cast<unsigned long long>(c.logon_seq),
+        begin, with_789 ? "with" : "without", static_cast<unsigned long long>(c.logon_seq),
         static_cast<unsigned long long>(db_out), static_cast<unsigned long long>(seen.last_from_kite + 1),
         static_cast<unsigned long long>(seen.answers),
         [&] {
@@ -906,6 +911,11 @@ class PgTakeoverTest : public PgSessionTest {
 };
 
 TEST_F(PgTakeoverTest, asyncStandbyAnswersAtTheCounterpartysNextExpected789) { take_over(true); }
+
+TEST_F(PgTakeoverTest, asyncStandbyOnFixtAnswersAt789) { take_over(true, "FIXT.1.1"); }
+
+// FIX.4.2 has no 789: one sent anyway is not trusted; the window is skipped.
+TEST_F(PgTakeoverTest, asyncStandbyOnFix42Skips789AndItsWindow) { take_over(true, "FIX.4.2"); }
 
 // (Test names are the session_qualifier: at most 64 characters.)
 TEST_F(PgTakeoverTest, asyncStandbyWithout789SkipsItsWindowAndGapFillsIt) { take_over(false); }
