@@ -686,7 +686,14 @@ class PgTakeoverTest : public PgSessionTest {
       return seen;
     }
     const pid_t pid = ::fork();
+    if (pid < 0) {
+      for (int fd : {up[0], up[1], down[0], down[1]}) ::close(fd);
+      seen.error = "fork failed";
+      return seen;
+    }
     if (pid == 0) {
+      ::close(up[0]);
+      ::close(down[1]);
       std::uint64_t report[4] = {0, 0, 0, 0};  // ok, peer_next, last_from_kite, answers
       char go = 0;
       start(CommitPolicy::async);
@@ -716,6 +723,9 @@ class PgTakeoverTest : public PgSessionTest {
       get(down[0], &go, 1);  // killed here
       ::_exit(0);
     }
+    // Only the child writes up and reads down: a child that dies early ends the parent's reads.
+    ::close(up[1]);
+    ::close(down[0]);
     char go = 0;
     std::uint64_t report[4] = {0, 0, 0, 0};
     Admin blocker(PgServer::get().conninfo);
@@ -736,7 +746,8 @@ class PgTakeoverTest : public PgSessionTest {
     if (!backend.empty()) admin_->value("SELECT pg_terminate_backend(" + backend + ")");
     if (!eventually([&] { return admin_->value(lock_holder).empty(); })) seen.error = "the active's lock stayed";
     blocker.exec("ROLLBACK");
-    for (int fd : {up[0], up[1], down[0], down[1]}) ::close(fd);
+    ::close(up[0]);
+    ::close(down[1]);
     seen.peer_next = report[1];
     seen.last_from_kite = report[2];
     seen.answers = report[3];
