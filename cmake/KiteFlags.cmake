@@ -43,6 +43,8 @@ function(kite_test name)
   cmake_parse_arguments(KT "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${KT_SOURCES})
   target_link_libraries(${name} PRIVATE kite_flags ${KT_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  # Every test sees tests/ (support/*.hpp); the parts and tools never do.
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   if(NOT KT_LABELS)
     set(KT_LABELS unit)
   endif()

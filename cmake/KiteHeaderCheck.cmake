@@ -1,16 +1,18 @@
-# Every public header compiles on its own: one generated source per header
-# under include/kite/ includes only that header (twice, which checks its
-# guard), built in ALL with Kite's warning flags. The third-party headers
-# some include (toml++, nlohmann/json) come with their targets' include
-# paths; no public header includes QuickFIX.
-file(GLOB_RECURSE _kite_public_headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}/include
-     ${CMAKE_SOURCE_DIR}/include/kite/*.hpp)
-set(_kite_header_sources "")
-foreach(_header IN LISTS _kite_public_headers)
-  string(REGEX REPLACE "[/.]" "_" _stem "${_header}")
-  set(_source ${CMAKE_BINARY_DIR}/header_check/${_stem}.cpp)
-  file(CONFIGURE OUTPUT ${_source} CONTENT "#include \"${_header}\"\n#include \"${_header}\"\n")
-  list(APPEND _kite_header_sources ${_source})
-endforeach()
-add_library(kite_header_check OBJECT ${_kite_header_sources})
-target_link_libraries(kite_header_check PRIVATE kite_flags PkgConfig::TOMLPP nlohmann_json::nlohmann_json)
+# Every header compiles on its own: kite_header_check(NAME ROOT LIBS...)
+# makes one generated source per header under ROOT/kite/ that includes only
+# that header (twice, which checks its guard), built in ALL with Kite's
+# warning flags and LIBS' include paths (toml++, nlohmann/json; no header
+# includes QuickFIX). The library's headers (include/) are checked from the
+# top CMakeLists.txt, the lab's and the bench's from their own folders.
+function(kite_header_check name root)
+  file(GLOB_RECURSE _headers CONFIGURE_DEPENDS RELATIVE ${root} ${root}/kite/*.hpp)
+  set(_sources "")
+  foreach(_header IN LISTS _headers)
+    string(REGEX REPLACE "[/.]" "_" _stem "${_header}")
+    set(_source ${CMAKE_CURRENT_BINARY_DIR}/header_check/${_stem}.cpp)
+    file(CONFIGURE OUTPUT ${_source} CONTENT "#include \"${_header}\"\n#include \"${_header}\"\n")
+    list(APPEND _sources ${_source})
+  endforeach()
+  add_library(${name} OBJECT ${_sources})
+  target_link_libraries(${name} PRIVATE kite_flags ${ARGN})
+endfunction()

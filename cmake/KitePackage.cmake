@@ -171,10 +171,9 @@ install(CODE "if(CMAKE_INSTALL_DO_STRIP)
   execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:kitecpp_static>\")
 endif()" COMPONENT dev)
-# The public headers: whatever include/kite holds except the lab's and the
-# benchmarks' (theirs, not the library's).
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kite DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
-  PATTERN "lab" EXCLUDE PATTERN "bench" EXCLUDE)
+# The public headers: include/ holds the library's alone (the lab's and the
+# bench's live in lab/include and bench/include).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kite DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 set(_kite_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Kite)
 install(EXPORT KiteTargets NAMESPACE Kite:: DESTINATION ${_kite_cmake_dir} COMPONENT dev)

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kite/bench/alloc_counter.hpp"
 #include "kite/codec/codec.hpp"
 #include "kite/codec/dictionary.hpp"
 #include "kite/codec/level.hpp"
@@ -24,7 +25,6 @@
 #include "kite_ops.hpp"
 #include "quickfix_codec.hpp"
 #include "samples.hpp"
-#include "support/alloc_counter.hpp"
 
 namespace kite::bench {
 namespace {
@@ -41,11 +41,11 @@ using util::dictionary_dir;
 template <class Op>
 void count_allocs(benchmark::State& state, Op&& op) {
   constexpr int kRuns = 1000;
-  kite::test::set_counting(true);
-  const std::uint64_t before = kite::test::allocations();
+  kite::bench::set_counting(true);
+  const std::uint64_t before = kite::bench::allocations();
   for (int i = 0; i < kRuns; ++i) op();
-  const std::uint64_t n = kite::test::allocations() - before;
-  kite::test::set_counting(false);
+  const std::uint64_t n = kite::bench::allocations() - before;
+  kite::bench::set_counting(false);
   state.counters["allocs_per_op"] = static_cast<double>(n) / kRuns;
 }
 
@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
   bool console = true;
   for (const char* a : args)
     if (std::strncmp(a, "--benchmark_format=", 19) == 0 && std::strcmp(a + 19, "console") != 0) console = false;
-  kite::test::set_counting(false);  // on in count_allocs only
+  kite::bench::set_counting(false);  // on in count_allocs only
   // The level in use (KITE_CODEC_LEVEL forces a lower one), in every format's context.
   benchmark::AddCustomContext("kite_codec_level", kite::codec::to_string(kite::codec::active_level()));
   int n = static_cast<int>(args.size());

@@ -2,7 +2,7 @@
 // callgrind. One process serves (run it under valgrind), another drives it
 // (run it natively): 32 initiator sessions on one thread, closed loop. The
 // fix server answers with the acceptor's OrderApplication in ack mode; the
-// echo server and its pingers are the engine tests' (tests/support/engine_testing.hpp).
+// echo server and its pingers are kite/bench/echo.hpp's (the engine tests' too).
 //
 //   engine_cost serve  --protocol fix|echo --sessions 32 --port 0 --port-file F [--dictionary DIR]
 //   engine_cost client --protocol fix|echo --sessions 32 --orders 200 --port P
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kite/app/order_app.hpp"
+#include "kite/bench/echo.hpp"
 #include "kite/codec/codec.hpp"
 #include "kite/engine/engine.hpp"
 #include "kite/link/connection.hpp"
@@ -34,14 +35,13 @@
 #include "kite/session/registry.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
-#include "support/engine_testing.hpp"
 
 namespace kite::engine::tools {
 namespace {
 
 namespace tag = codec::tag;
 
-using test::cat;
+using bench::cat;
 
 // The echo pingers' records: the size of a NewOrderSingle.
 constexpr std::size_t kEchoRecordBytes = 150;
@@ -156,7 +156,7 @@ int serve(const Options& o) {
   link::AcceptorLimits limits;
   limits.max_connections = static_cast<std::size_t>(o.sessions);
   link::AcceptorFactory fix_factory(registry, limits);
-  test::EchoFactory echo_factory;
+  bench::EchoFactory echo_factory;
   ProtocolFactory& factory = o.protocol == "fix" ? static_cast<ProtocolFactory&>(fix_factory) : echo_factory;
 
   EngineConfig cfg;
@@ -205,7 +205,7 @@ int client(const Options& o) {
   session::NullLogger log;
   std::atomic<int> done{0};
   FixClients fix(clock, log, o.sessions, o.orders, done);
-  test::PingerFactory echo(o.orders, kEchoRecordBytes);
+  bench::PingerFactory echo(o.orders, kEchoRecordBytes);
   InitiatorConfig cfg;
   cfg.port = static_cast<std::uint16_t>(o.port);
   cfg.sessions = o.sessions;

@@ -20,16 +20,16 @@
 #include <memory>
 #include <string>
 
+#include "kite/bench/certificates.hpp"
 #include "kite/transport/driver.hpp"
 #include "kite/transport/tcp.hpp"
 #include "kite/transport/tls.hpp"
-#include "support/tls_testing.hpp"
 
 namespace {
 
 using namespace kite::transport;
 
-kite::test::TestCertificates* g_certs = nullptr;
+kite::bench::Certificates* g_certs = nullptr;
 
 class Counter final : public Sink {
  public:
@@ -147,7 +147,7 @@ BENCHMARK_CAPTURE(roundtrip, tls13, Mode::tls13)->Unit(benchmark::kNanosecond);
 
 int main(int argc, char** argv) {
   use_recycling_tls_allocator();  // before anything starts OpenSSL
-  kite::test::TestCertificates certs;
+  kite::bench::Certificates certs;
   g_certs = &certs;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -1,6 +1,9 @@
 // store_bench: what each message store and flush policy costs per stored
 // message, alone (store/...) and on the whole send path of a logged-on
-// session (send/...: encode, store, commit into a send buffer).
+// session (send/...: encode, store, commit into a send buffer), and what a
+// store that holds sends adds to each message when it lets it go at once
+// (held/pass, postgresql "async" inside its window: a copy into HeldOutput,
+// a seal, a release) beside the direct write (held/direct).
 //
 // The journal lives in $KITE_STORE_BENCH_DIR (default: the system temp
 // folder); msync cost depends on that folder's device (tmpfs makes msync
@@ -8,12 +11,14 @@
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "kite/link/connection.hpp"
 #include "kite/session/clock.hpp"
+#include "kite/session/held_output.hpp"
 #include "kite/session/session.hpp"
 #include "kite/session/store.hpp"
 
@@ -179,6 +184,69 @@ void send_message(benchmark::State& state) {
   fs::remove_all(bench_dir());
 }
 
+// A connection's send buffer, as the session sees it.
+class SinkOutput final : public SessionOutput {
+ public:
+  char* claim(std::size_t min) noexcept override { return min <= sizeof buf_ ? buf_ : nullptr; }
+  void commit(std::size_t n) noexcept override {
+    bytes_ += n;
+    asm volatile("" : : "r"(buf_) : "memory");
+  }
+  void disconnect(const char*) noexcept override {}
+
+ private:
+  char buf_[16384];
+  std::size_t bytes_ = 0;
+};
+
+// A store that holds sends and lets every one go at once (async inside its window).
+class PassingStore final : public MessageStore {
+ public:
+  std::uint64_t next_sender_seq() const noexcept override { return next_; }
+  std::uint64_t next_target_seq() const noexcept override { return 1; }
+  void set_next_sender_seq(std::uint64_t s) noexcept override { next_ = s; }
+  void set_next_target_seq(std::uint64_t) noexcept override {}
+  bool store(std::uint64_t seq, std::string_view) noexcept override {
+    next_ = seq + 1;
+    return true;
+  }
+  std::string_view get(std::uint64_t) const noexcept override { return {}; }
+  void reset(std::int64_t) noexcept override { next_ = 1; }
+  std::int64_t creation_time() const noexcept override { return 0; }
+  bool holds_sends() const noexcept override { return true; }
+  std::uint64_t send_mark() const noexcept override { return next_; }
+  bool may_send(std::uint64_t mark) const noexcept override { return mark <= window_end_; }
+
+ private:
+  std::uint64_t next_ = 1;
+  std::uint64_t window_end_ = ~std::uint64_t{0};
+};
+
+// One 200-byte message per iteration: written straight into the sink
+// (range 0), or through HeldOutput, sealed and released (range 1).
+void held_message(benchmark::State& state) {
+  const bool held = state.range(0) != 0;
+  PassingStore store;
+  SinkOutput sink;
+  HeldOutput buffer(store, 1u << 20, 4096);
+  buffer.bind(&sink);
+  SessionOutput& out = held ? static_cast<SessionOutput&>(buffer) : sink;
+  char message[200];
+  std::memset(message, 'x', sizeof message);
+  std::uint64_t seq = 1;
+  for (auto _ : state) {
+    char* p = out.claim(sizeof message);
+    std::memcpy(p, message, sizeof message);
+    store.store(seq++, {p, sizeof message});
+    out.commit(sizeof message);
+    if (held) {
+      buffer.seal();
+      buffer.release();
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+
 void kinds(benchmark::internal::Benchmark* b) {
   b->ArgNames({"store"});
   for (int k = kNull; k <= kFileEvery10ms; ++k) b->Arg(k);
@@ -190,6 +258,8 @@ void kinds(benchmark::internal::Benchmark* b) {
 // message, 4 file+every 100, 5 file+every 10 ms.
 BENCHMARK(store_message)->Name("store")->Apply(kinds)->MinTime(0.2);
 BENCHMARK(send_message)->Name("send")->Apply(kinds)->MinTime(0.2);
+BENCHMARK(held_message)->Name("held/direct")->Arg(0)->MinTime(0.2);
+BENCHMARK(held_message)->Name("held/pass")->Arg(1)->MinTime(0.2);
 
 }  // namespace kite::session::bench
 

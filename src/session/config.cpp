@@ -152,6 +152,10 @@ const std::vector<Key>& keys() {
        [](SessionSettings& s, const At& a) {
          s.store.pg_group_max = static_cast<std::uint32_t>(a.integer(1, 1'000'000));
        }},
+      {"PostgreSQLStoreAsyncWindow",
+       [](SessionSettings& s, const At& a) {
+         s.store.pg_async_window = static_cast<std::uint32_t>(a.integer(1, 1'000'000));
+       }},
       {"PostgreSQLStoreKeepaliveIdle",
        [](SessionSettings& s, const At& a) { s.store.pg_keepalive_idle_s = static_cast<std::uint32_t>(a.integer(1, 3600)); }},
       {"PostgreSQLStoreKeepaliveInterval",

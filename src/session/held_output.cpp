@@ -26,7 +26,7 @@ char* HeldOutput::claim(std::size_t min) noexcept {
 
 void HeldOutput::seal() noexcept {
   if (len_ == sealed_) return;
-  const std::uint64_t t = store_.ticket();
+  const std::uint64_t t = store_.send_mark();
   // A full table widens the last run: its later ticket covers the earlier bytes too.
   if (runs_count_ == run_capacity_)
     runs_[runs_count_ - 1] = {len_, t};
@@ -39,7 +39,7 @@ std::size_t HeldOutput::release() noexcept {
   if (out_ == nullptr || runs_count_ == 0) return 0;
   std::size_t done = 0;  // bytes handed over, from the front
   std::size_t runs_done = 0;
-  while (runs_done < runs_count_ && store_.durable(runs_[runs_done].ticket)) {
+  while (runs_done < runs_count_ && store_.may_send(runs_[runs_done].ticket)) {
     const std::size_t end = runs_[runs_done].end;
     while (done < end) {
       const std::size_t n = std::min(end - done, chunk_);

@@ -164,6 +164,7 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
       conninfo_(pg_conninfo_for(settings)),
       copy_(settings.capacity_bytes, settings.capacity_bytes / 128),
       lazy_(settings.refresh_on_logon),
+      sync_(settings.pg_commit == CommitPolicy::sync),
       open_ns_(now_ns) {
   who_ = key_.beginstring + ":" + key_.sendercompid + "->" + key_.targetcompid;
   const auto fail = [&](const std::string& what) {
@@ -194,8 +195,9 @@ PgStore::PgStore(const StoreSettings& settings, const PgSessionKey& key, std::in
            (lazy_ ? std::string("RefreshOnLogon (the session is taken and loaded at each Logon)")
                   : "next in " + std::to_string(copy_.next_target_seq()) + ", next out " +
                         std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages") +
-           "; commit policy " + (settings.pg_commit == CommitPolicy::sync ? "sync" : "async") + ", group up to " +
-           std::to_string(settings.pg_group_max));
+           "; commit policy " +
+           (sync_ ? std::string("sync") : "async (window " + std::to_string(settings.pg_async_window) + ")") +
+           ", group up to " + std::to_string(settings.pg_group_max));
   thread_ = std::thread([this] { run(); });
 }
 
@@ -227,6 +229,7 @@ std::string PgStore::take_and_load(MemoryStore& into, std::size_t& loaded, std::
   std::uint64_t in = 1, out = 1;
   std::int64_t created = now_ns;
   const bool found = PQntuples(r) == 1;
+  loaded_new_ = !found;
   if (found) {
     in = std::strtoull(PQgetvalue(r, 0, 0), nullptr, 10);
     out = std::strtoull(PQgetvalue(r, 0, 1), nullptr, 10);
@@ -254,6 +257,7 @@ std::string PgStore::take_and_load(MemoryStore& into, std::size_t& loaded, std::
   into.set_next_sender_seq(out);
   into.set_next_target_seq(in);
   written_ = attempted_ = Row{in, out, created / 1000};
+  committed_out_.store(out, std::memory_order_release);
   retaking_ = false;
   return {};
 }
@@ -271,6 +275,7 @@ MessageStore::Refresh PgStore::poll_refresh() noexcept {
       copy_ = std::move(staged_);
       staged_ = MemoryStore(0, 0);
       loaded_ = staged_loaded_;
+      taken_new_ = loaded_new_;
       refresh_.store(refresh_idle, std::memory_order_relaxed);
       log_line("session " + who_ + " taken at Logon: next in " + std::to_string(copy_.next_target_seq()) +
                ", next out " + std::to_string(copy_.next_sender_seq()) + ", " + std::to_string(loaded_) + " messages");
@@ -483,6 +488,7 @@ bool PgStore::write_group(std::uint64_t from, std::uint64_t to, std::string& sql
     const std::string e = exec(conn_, sql);
     if (e.empty()) {
       written_ = after;
+      committed_out_.store(after.out, std::memory_order_release);
       return true;
     }
     exec(conn_, "ROLLBACK");

@@ -1148,11 +1148,38 @@ void Session::on_logon(const Header& h, const FieldIndex& ix) noexcept {
     logout_seq_too_low(expected, h.msg_seq_num);
     return;
   }
+  if (acceptor && !reset && !settings_.reset_on_logon) skip_unsure_sent(ix);
   if (acceptor) send_logon_reply(reset);
   consume(h);  // before became_active(): its log line names the next number expected
   became_active();
   if (h.msg_seq_num > expected) open_gap(expected, h.msg_seq_num);
   app_.on_admin(*this, h, ix);
+}
+
+// A session taken from a store that sends before it commits (postgresql
+// "async" under RefreshOnLogon): the previous holder may have sent numbers
+// the store never got. Our next number must not fall below what the peer
+// has seen: its NextExpectedMsgSeqNum(789) where it says (FIX.4.4, FIXT),
+// else the store's bound on what was sent uncommitted. The numbers skipped
+// are gap-filled when the peer asks for them (the store has no message there).
+void Session::skip_unsure_sent(const FieldIndex& ix) noexcept {
+  const std::uint64_t unsure = store_.unsure_sent();
+  if (unsure == 0) return;
+  const std::uint64_t stored = store_.next_sender_seq();
+  std::uint64_t next = stored + unsure;
+  std::uint64_t expected = 0;
+  const bool has_789 = (settings_.begin_string == "FIX.4.4" || settings_.fixt()) &&
+                       ix.get(tag::NextExpectedMsgSeqNum, expected) == codec::Get::ok && expected != 0;
+  if (has_789) next = std::max(stored, expected);
+  if (next == stored) return;
+  log_.logf(has_789 && expected > stored + unsure ? LogLevel::warn : LogLevel::info, id_,
+            "taken over from a store that sends before it commits: next seq out %llu instead of %llu (%s); the "
+            "numbers between are gap-filled if asked for",
+            static_cast<unsigned long long>(next), static_cast<unsigned long long>(stored),
+            has_789 ? (expected > stored + unsure ? "the peer's NextExpectedMsgSeqNum, beyond the store's window"
+                                                  : "the peer's NextExpectedMsgSeqNum")
+                    : "past the store's window of messages sent uncommitted");
+  store_.set_next_sender_seq(next);
 }
 
 void Session::on_logout_msg(const Header& h, const FieldIndex& ix) noexcept {

@@ -169,6 +169,7 @@ PostgreSQLStoreHost = "db1"
 PostgreSQLStorePort = 5433
 PostgreSQLStoreCommit = "sync"
 PostgreSQLStoreGroupMax = 64
+PostgreSQLStoreAsyncWindow = 256
 RefreshOnLogon = true
 )",
                                 "kite.toml");
@@ -181,6 +182,7 @@ RefreshOnLogon = true
   EXPECT_EQ(s.pg_port, 5433);
   EXPECT_EQ(s.pg_commit, CommitPolicy::sync);
   EXPECT_EQ(s.pg_group_max, 64u);
+  EXPECT_EQ(s.pg_async_window, 256u);
   EXPECT_TRUE(s.refresh_on_logon);
   const std::string e =
       error_of("[[session]]\nSenderCompID=\"A\"\nTargetCompID=\"B\"\nPostgreSQLStoreCommit=\"later\"\n");

@@ -9,9 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kite/session/held_output.hpp"
 #include "kite/session/pg_store.hpp"
@@ -238,10 +243,17 @@ TEST_F(PgStoreTest, syncPolicyMarksDurableOnlyAfterCommit) {
   EXPECT_EQ(row("incoming_seqnum"), "2");
 }
 
-TEST_F(PgStoreTest, asyncPolicyDoesNotHoldSends) {
+TEST_F(PgStoreTest, asyncPolicyHoldsSendsOnlyPastItsWindow) {
   settings_.pg_commit = CommitPolicy::async;
+  settings_.pg_async_window = 4;
   auto s = open();
-  EXPECT_FALSE(s->holds_sends());
+  EXPECT_TRUE(s->holds_sends());
+  EXPECT_EQ(s->committed_out(), 1u);
+  // A mark is the next number out: numbers 1..4 may go before anything commits, 5 may not.
+  EXPECT_TRUE(s->may_send(5));
+  EXPECT_FALSE(s->may_send(6));
+  // Without RefreshOnLogon nothing is taken over: nothing to skip.
+  EXPECT_EQ(s->unsure_sent(), 0u);
 }
 
 TEST_F(PgStoreTest, secondOpenIsRefusedWhileTheFirstHoldsTheSession) {
@@ -386,7 +398,7 @@ class PgSessionTest : public PgStoreTest {
     settings_.pg_commit = policy;
     auto s = open();
     store_ = s.get();
-    SessionSettings ss = test::acceptor_settings();
+    SessionSettings ss = test::acceptor_settings(begin_);
     ss.store = settings_;
     rig_ = std::make_unique<test::BasicSessionRig<AckApp>>(ss, 10000, std::move(s));
   }
@@ -417,6 +429,7 @@ class PgSessionTest : public PgStoreTest {
 
   PgStore* store_ = nullptr;
   std::unique_ptr<test::BasicSessionRig<AckApp>> rig_;
+  std::string begin_ = "FIX.4.4";  // the sessions' BeginString
 };
 
 TEST_F(PgSessionTest, syncAnswerGoesOutOnlyAfterItAndTheInboundNumberCommit) {
@@ -587,6 +600,336 @@ TEST_F(PgSessionTest, standbyTakesTheSessionAtLogonWithTheActivesNumbers) {
                                      "11=O1\x01"),
             std::string_view::npos);
 }
+
+TEST_F(PgSessionTest, asyncSessionSendsAtMostItsWindowPastTheCommittedNumber) {
+  settings_.pg_async_window = 4;
+  start(CommitPolicy::async);
+  rig_->logon();
+  ASSERT_TRUE(store_->wait_committed(5000));
+  ASSERT_EQ(store_->committed_out(), 2u);
+  Admin blocker(PgServer::get().conninfo);
+  hold_row(blocker);
+  for (int i = 1; i <= 6; ++i) rig_->feed(rig_->peer.order("O" + std::to_string(i)));
+  EXPECT_EQ(rig_->app.received.size(), 6u);
+  // Numbers 2..5 (below the committed 2 + the window 4) went out at once; 6 and 7 wait.
+  auto got = rig_->wire.take();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[3].seq(), 5u);
+  EXPECT_TRUE(quiet_for(30ms).empty()) << "sent past the window";
+  blocker.exec("COMMIT");
+  got = wait_for(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].seq(), 6u);
+  EXPECT_EQ(got[1].seq(), 7u);
+}
+
+// 789 on a Logon moves nothing but a refreshed async takeover.
+std::string logon_with_789(test::Peer& peer, std::uint64_t next_expected) {
+  return peer.make("A", [&](codec::MessageWriter& w) {
+    w.add_uint(test::tag::EncryptMethod, 0);
+    w.add_uint(test::tag::HeartBtInt, 30);
+    w.add_uint(codec::tag::NextExpectedMsgSeqNum, next_expected);
+  });
+}
+
+TEST_F(PgSessionTest, syncTakeoverIgnoresNextExpectedMsgSeqNum) {
+  settings_.refresh_on_logon = true;
+  start(CommitPolicy::sync);
+  rig_->feed(logon_with_789(rig_->peer, 7));
+  const auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].type(), "A");
+  EXPECT_EQ(got[0].seq(), 1u);
+  EXPECT_EQ(store_->unsure_sent(), 0u);
+}
+
+TEST_F(PgSessionTest, asyncWithoutRefreshOnLogonIgnoresNextExpected) {
+  start(CommitPolicy::async);
+  rig_->feed(logon_with_789(rig_->peer, 7));
+  const auto got = wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].seq(), 1u);
+}
+
+// An async active crashes (SIGKILL) with answers sent but not committed; a
+// standby takes the session at the counterparty's next Logon.
+class PgTakeoverTest : public PgSessionTest {
+ protected:
+  static constexpr std::uint32_t kWindow = 64;
+  static constexpr int kCommitted = 3;    // orders whose answers the database has
+  static constexpr int kUncommitted = 5;  // orders answered, then the active dies before the commit
+
+  // What the counterparty had from the active when it died.
+  struct Seen {
+    std::uint64_t peer_next = 0;       // the counterparty's next MsgSeqNum out
+    std::uint64_t last_from_kite = 0;  // the last MsgSeqNum it received from KITE
+    std::uint64_t answers = 0;         // ExecutionReports it received
+    std::string error;
+  };
+
+  static bool put(int fd, const void* p, std::size_t n) { return ::write(fd, p, n) == static_cast<ssize_t>(n); }
+  static bool get(int fd, void* p, std::size_t n) { return ::read(fd, p, n) == static_cast<ssize_t>(n); }
+
+  // The active runs in a child process: logs on, answers kCommitted orders
+  // and waits for their commit; then, with the session's row held by
+  // another transaction (nothing more can commit), answers kUncommitted
+  // more (async: at once) and is killed. Its backend is ended before the
+  // row is let go, so its blocked transaction never commits.
+  Seen crash_an_async_active() {
+    Seen seen;
+    settings_.refresh_on_logon = true;
+    settings_.pg_commit = CommitPolicy::async;
+    settings_.pg_async_window = kWindow;
+    int up[2], down[2];
+    if (::pipe(up) != 0 || ::pipe(down) != 0) {
+      seen.error = "pipe failed";
+      return seen;
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      for (int fd : {up[0], up[1], down[0], down[1]}) ::close(fd);
+      seen.error = "fork failed";
+      return seen;
+    }
+    if (pid == 0) {
+      ::close(up[0]);
+      ::close(down[1]);
+      std::uint64_t report[4] = {0, 0, 0, 0};  // ok, peer_next, last_from_kite, answers
+      char go = 0;
+      start(CommitPolicy::async);
+      std::vector<test::Sent> got;
+      const auto take = [&] {
+        for (auto& m : rig_->wire.take()) {
+          report[2] = m.seq();
+          if (m.type() == "8") ++report[3];
+        }
+      };
+      rig_->feed(rig_->peer.logon());
+      eventually([&] {
+        rig_->tick();
+        take();
+        return rig_->session->logged_on();
+      });
+      for (int i = 0; i < kCommitted; ++i) rig_->feed(rig_->peer.order("O" + std::to_string(rig_->peer.next_seq)));
+      take();
+      const bool committed = store_->wait_committed(5000);
+      put(up[1], &go, 1);
+      get(down[0], &go, 1);  // the parent holds the row now
+      for (int i = 0; i < kUncommitted; ++i) rig_->feed(rig_->peer.order("O" + std::to_string(rig_->peer.next_seq)));
+      take();
+      report[0] = rig_->session->logged_on() && committed && report[3] == kCommitted + kUncommitted ? 1 : 0;
+      report[1] = rig_->peer.next_seq;
+      put(up[1], report, sizeof report);
+      get(down[0], &go, 1);  // killed here
+      ::_exit(0);
+    }
+    // Only the child writes up and reads down: a child that dies early ends the parent's reads.
+    ::close(up[1]);
+    ::close(down[0]);
+    char go = 0;
+    std::uint64_t report[4] = {0, 0, 0, 0};
+    Admin blocker(PgServer::get().conninfo);
+    if (!get(up[0], &go, 1)) seen.error = "the active did not start";
+    if (seen.error.empty()) {
+      hold_row(blocker);
+      put(down[1], &go, 1);
+      if (!get(up[0], report, sizeof report) || report[0] != 1) seen.error = "the active did not answer every order";
+    }
+    const std::string lock_holder =
+        "SELECT pid FROM pg_locks WHERE locktype='advisory' AND granted AND "
+        "((classid::bigint << 32) | objid::bigint) = " +
+        std::to_string(key_.lock_key()) + "::bigint";
+    const std::string backend = admin_->value(lock_holder);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    // Its process is gone; its transaction, blocked on the row, must not commit when the row is let go.
+    if (!backend.empty()) admin_->value("SELECT pg_terminate_backend(" + backend + ")");
+    if (!eventually([&] { return admin_->value(lock_holder).empty(); })) seen.error = "the active's lock stayed";
+    blocker.exec("ROLLBACK");
+    ::close(up[0]);
+    ::close(down[1]);
+    seen.peer_next = report[1];
+    seen.last_from_kite = report[2];
+    seen.answers = report[3];
+    return seen;
+  }
+
+  // The counterparty against the standby: it expects `expect` next from
+  // KITE, asks for what it misses, resends what KITE asks for (PossDupFlag),
+  // and counts what it sees.
+  struct Counterparty {
+    std::uint64_t expect = 0;
+    std::uint64_t asked_from = 0;                                    // its ResendRequest's BeginSeqNo (0: none)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> gap_fills;  // MsgSeqNum, NewSeqNo
+    std::map<std::string, int> answers;                              // per ClOrdID
+    std::vector<std::string> logouts;
+    int too_low = 0;
+    std::map<std::uint64_t, test::Sent> queued;
+    std::uint64_t logon_seq = 0;     // the Logon answer's MsgSeqNum
+    std::uint64_t logon_in_seq = 0;  // the counterparty's Logon's MsgSeqNum
+  };
+
+  // A message in sequence.
+  static void serve(Counterparty& c, const test::Sent& m) {
+    if (m.type() == "4") {
+      if (m.get(test::tag::GapFillFlag) == "Y")
+        c.gap_fills.emplace_back(m.seq(), std::stoull(m.get(test::tag::NewSeqNo)));
+      c.expect = std::max<std::uint64_t>(c.expect, std::stoull(m.get(test::tag::NewSeqNo)));
+      return;
+    }
+    ++c.expect;
+    if (m.type() == "8") ++c.answers[m.get(test::tag::ClOrdID)];
+    if (m.type() == "5") c.logouts.push_back(m.get(test::tag::Text));
+  }
+
+  // KITE's ResendRequest is served on arrival, whatever its number (as engines do).
+  // Orders up to the Logon; the Logon (admin) becomes a GapFill.
+  static void resend(test::BasicSessionRig<AckApp>& standby, const Counterparty& c, const test::Sent& m) {
+    const std::uint64_t begin = std::stoull(m.get(test::tag::BeginSeqNo));
+    std::uint64_t end = std::stoull(m.get(test::tag::EndSeqNo));
+    if (end == 0 || end >= standby.peer.next_seq) end = standby.peer.next_seq - 1;
+    for (std::uint64_t q = begin; q <= end; ++q) {
+      test::PeerOpts o;
+      o.seq = q;
+      o.poss_dup = true;
+      if (q >= c.logon_in_seq) {
+        standby.feed(standby.peer.make(
+            "4",
+            [&](codec::MessageWriter& w) {
+              w.add_bool(test::tag::GapFillFlag, true);
+              w.add_uint(test::tag::NewSeqNo, end + 1);
+            },
+            o));
+        break;
+      }
+      std::string id = "O";
+      id += std::to_string(q);
+      standby.feed(standby.peer.order(id, o));
+    }
+  }
+
+  static void take(test::BasicSessionRig<AckApp>& standby, Counterparty& c) {
+    standby.tick();
+    for (auto& m : standby.wire.take()) {
+      if (m.type() == "A") c.logon_seq = m.seq();
+      if (m.type() == "2") resend(standby, c, m);
+      if (m.seq() < c.expect) {
+        if (m.get(test::tag::PossDupFlag) != "Y") ++c.too_low;
+        continue;
+      }
+      const bool sequence_reset = m.type() == "4" && m.get(test::tag::GapFillFlag) != "Y";
+      if (m.seq() > c.expect && !sequence_reset) {
+        if (c.asked_from == 0) {
+          c.asked_from = c.expect;
+          standby.feed(standby.peer.resend_request(c.expect, 0));
+        }
+        c.queued.emplace(m.seq(), std::move(m));
+        continue;
+      }
+      serve(c, m);
+      while (!c.queued.empty() && c.queued.begin()->first <= c.expect) {
+        const test::Sent q = c.queued.begin()->second;
+        c.queued.erase(c.queued.begin());
+        if (q.seq() == c.expect) serve(c, q);
+      }
+    }
+  }
+
+  // The takeover: the counterparty logs on to a standby (with its
+  // NextExpectedMsgSeqNum or without) and both sides settle.
+  // `begin`: 789 is used where the version has it (FIX.4.4, FIXT.1.1), sent or not.
+  void take_over(bool with_789, const char* begin = "FIX.4.4") {
+    begin_ = begin;
+    const bool uses_789 = with_789 && begin_ != "FIX.4.2";
+    const Seen seen = crash_an_async_active();
+    ASSERT_TRUE(seen.error.empty()) << seen.error;
+    // The database has the Logon and the committed orders only.
+    const std::uint64_t db_out = std::stoull(row("outgoing_seqnum"));
+    ASSERT_EQ(db_out, 2u + kCommitted);
+    ASSERT_EQ(seen.last_from_kite, 1u + kCommitted + kUncommitted);
+    ASSERT_EQ(std::stoull(row("incoming_seqnum")), 2u + kCommitted);
+
+    auto standby_store = open();
+    PgStore* st = standby_store.get();
+    SessionSettings ss = test::acceptor_settings(begin_);
+    ss.store = settings_;
+    test::BasicSessionRig<AckApp> standby(ss, 10000, std::move(standby_store));
+    standby.peer.next_seq = seen.peer_next;
+    Counterparty c;
+    c.expect = seen.last_from_kite + 1;
+    c.logon_in_seq = seen.peer_next;
+    standby.feed(standby.peer.make("A", [&](codec::MessageWriter& w) {
+      w.add_uint(test::tag::EncryptMethod, 0);
+      w.add_uint(test::tag::HeartBtInt, 30);
+      if (with_789) w.add_uint(codec::tag::NextExpectedMsgSeqNum, c.expect);
+      if (begin_ == "FIXT.1.1") w.add_string(test::tag::DefaultApplVerID, standby.peer.appl_ver_id);
+    }));
+    const bool settled = eventually([&] {
+      take(standby, c);
+      return standby.session->logged_on() && c.queued.empty() && c.expect == st->next_sender_seq() &&
+             st->next_target_seq() == standby.peer.next_seq && st->committed() == st->appended();
+    });
+    std::string log;
+    for (const auto& l : standby.log.lines()) log += l + "\n";
+    ASSERT_TRUE(settled) << "counterparty expects " << c.expect << ", standby's next out " << st->next_sender_seq()
+                         << "\n"
+                         << log;
+    EXPECT_EQ(c.too_low, 0) << log;
+    EXPECT_TRUE(c.logouts.empty()) << c.logouts.front();
+    if (uses_789) {
+      // The Logon answer carries exactly the number the counterparty expects: nothing to fill.
+      EXPECT_EQ(c.logon_seq, seen.last_from_kite + 1);
+      EXPECT_EQ(c.asked_from, 0u) << log;
+      EXPECT_TRUE(c.gap_fills.empty());
+    } else {
+      // The standby skipped the window; the counterparty asks from the first
+      // number it lacks and gets one GapFill over the unknown numbers and the
+      // admin messages after them (the Logon answer, KITE's ResendRequest).
+      EXPECT_EQ(c.logon_seq, db_out + kWindow);
+      EXPECT_EQ(c.asked_from, seen.last_from_kite + 1);
+      ASSERT_EQ(c.gap_fills.size(), 1u) << log;
+      EXPECT_EQ(c.gap_fills[0].first, seen.last_from_kite + 1);
+      EXPECT_EQ(c.gap_fills[0].second, c.logon_seq + 2);
+    }
+    // Inbound: the orders handled but not committed were asked for again and
+    // answered again; the committed ones were not. (The active answered each once.)
+    int once = 0, twice = 0;
+    for (std::uint64_t q = 2; q < 2 + kCommitted + kUncommitted; ++q) {
+      const int n = 1 + c.answers["O" + std::to_string(q)];
+      once += n == 1;
+      twice += n == 2;
+    }
+    EXPECT_EQ(once, kCommitted);
+    EXPECT_EQ(twice, kUncommitted);
+    EXPECT_EQ(seen.answers, static_cast<std::uint64_t>(kCommitted + kUncommitted));
+    EXPECT_EQ(standby.app.received.size(), static_cast<std::size_t>(kUncommitted));
+    // Both sides and the database end on the same numbers.
+    EXPECT_EQ(row("outgoing_seqnum"), std::to_string(c.expect));
+    EXPECT_EQ(row("incoming_seqnum"), std::to_string(standby.peer.next_seq));
+    std::printf(
+        "takeover %s %s 789: Logon answered with %llu (database %llu, counterparty expected %llu); "
+        "answers at the counterparty: %llu from the active, %zu from the standby (%d orders answered twice)\n",
+        begin, with_789 ? "with" : "without", static_cast<unsigned long long>(c.logon_seq),
+        static_cast<unsigned long long>(db_out), static_cast<unsigned long long>(seen.last_from_kite + 1),
+        static_cast<unsigned long long>(seen.answers),
+        [&] {
+          std::size_t n = 0;
+          for (const auto& [id, k] : c.answers) n += static_cast<std::size_t>(k);
+          return n;
+        }(),
+        twice);
+  }
+};
+
+TEST_F(PgTakeoverTest, asyncStandbyAnswersAtTheCounterpartysNextExpected789) { take_over(true); }
+
+TEST_F(PgTakeoverTest, asyncStandbyOnFixtAnswersAt789) { take_over(true, "FIXT.1.1"); }
+
+// FIX.4.2 has no 789: one sent anyway is not trusted; the window is skipped.
+TEST_F(PgTakeoverTest, asyncStandbyOnFix42Skips789AndItsWindow) { take_over(true, "FIX.4.2"); }
+
+// (Test names are the session_qualifier: at most 64 characters.)
+TEST_F(PgTakeoverTest, asyncStandbyWithout789SkipsItsWindowAndGapFillsIt) { take_over(false); }
 
 // A whole FIX message as QuickFIX stores it (BodyLength and CheckSum
 // included), from "35=...|34=...|...|" with '|' for SOH.

@@ -1,20 +1,10 @@
-// Counts heap allocations in a test or benchmark binary that links the
-// kite_alloc_counter object library, which replaces the global operator new
-// and delete with counting versions (they also see allocations made inside
-// shared libraries, such as QuickFIX's).
+// The tests count allocations with the bench's counter (target
+// kite_alloc_counter, kite/bench/alloc_counter.hpp), under the tests' names.
 #pragma once
 
-#include <cstdint>
+#include "kite/bench/alloc_counter.hpp"
 
 namespace kite::test {
-
-// Calls to any form of operator new since the process started, but for
-// those made while counting was off.
-std::uint64_t allocations() noexcept;
-
-// Counting is on from the start. Off, operator new is malloc and one
-// predictable test: a benchmark times a peer's allocating code without the
-// counter's atomic add (a locked instruction per allocation) charged to it.
-void set_counting(bool on) noexcept;
-
+using kite::bench::allocations;
+using kite::bench::set_counting;
 }  // namespace kite::test

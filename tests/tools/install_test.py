@@ -3,9 +3,10 @@
 installed kite-fixprint and kite-acceptor run with KITE_DICTIONARY_DIR unset,
 from a working directory with nothing beside it, and must read the installed
 dictionaries (share/kite/dictionaries): removing one of them must show in
-their output.
+their output. The installed headers are the public include/ exactly: the
+library's, no lab or bench header.
 
-Usage: install_test.py CMAKE BUILD_DIR SAMPLE_LOG (ctest's install_standalone).
+Usage: install_test.py CMAKE BUILD_DIR SAMPLE_LOG SOURCE_DIR (ctest's install_standalone).
 """
 import os
 import shutil
@@ -50,7 +51,7 @@ def run(args, cwd, env):
 
 
 def main():
-    cmake, build_dir, sample = sys.argv[1:4]
+    cmake, build_dir, sample, source_dir = sys.argv[1:5]
     env = {k: v for k, v in os.environ.items() if k != "KITE_DICTIONARY_DIR"}
     with tempfile.TemporaryDirectory(prefix="kite-install-") as tmp:
         tmp = os.path.realpath(tmp)  # the programs see their own folder with links resolved
@@ -74,6 +75,18 @@ def main():
             check(os.access(os.path.join(bin_dir, name), os.X_OK), "bin/" + name + " installed")
         for name in ("FIX42.xml", "FIX44.xml", "FIXT11.xml", "FIX50SP2.xml", "LICENSE.quickfix"):
             check(os.path.isfile(os.path.join(dicts, name)), "share/kite/dictionaries/" + name + " installed")
+
+        def files_under(top):
+            return sorted(os.path.relpath(os.path.join(d, f), top) for d, _, fs in os.walk(top) for f in fs)
+
+        installed = files_under(os.path.join(prefix, "include"))
+        public = files_under(os.path.join(source_dir, "include"))
+        check(installed == public, f"include/ installed as the source's include/ ({len(public)} headers)",
+              "installed only: %s\nnot installed: %s" % (sorted(set(installed) - set(public)),
+                                                          sorted(set(public) - set(installed))))
+        check("kite/kite.h" in installed and "kite/app/acceptor.hpp" in installed, "the library's headers installed")
+        check(not any(h.startswith(("kite/lab/", "kite/bench/")) for h in installed), "no lab or bench header installed",
+              "\n".join(h for h in installed if h.startswith(("kite/lab/", "kite/bench/"))))
 
         fixprint = [os.path.join(bin_dir, "kite-fixprint"), "--validate", "--no-color", "sample.log"]
         code, out = run(fixprint, work, env)

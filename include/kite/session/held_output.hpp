@@ -1,12 +1,14 @@
 // HeldOutput: a SessionOutput that keeps what a session writes until its
-// store says it is committed (commit policy "sync" of a store that commits
-// behind the session's thread, MessageStore::holds_sends()).
+// store says it may go (a store that commits behind the session's thread,
+// MessageStore::holds_sends(): postgresql; under "sync" once committed,
+// under "async" once within its window of the committed numbers).
 //
 // The session writes into it as into the connection. seal() tags the bytes
-// written since the last seal with the store's ticket(); the session seals
+// written since the last seal with the store's send_mark(); the session seals
 // only where everything those bytes depend on is in the store (after an
 // inbound batch ended, or outside one). release() hands to the connection,
-// in order, every sealed run whose ticket the store reports durable(). So an
+// in order, every sealed run whose mark the store reports may_send(). Under
+// "sync" (mark = ticket, may_send = durable) an
 // answer reaches the peer only after the transaction holding it and the
 // inbound MsgSeqNum that caused it commits; while the database is away
 // nothing is released and the buffer fills: claim() then returns nullptr,

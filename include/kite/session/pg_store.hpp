@@ -73,9 +73,21 @@ class PgStore final : public MessageStore {
   void flush() noexcept override;
   void begin_inbound() noexcept override { in_batch_ = true; }
   void end_inbound() noexcept override;
-  bool holds_sends() const noexcept override { return settings_.pg_commit == CommitPolicy::sync; }
+  // Both policies hold sends: "sync" until committed, "async" only past
+  // its window (PostgreSQLStoreAsyncWindow): a message numbered s goes out
+  // once s < the committed outgoing_seqnum + the window, so a standby that
+  // skips the window never reuses a number the peer has seen.
+  bool holds_sends() const noexcept override { return true; }
   std::uint64_t ticket() const noexcept override { return appended_.load(std::memory_order_relaxed); }
   bool durable(std::uint64_t ticket) const noexcept override { return committed() >= ticket; }
+  std::uint64_t send_mark() const noexcept override { return sync_ ? ticket() : copy_.next_sender_seq(); }
+  bool may_send(std::uint64_t mark) const noexcept override {
+    return sync_ ? durable(mark) : mark <= committed_out() + settings_.pg_async_window;
+  }
+  // A session new to the database (no row yet) was never sent on: nothing to skip.
+  std::uint64_t unsure_sent() const noexcept override {
+    return lazy_ && !sync_ && !taken_new_ ? settings_.pg_async_window : 0;
+  }
   const char* unavailable() const noexcept override;
   bool begin_refresh() noexcept override;
   Refresh poll_refresh() noexcept override;
@@ -85,6 +97,8 @@ class PgStore final : public MessageStore {
   // Changes appended so far, and how many of them a committed transaction holds.
   std::uint64_t appended() const noexcept { return appended_.load(std::memory_order_acquire); }
   std::uint64_t committed() const noexcept { return committed_.load(std::memory_order_acquire); }
+  // The outgoing_seqnum (next number out) of the session's row as last committed or loaded here.
+  std::uint64_t committed_out() const noexcept { return committed_out_.load(std::memory_order_acquire); }
   // Transactions committed by the store thread (group commit: fewer than changes).
   std::uint64_t transactions() const noexcept { return transactions_.load(std::memory_order_acquire); }
   // Changes dropped because the ring was full (the database misses them).
@@ -135,6 +149,7 @@ class PgStore final : public MessageStore {
   // Logon by the store thread (into staged_), let go at disconnect.
   enum : int { refresh_idle = 0, refresh_requested = 1, refresh_ready = 2, refresh_failed = 3 };
   bool lazy_ = false;
+  bool sync_ = false;                 // PostgreSQLStoreCommit "sync"
   std::int64_t open_ns_ = 0;          // the creation time of a session new to the database
   std::atomic<bool> holding_{false};  // this connection holds the session's lock (set by the store thread)
   std::atomic<int> refresh_{refresh_idle};
@@ -142,6 +157,8 @@ class PgStore final : public MessageStore {
   bool taken_ = false;  // the session's thread: the session is loaded and ours (writes go out)
   MemoryStore staged_{0, 0};
   std::size_t staged_loaded_ = 0;
+  bool loaded_new_ = false;  // the store thread: the last load found no row (a new session)
+  bool taken_new_ = false;   // the session's thread: the session taken at the last Logon was new
   std::string refresh_error_;
   bool in_batch_ = false;
 
@@ -169,6 +186,7 @@ class PgStore final : public MessageStore {
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // byte position the store thread has committed
   std::atomic<std::uint64_t> appended_{0};
   std::atomic<std::uint64_t> committed_{0};
+  std::atomic<std::uint64_t> committed_out_{0};  // written_.out, for the session's thread (async window)
   std::atomic<std::uint64_t> transactions_{0};
   std::atomic<std::uint64_t> lost_{0};
   std::atomic<bool> down_{false};

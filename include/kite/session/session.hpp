@@ -289,6 +289,7 @@ class alignas(64) Session {
   // RefreshOnLogon: parks the Logon until the store has reloaded; true when it did.
   bool park_for_refresh(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   int poll_refresh() noexcept;
+  void skip_unsure_sent(const codec::FieldIndex& ix) noexcept;
   // Stores a sent message; logs once when the store refuses (full).
   void keep(std::uint64_t seq, std::string_view msg) noexcept;
   void send_heartbeat(std::string_view test_req_id) noexcept;
@@ -357,8 +358,8 @@ class alignas(64) Session {
   Application& app_;
   const Clock& clock_;
   const MessageValidator* validator_ = nullptr;
-  // Commit policy "sync" (store_.holds_sends()): out_ is this, bound to the
-  // connection; it passes bytes on once the store has committed them.
+  // A store that holds sends (postgresql): out_ is this, bound to the
+  // connection; it passes bytes on once the store lets them go.
   std::unique_ptr<HeldOutput> held_;
   // The inbound message being handled: Rejects, Logouts and
   // BusinessMessageRejects sent meanwhile answer it (reversed routing).

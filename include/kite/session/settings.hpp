@@ -52,6 +52,8 @@ struct StoreSettings {
                                                  // the settings above override its keys
   CommitPolicy pg_commit = CommitPolicy::async;  // PostgreSQLStoreCommit: "async" | "sync"
   std::uint32_t pg_group_max = 512;              // PostgreSQLStoreGroupMax: most queued writes per transaction
+  std::uint32_t pg_async_window = 1024;          // PostgreSQLStoreAsyncWindow: under async, most outbound
+                                                 // numbers sent past the database's committed one
   std::uint32_t pg_keepalive_idle_s = 10;        // PostgreSQLStoreKeepaliveIdle: TCP keepalive on the database
   std::uint32_t pg_keepalive_interval_s = 2;     // PostgreSQLStoreKeepaliveInterval
   std::uint32_t pg_keepalive_count = 3;          // PostgreSQLStoreKeepaliveCount

@@ -77,10 +77,11 @@ class MessageStore {
   virtual void begin_inbound() noexcept {}
   virtual void end_inbound() noexcept {}
 
-  // A store that commits behind the session's thread (postgresql) under
-  // commit policy "sync": the session hands a message to the wire only once
-  // durable(t) holds for a ticket() taken after the message was stored and
-  // its inbound batch ended. Stores durable as soon as written need none of it.
+  // A store that commits behind the session's thread (postgresql): the
+  // session hands a message to the wire only once may_send(m) holds for a
+  // send_mark() taken after the message was stored and its inbound batch
+  // ended (under "sync": once durable). Stores durable as soon as written
+  // need none of it.
   virtual bool holds_sends() const noexcept { return false; }
   // A mark covering every change made so far (the session's thread).
   virtual std::uint64_t ticket() const noexcept { return 0; }
@@ -89,6 +90,17 @@ class MessageStore {
     (void)ticket;
     return true;
   }
+  // What HeldOutput tags and tests (by default the ticket and its commit):
+  // a mark taken after the bytes it covers were stored, and whether bytes
+  // so marked may reach the peer now. A store may let them go before they
+  // commit (postgresql "async", within its window).
+  virtual std::uint64_t send_mark() const noexcept { return ticket(); }
+  virtual bool may_send(std::uint64_t mark) const noexcept { return durable(mark); }
+  // After a RefreshOnLogon reload, under a policy that sends before it
+  // commits (postgresql "async"): how many outbound MsgSeqNums past
+  // next_sender_seq() the previous holder may have sent without the store
+  // knowing. The acceptor skips them at the Logon (docs/store.md). 0: none.
+  virtual std::uint64_t unsure_sent() const noexcept { return 0; }
   // Why the store cannot take a Logon now (static text: its database is
   // away), or nullptr.
   virtual const char* unavailable() const noexcept { return nullptr; }

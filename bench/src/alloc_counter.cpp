@@ -1,4 +1,4 @@
-#include "support/alloc_counter.hpp"
+#include "kite/bench/alloc_counter.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -12,8 +12,8 @@ void count() noexcept {
 }
 }  // namespace
 
-std::uint64_t kite::test::allocations() noexcept { return g_allocs.load(std::memory_order_relaxed); }
-void kite::test::set_counting(bool on) noexcept { g_counting.store(on, std::memory_order_relaxed); }
+std::uint64_t kite::bench::allocations() noexcept { return g_allocs.load(std::memory_order_relaxed); }
+void kite::bench::set_counting(bool on) noexcept { g_counting.store(on, std::memory_order_relaxed); }
 
 // The replaced delete frees what the replaced new mallocs; g++ cannot see the
 // pairing once both are inlined.
