@@ -34,38 +34,8 @@ HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
   append_field(fixed_, tag::TargetLocationID, f.target_location_id);
 }
 
-char* MessageWriter::put_timestamp(char* q, std::int64_t nanos) noexcept {
-  const int n = static_cast<int>(precision_);
-  constexpr std::int64_t kNs = 1'000'000'000;
-  std::int64_t sec = nanos / kNs;
-  std::int64_t frac = nanos % kNs;
-  if (frac < 0) {
-    frac += kNs;
-    --sec;
-  }
-  if (sec != cached_second_) {
-    write_utc_timestamp(cached_, sec * kNs, TimePrecision::seconds);
-    cached_second_ = sec;
-  }
-  std::memcpy(q, cached_, sizeof cached_);
-  q += sizeof cached_;
-  if (n != 0) {
-    *q++ = '.';
-    const auto f = static_cast<std::uint32_t>(frac);
-    switch (precision_) {
-      case TimePrecision::millis: q = put3(q, f / 1'000'000); break;
-      case TimePrecision::micros: q = put3(put3(q, f / 1'000'000), f / 1'000 % 1'000); break;
-      case TimePrecision::nanos: q = put3(put3(put3(q, f / 1'000'000), f / 1'000 % 1'000), f % 1'000); break;
-      case TimePrecision::seconds: break;
-    }
-  }
-  return q;
-}
-
-void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
+char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept {
   const int n = static_cast<int>(precision);
-  char* q = claim(t, sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0));
-  if (q == nullptr) return;
   constexpr std::int64_t kNs = 1'000'000'000;
   std::int64_t sec = nanos / kNs;
   std::int64_t frac = nanos % kNs;
@@ -90,7 +60,36 @@ void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePreci
       case TimePrecision::seconds: break;
     }
   }
-  *q = kSoh;
+  return q;
+}
+
+const char* MessageWriter::timestamp_text(std::int64_t nanos) noexcept {
+  if (nanos != last_ns_ || last_len_ == 0) {
+    last_len_ = static_cast<std::uint8_t>(render_timestamp(last_, nanos, precision_) - last_);
+    last_ns_ = nanos;
+  }
+  return last_;
+}
+
+char* MessageWriter::put_timestamp_apart(char* q, std::int64_t nanos) noexcept {
+  const char* const text = timestamp_text(nanos);
+  std::memcpy(q, text, kMaxTimestampChars);  // the caller's room (the bytes past the end are written over)
+  return q + last_len_;
+}
+
+void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
+  const int n = static_cast<int>(precision);
+  const std::size_t len = sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0);
+  char* q = claim(t, len);
+  if (q == nullptr) return;
+  if (precision != precision_) {
+    render_timestamp(q, nanos, precision);
+  } else if (static_cast<std::size_t>(end_ - q) >= kMaxTimestampChars) {
+    std::memcpy(q, timestamp_text(nanos), kMaxTimestampChars);  // a fixed-size copy; the SOH and what follows go over it
+  } else {
+    std::memcpy(q, timestamp_text(nanos), len);
+  }
+  q[len] = kSoh;
 }
 
 std::int64_t utc_now_ns() noexcept {

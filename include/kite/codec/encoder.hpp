@@ -137,8 +137,15 @@ class MessageWriter {
   char* reserve(std::size_t n) noexcept { return static_cast<std::size_t>(end_ - p_) >= n ? p_ : nullptr; }
   void advance(char* q) noexcept { p_ = q; }
   // A UTCTimestamp value at the writer's precision at q, without tag or
-  // SOH (at most kMaxTimestampChars bytes); returns its end.
-  char* put_timestamp(char* q, std::int64_t nanos) noexcept;
+  // SOH; returns its end. It writes kMaxTimestampChars bytes at q (those
+  // past the end are for what follows to write over).
+  char* put_timestamp(char* q, std::int64_t nanos) noexcept {
+    if (nanos == last_ns_ && last_len_ != 0) [[likely]] {  // the message's SendingTime, rendered already
+      std::memcpy(q, last_, kMaxTimestampChars);
+      return q + last_len_;
+    }
+    return put_timestamp_apart(q, nanos);
+  }
 
   // Fills BodyLength and CheckSum; returns the message's length (it starts at
   // buf), or 0 when it did not fit the capacity. Room is checked exactly: a
@@ -227,9 +234,19 @@ class MessageWriter {
   char* p_ = nullptr;
   char* end_ = nullptr;
   char* body_ = nullptr;
+  // The timestamp at precision; returns its end.
+  char* render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept;
+  // last_ holding nanos at the writer's precision: a report's SendingTime
+  // and TransactTime are one reading of the clock, rendered once.
+  const char* timestamp_text(std::int64_t nanos) noexcept;
+  char* put_timestamp_apart(char* q, std::int64_t nanos) noexcept;
+
   // "YYYYMMDD-HH:MM:SS" of the last second rendered.
   std::int64_t cached_second_ = INT64_MIN;
   char cached_[17] = {};
+  std::uint8_t last_len_ = 0;
+  std::int64_t last_ns_ = 0;  // (last_len_ 0: nothing rendered yet)
+  char last_[kMaxTimestampChars + 5] = {};
   bool text_inline_ = false;
   std::uint16_t begin_len_ = 0;  // 0 until load_header(); "8=" BeginString SOH "9=" is short
   std::uint32_t fixed_len_ = 0;
