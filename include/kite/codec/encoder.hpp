@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "kite/codec/digits.hpp"
 #include "kite/codec/fix.hpp"
 #include "kite/codec/scan.hpp"
 #include "kite/codec/values.hpp"
@@ -96,6 +97,19 @@ class MessageWriter {
     else if (fixed_len_ != 0)
       std::memcpy(q, f, fixed_len_);
     p_ = q + fixed_len_;
+    // "34=" seq SOH "52=" time SOH: constant tags and word-wide writes when
+    // the room for their longest form is free, else the typed calls.
+    constexpr std::size_t kSeqAndTime = 3 + 8 + 1 + 3 + kMaxTimestampChars + 1;
+    if (seq_num < 100'000'000 && static_cast<std::size_t>(end_ - p_) >= kSeqAndTime) [[likely]] {
+      q = p_;
+      std::memcpy(q, "34=", 3);
+      q = detail::put_below_1e8(q + 3, static_cast<std::uint32_t>(seq_num));
+      std::memcpy(q, "\x01" "52=", 4);
+      q = put_timestamp(q + 4, sending_time_ns);
+      *q = kSoh;
+      p_ = q + 1;
+      return;
+    }
     add_uint(tag::MsgSeqNum, seq_num);
     add_timestamp(tag::SendingTime, sending_time_ns);
   }
