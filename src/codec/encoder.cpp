@@ -63,32 +63,12 @@ char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision
   return q;
 }
 
-const char* MessageWriter::timestamp_text(std::int64_t nanos) noexcept {
-  if (nanos != last_ns_ || last_len_ == 0) {
-    last_len_ = static_cast<std::uint8_t>(render_timestamp(last_, nanos, precision_) - last_);
-    last_ns_ = nanos;
-  }
-  return last_;
-}
-
-char* MessageWriter::put_timestamp_apart(char* q, std::int64_t nanos) noexcept {
-  const char* const text = timestamp_text(nanos);
-  std::memcpy(q, text, kMaxTimestampChars);  // the caller's room (the bytes past the end are written over)
-  return q + last_len_;
-}
-
 void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
   const int n = static_cast<int>(precision);
   const std::size_t len = sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0);
   char* q = claim(t, len);
   if (q == nullptr) return;
-  if (precision != precision_) {
-    render_timestamp(q, nanos, precision);
-  } else if (static_cast<std::size_t>(end_ - q) >= kMaxTimestampChars) {
-    std::memcpy(q, timestamp_text(nanos), kMaxTimestampChars);  // a fixed-size copy; the SOH and what follows go over it
-  } else {
-    std::memcpy(q, timestamp_text(nanos), len);
-  }
+  render_timestamp(q, nanos, precision);
   q[len] = kSoh;
 }
 

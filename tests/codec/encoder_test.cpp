@@ -190,8 +190,9 @@ TEST(EncoderTest, reservedRunWritesWhatTheTypedCallsWrite) {
   expect_valid(std::string_view(b, nb));
 }
 
-// The SendingTime's text is reused for a TransactTime of the same reading;
-// another reading, another precision or a tight buffer render their own.
+// put_timestamp, add_timestamp and begin()'s SendingTime give one text for
+// one reading, whatever came before; another precision its own; a field
+// with exactly its room written in full and nothing past it.
 TEST(EncoderTest, aTimestampRenderedOnceIsTheSameTextEveryWay) {
   const HeaderTemplate h = make_header();
   for (const TimePrecision p :

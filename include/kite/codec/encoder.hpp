@@ -99,13 +99,15 @@ class MessageWriter {
     p_ = q + fixed_len_;
     // "34=" seq SOH "52=" time SOH: constant tags and word-wide writes when
     // the room for their longest form is free, else the typed calls.
+    // (Nothing else is kept in the writer: its fields are two of the
+    // session's hot lines.)
     constexpr std::size_t kSeqAndTime = 3 + 8 + 1 + 3 + kMaxTimestampChars + 1;
     if (seq_num < 100'000'000 && static_cast<std::size_t>(end_ - p_) >= kSeqAndTime) [[likely]] {
       q = p_;
       std::memcpy(q, "34=", 3);
       q = detail::put_below_1e8(q + 3, static_cast<std::uint32_t>(seq_num));
       std::memcpy(q, "\x01" "52=", 4);
-      q = put_timestamp(q + 4, sending_time_ns);
+      q = render_timestamp(q + 4, sending_time_ns, precision_);
       *q = kSoh;
       p_ = q + 1;
       return;
@@ -151,15 +153,8 @@ class MessageWriter {
   char* reserve(std::size_t n) noexcept { return static_cast<std::size_t>(end_ - p_) >= n ? p_ : nullptr; }
   void advance(char* q) noexcept { p_ = q; }
   // A UTCTimestamp value at the writer's precision at q, without tag or
-  // SOH; returns its end. It writes kMaxTimestampChars bytes at q (those
-  // past the end are for what follows to write over).
-  char* put_timestamp(char* q, std::int64_t nanos) noexcept {
-    if (nanos == last_ns_ && last_len_ != 0) [[likely]] {  // the message's SendingTime, rendered already
-      std::memcpy(q, last_, kMaxTimestampChars);
-      return q + last_len_;
-    }
-    return put_timestamp_apart(q, nanos);
-  }
+  // SOH (at most kMaxTimestampChars bytes); returns its end.
+  char* put_timestamp(char* q, std::int64_t nanos) noexcept { return render_timestamp(q, nanos, precision_); }
 
   // Fills BodyLength and CheckSum; returns the message's length (it starts at
   // buf), or 0 when it did not fit the capacity. Room is checked exactly: a
@@ -250,17 +245,10 @@ class MessageWriter {
   char* body_ = nullptr;
   // The timestamp at precision; returns its end.
   char* render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept;
-  // last_ holding nanos at the writer's precision: a report's SendingTime
-  // and TransactTime are one reading of the clock, rendered once.
-  const char* timestamp_text(std::int64_t nanos) noexcept;
-  char* put_timestamp_apart(char* q, std::int64_t nanos) noexcept;
 
   // "YYYYMMDD-HH:MM:SS" of the last second rendered.
   std::int64_t cached_second_ = INT64_MIN;
   char cached_[17] = {};
-  std::uint8_t last_len_ = 0;
-  std::int64_t last_ns_ = 0;  // (last_len_ 0: nothing rendered yet)
-  char last_[kMaxTimestampChars + 5] = {};
   bool text_inline_ = false;
   std::uint16_t begin_len_ = 0;  // 0 until load_header(); "8=" BeginString SOH "9=" is short
   std::uint32_t fixed_len_ = 0;
