@@ -865,9 +865,9 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     close("first message not a Logon");
     return;
   }
-  const bool begin_ok = expect_plain_ ? same_text(h.begin_string, expect_, expect_begin_len_, ix.frame(),
-                                                  expect_ + sizeof expect_)
-                                      : h.begin_string == settings_.begin_string;
+  const bool begin_ok =
+      expect_plain_ ? same_text(h.begin_string, expect_, expect_begin_len_, ix.frame(), expect_ + sizeof expect_)
+                    : h.begin_string == settings_.begin_string;
   if (!begin_ok) [[unlikely]] {
     wrong_begin_string(h.begin_string, h.msg_type == "5");
     return;

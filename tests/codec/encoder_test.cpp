@@ -201,7 +201,8 @@ TEST(EncoderTest, aTimestampRenderedOnceIsTheSameTextEveryWay) {
     for (const std::int64_t t : {kTime, kTime, kTime + 1, kTime + 1'000'000, kTime - 7}) {
       const std::int64_t other = t + 1'001'001'001;  // every digit differs
       char reference[32];
-      const std::string_view want(reference, static_cast<std::size_t>(write_utc_timestamp(reference, t, p) - reference));
+      const std::string_view want(reference,
+                                  static_cast<std::size_t>(write_utc_timestamp(reference, t, p) - reference));
       char buf[512];
       w.begin(buf, sizeof buf, "8", 1, t);
       char* q = w.reserve(128);
@@ -232,8 +233,9 @@ TEST(EncoderTest, aTimestampRenderedOnceIsTheSameTextEveryWay) {
       EXPECT_EQ(v, want);
       char reference3[32];
       ASSERT_EQ(ix.get(tag::TransactTime, v), Get::ok);
-      EXPECT_EQ(v, std::string_view(reference3, static_cast<std::size_t>(
-                                                    write_utc_timestamp(reference3, t, TimePrecision::nanos) - reference3)));
+      EXPECT_EQ(
+          v, std::string_view(reference3, static_cast<std::size_t>(
+                                              write_utc_timestamp(reference3, t, TimePrecision::nanos) - reference3)));
     }
   }
   // Exactly the room the field needs: the copy stops at its end.
