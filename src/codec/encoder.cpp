@@ -34,38 +34,8 @@ HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
   append_field(fixed_, tag::TargetLocationID, f.target_location_id);
 }
 
-char* MessageWriter::put_timestamp(char* q, std::int64_t nanos) noexcept {
-  const int n = static_cast<int>(precision_);
-  constexpr std::int64_t kNs = 1'000'000'000;
-  std::int64_t sec = nanos / kNs;
-  std::int64_t frac = nanos % kNs;
-  if (frac < 0) {
-    frac += kNs;
-    --sec;
-  }
-  if (sec != cached_second_) {
-    write_utc_timestamp(cached_, sec * kNs, TimePrecision::seconds);
-    cached_second_ = sec;
-  }
-  std::memcpy(q, cached_, sizeof cached_);
-  q += sizeof cached_;
-  if (n != 0) {
-    *q++ = '.';
-    const auto f = static_cast<std::uint32_t>(frac);
-    switch (precision_) {
-      case TimePrecision::millis: q = put3(q, f / 1'000'000); break;
-      case TimePrecision::micros: q = put3(put3(q, f / 1'000'000), f / 1'000 % 1'000); break;
-      case TimePrecision::nanos: q = put3(put3(put3(q, f / 1'000'000), f / 1'000 % 1'000), f % 1'000); break;
-      case TimePrecision::seconds: break;
-    }
-  }
-  return q;
-}
-
-void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
+char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept {
   const int n = static_cast<int>(precision);
-  char* q = claim(t, sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0));
-  if (q == nullptr) return;
   constexpr std::int64_t kNs = 1'000'000'000;
   std::int64_t sec = nanos / kNs;
   std::int64_t frac = nanos % kNs;
@@ -90,7 +60,16 @@ void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePreci
       case TimePrecision::seconds: break;
     }
   }
-  *q = kSoh;
+  return q;
+}
+
+void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
+  const int n = static_cast<int>(precision);
+  const std::size_t len = sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0);
+  char* q = claim(t, len);
+  if (q == nullptr) return;
+  render_timestamp(q, nanos, precision);
+  q[len] = kSoh;
 }
 
 std::int64_t utc_now_ns() noexcept {

@@ -264,9 +264,12 @@ void SessionAgent::deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept
     }
   }
   // What the bytes did may bring a timer forward (a gap opened, a logout
-  // sent), never put it off: that is for the next turn to say.
-  const std::int64_t due = now_ + s.proto->timer_quiet_ns();
-  if (due < s.timer_due) s.timer_due = due;
+  // sent), never put it off: that is for the next turn to say. A turn due
+  // already cannot come sooner (the answer is never negative): no question.
+  if (s.timer_due > now_) {
+    const std::int64_t due = now_ + s.proto->timer_quiet_ns();
+    if (due < s.timer_due) s.timer_due = due;
+  }
   if (!rx.empty()) s.retry_mark = s.conn.bytes_sent;
   if (!s.conn.tx.empty() && !s.conn.write_blocked && !s.conn.send_in_flight) flush(s);
 }

@@ -190,6 +190,69 @@ TEST(EncoderTest, reservedRunWritesWhatTheTypedCallsWrite) {
   expect_valid(std::string_view(b, nb));
 }
 
+// put_timestamp, add_timestamp and begin()'s SendingTime give one text for
+// one reading, whatever came before; another precision its own; a field
+// with exactly its room written in full and nothing past it.
+TEST(EncoderTest, aTimestampRenderedOnceIsTheSameTextEveryWay) {
+  const HeaderTemplate h = make_header();
+  for (const TimePrecision p :
+       {TimePrecision::seconds, TimePrecision::millis, TimePrecision::micros, TimePrecision::nanos}) {
+    MessageWriter w(h, p);
+    for (const std::int64_t t : {kTime, kTime, kTime + 1, kTime + 1'000'000, kTime - 7}) {
+      const std::int64_t other = t + 1'001'001'001;  // every digit differs
+      char reference[32];
+      const std::string_view want(reference,
+                                  static_cast<std::size_t>(write_utc_timestamp(reference, t, p) - reference));
+      char buf[512];
+      w.begin(buf, sizeof buf, "8", 1, t);
+      char* q = w.reserve(128);
+      ASSERT_NE(q, nullptr);
+      char* const a = q;
+      q = w.put_timestamp(a, t);
+      EXPECT_EQ(std::string_view(a, static_cast<std::size_t>(q - a)), want);
+      char* const b = q;
+      q = w.put_timestamp(b, other);  // a new reading, then the first again
+      char reference2[32];
+      EXPECT_EQ(std::string_view(b, static_cast<std::size_t>(q - b)),
+                std::string_view(reference2,
+                                 static_cast<std::size_t>(write_utc_timestamp(reference2, other, p) - reference2)));
+      char* const c = q;
+      q = w.put_timestamp(c, t);
+      EXPECT_EQ(std::string_view(c, static_cast<std::size_t>(q - c)), want);
+      // (The run is not kept: no advance(q).)
+      w.add_timestamp(tag::TransactTime, t, TimePrecision::nanos);  // another precision
+      w.add_timestamp(tag::OrigSendingTime, t);
+      const std::size_t n = w.finish();
+      ASSERT_GT(n, 0u);
+      FieldIndex ix;
+      ASSERT_TRUE(ix.build({buf, n}));
+      std::string_view v;
+      ASSERT_EQ(ix.get(tag::SendingTime, v), Get::ok);
+      EXPECT_EQ(v, want);
+      ASSERT_EQ(ix.get(tag::OrigSendingTime, v), Get::ok);
+      EXPECT_EQ(v, want);
+      char reference3[32];
+      ASSERT_EQ(ix.get(tag::TransactTime, v), Get::ok);
+      EXPECT_EQ(
+          v, std::string_view(reference3, static_cast<std::size_t>(
+                                              write_utc_timestamp(reference3, t, TimePrecision::nanos) - reference3)));
+    }
+  }
+  // Exactly the room the field needs: the copy stops at its end.
+  MessageWriter w(h);
+  char buf[256];
+  w.begin(buf, sizeof buf, "0", 1, kTime);
+  const std::size_t used = w.written();
+  MessageWriter tight(h);
+  const std::size_t room = used + 3 + 21 + 1;  // "52=" value SOH after the header
+  std::string text(room + 8, '#');
+  tight.begin(text.data(), room, "0", 1, kTime);
+  tight.add_timestamp(tag::SendingTime, kTime);
+  EXPECT_TRUE(tight.ok());
+  EXPECT_EQ(text.substr(room), std::string(8, '#')) << "nothing past the capacity";
+  EXPECT_EQ(text.substr(room - 22, 21), "20240315-09:30:05.123");
+}
+
 TEST(EncoderTest, reserveOfMoreThanTheRoomChangesNothing) {
   const HeaderTemplate h = make_header();
   MessageWriter w(h);

@@ -442,6 +442,29 @@ TEST(SessionIdentity, compIdMismatchIsRejectedWithReason9AndLoggedOut) {
   EXPECT_TRUE(r.wire.closed);
 }
 
+// The CompIDs are compared a word at a time: a difference in the last byte,
+// or a longer or shorter ID with the same start, is still a CompID problem.
+TEST(SessionIdentity, compIdsThatDifferOnlyAtTheirEndAreRejected) {
+  struct Case {
+    const char* sender;
+    const char* target;
+    const char* ref;
+  };
+  for (const Case c : {Case{"PEEQ", "KITE", "49"}, Case{"PEERS", "KITE", "49"}, Case{"PEE", "KITE", "49"},
+                       Case{"PEER", "KITF", "56"}, Case{"PEER", "KIT", "56"}, Case{"PEER", "KITEX", "56"}}) {
+    SessionRig r;
+    r.logon();
+    Peer other(r.clock, "FIX.4.4", c.sender, c.target);
+    other.next_seq = 2;
+    r.feed(other.order("A"));
+    auto out = r.wire.take();
+    ASSERT_EQ(out.size(), 2u) << c.sender << "->" << c.target;
+    EXPECT_EQ(out[0].get(tag::SessionRejectReason), "9");
+    EXPECT_EQ(out[0].get(tag::RefTagID), c.ref) << c.sender << "->" << c.target;
+    EXPECT_TRUE(r.app.received.empty());
+  }
+}
+
 TEST(SessionIdentity, sendingTimeOutsideLatencyIsRejectedWithReason10AndLoggedOut) {
   SessionRig r;
   r.logon();

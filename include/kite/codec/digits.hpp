@@ -36,13 +36,24 @@ inline char* put_below_1e8(char* p, std::uint32_t v) noexcept {
   std::memcpy(p, &text, sizeof text);
   return p + 8 - lead;
 }
+
+// The scalar writers, out of line: inlined into a caller's run of wide
+// writes, their loops would cost every call the registers they save.
+[[gnu::noinline, gnu::cold]] inline char* write_uint_apart(char* p, std::uint64_t v) noexcept {
+  return write_uint(p, v);
+}
+[[gnu::noinline, gnu::cold]] inline char* write_decimal_apart(char* p, Decimal d) noexcept {
+  return write_decimal(p, d);
+}
 }  // namespace detail
 
-// write_uint(p, v), writing up to kMaxUintChars bytes at p.
-inline char* write_uint_wide(char* p, std::uint64_t v) noexcept {
+// write_uint(p, v), writing up to kMaxUintChars bytes at p. (Always
+// inlined, as is write_decimal_wide: a report writes several in a row.)
+[[gnu::always_inline]] inline char* write_uint_wide(char* p, std::uint64_t v) noexcept {
   constexpr std::uint64_t k1e8 = 100'000'000;
   if (v < k1e8) return detail::put_below_1e8(p, static_cast<std::uint32_t>(v));
-  if (v >= k1e8 * k1e8) return write_uint(p, v);
+  if (v >= k1e8 * k1e8) [[unlikely]]
+    return detail::write_uint_apart(p, v);
   p = detail::put_below_1e8(p, static_cast<std::uint32_t>(v / k1e8));
   const std::uint64_t low = detail::eight_digits(static_cast<std::uint32_t>(v % k1e8)) + 0x3030303030303030ull;
   std::memcpy(p, &low, sizeof low);
@@ -52,16 +63,24 @@ inline char* write_uint_wide(char* p, std::uint64_t v) noexcept {
 // write_decimal(p, d), writing up to kMaxDecimalChars bytes at p. Word at a
 // time for a whole number or a mantissa below 10^8 with digits before its
 // point; write_decimal for the rest.
-inline char* write_decimal_wide(char* p, Decimal d) noexcept {
-  if (d.mantissa < 0 || d.mantissa >= 100'000'000) return write_decimal(p, d);
+[[gnu::always_inline]] inline char* write_decimal_wide(char* p, Decimal d) noexcept {
+  if (d.mantissa < 0 || d.mantissa >= 100'000'000) [[unlikely]]
+    return detail::write_decimal_apart(p, d);
   const auto m = static_cast<std::uint32_t>(d.mantissa);
-  if (d.exponent == 0) return detail::put_below_1e8(p, m);
-  if (d.exponent > 0 || m == 0) return write_decimal(p, d);
+  if (d.exponent == 0) {
+    if (m < 10) {  // a report's zero quantities and prices: one byte
+      *p = static_cast<char>('0' + m);
+      return p + 1;
+    }
+    return detail::put_below_1e8(p, m);
+  }
+  if (d.exponent > 0 || m == 0) [[unlikely]]
+    return detail::write_decimal_apart(p, d);
   const std::uint64_t w = detail::eight_digits(m);
   const unsigned lead = static_cast<unsigned>(__builtin_ctzll(w)) >> 3;
   const unsigned n = 8 - lead;                                    // digits
   const auto frac = static_cast<unsigned>(-static_cast<std::int64_t>(d.exponent));  // digits after the point
-  if (n <= frac) return write_decimal(p, d);                     // "0.0ddd"
+  if (n <= frac) return detail::write_decimal_apart(p, d);  // "0.0ddd"
   const unsigned whole = n - frac;
   const std::uint64_t text = (w + 0x3030303030303030ull) >> (8 * lead);
   std::memcpy(p, &text, sizeof text);

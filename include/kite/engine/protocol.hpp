@@ -49,8 +49,9 @@ class Protocol {
   // the last turn returned work; not before timer_quiet_ns() allows. Returns
   // work done.
   virtual int on_timer(std::int64_t now_ns) noexcept = 0;
-  // How long from now (ns) this connection needs no timer turn: asked after
-  // each turn (the next one comes no sooner, unless the engine is woken) and
+  // How long from now (ns, never negative) this connection needs no timer
+  // turn: asked after each turn (the next one comes no sooner, unless the
+  // engine is woken) and
   // after each on_data (a shorter answer brings the next turn forward; a
   // longer one does not put it off). 0, the default, asks for a turn every
   // timer interval. A protocol whose turns also serve requests from other

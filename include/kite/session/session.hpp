@@ -284,8 +284,6 @@ class alignas(64) Session {
   int timer_turn() noexcept;
   // Seals and releases what HeldOutput holds (sync); 1 when bytes went out.
   int pass_held() noexcept;
-  const char* close_reason_ = nullptr;  // close() waits for held bytes (sync): why, and until when
-  std::int64_t close_deadline_ns_ = 0;
   // RefreshOnLogon: parks the Logon until the store has reloaded; true when it did.
   bool park_for_refresh(const codec::Header& h, const codec::FieldIndex& ix) noexcept;
   int poll_refresh() noexcept;
@@ -424,6 +422,10 @@ class alignas(64) Session {
   std::unique_ptr<char[]> stored_;  // SendClaimBytes: a send_or_store message that could not go out
 
   std::int64_t state_since_ns_ = 0;
+  // (Cold, after the hot lines: declared before them, they moved every hot
+  // member off its line.)
+  const char* close_reason_ = nullptr;  // close() waits for held bytes (sync): why, and until when
+  std::int64_t close_deadline_ns_ = 0;
   std::uint64_t test_request_counter_ = 0;
   char test_req_id_[48] = {};  // "TEST-<UTC ns>-<counter>": unique across restarts too
   std::size_t test_req_id_len_ = 0;
