@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "kite/app/acceptor.hpp"
@@ -12,91 +13,96 @@
 #include "messages.hpp"
 
 namespace kite::bench {
+
+AcceptorFile acceptor_file_of(const ServerOptions& o) {
+  AcceptorFile f;
+  f.model = o.model;
+  f.transport = o.transport;
+  f.bind = o.bind;
+  f.port = o.port;
+  f.sessions = o.sessions;
+  f.workers = o.workers;
+  f.cores = o.cores;
+  f.coordinator_core = o.coordinator_core;
+  f.spin = o.spin;
+  f.busy_poll_usecs = o.busy_poll_usecs;
+  f.quickack = o.quickack;
+  f.uring_sqpoll = o.uring_sqpoll;
+  f.store = o.store;
+  f.store_dir = o.store_dir;
+  f.store_commit = o.store_commit;
+  f.store_conninfo = o.store_conninfo;
+  f.tls_cert = o.tls_cert;
+  f.tls_key = o.tls_key;
+  return f;
+}
+
+std::string cpp_server_config(const ServerOptions& o) { return render_acceptor_file(acceptor_file_of(o)); }
+
 namespace {
 
-// A TOML basic string ("..."), escaped by toml++.
-std::string quoted(const std::string& s) {
-  std::ostringstream out;
-  out << toml::toml_formatter(toml::value<std::string>(s), toml::format_flags::none);
-  return out.str();
+// The file the server runs: --acceptor-config's, else one rendered from the flags.
+bool acceptor_text(const ServerOptions& o, std::string& text, std::string& error) {
+  if (o.acceptor_config.empty()) {
+    if (o.transport == "tls" && (o.tls_cert.empty() || o.tls_key.empty())) {
+      error = "transport tls needs --tls-cert and --tls-key (the server's PEM certificate and private key)";
+      return false;
+    }
+    text = cpp_server_config(o);
+    return true;
+  }
+  std::ifstream in(o.acceptor_config);
+  if (!in) {
+    error = "cannot read the acceptor file " + o.acceptor_config;
+    return false;
+  }
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// A cell the engine cannot run is "unsupported" (exit 3), not a bad
+// configuration: judged on the file's [engine] before its parse refuses it.
+bool unsupported(const std::string& text, std::string& error) {
+  toml::table t;
+  try {
+    t = toml::parse(text);
+  } catch (const toml::parse_error&) {
+    return false;  // the acceptor's parse says what is wrong
+  }
+  const std::string name = t["engine"]["transport"].value_or(std::string("kernel"));
+  const std::string model_name = t["engine"]["model"].value_or(std::string("single"));
+  engine::Model model{};
+  transport::Kind kind{};
+  if (!engine::parse_model(model_name, model) || !transport::parse_kind(name, kind)) return false;
+  if (!transport::compiled_in(kind)) {
+    error = "unsupported: cpp server has no " + name + " transport in this build";
+    return true;
+  }
+  if (!engine::supports(kind, model)) {
+    error = "unsupported: cpp server cannot run " + model_name + " on " + name;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-std::string cpp_server_config(const ServerOptions& o) {
-  const unsigned sessions = std::max(1u, o.sessions);
-  std::string cores;
-  for (const int c : o.cores) cores += (cores.empty() ? "" : ", ") + std::to_string(c);
-  std::string t;
-  t += "# bench_roundtrip server --flavour cpp: the kite-acceptor file of this cell.\n";
-  t += "[engine]\n";
-  t += "model = " + quoted(o.model) + "\n";
-  t += "transport = " + quoted(o.transport) + "\n";
-  t += "bind = " + quoted(o.bind) + "\n";
-  t += "port = " + std::to_string(o.port) + "\n";
-  t += "workers = " + std::to_string(std::max(1u, o.workers)) + "\n";
-  t += "cores = [" + cores + "]\n";
-  t += "coordinator_core = " + std::to_string(o.coordinator_core) + "\n";
-  t += std::string("idle = ") + (o.spin ? "\"busy_spin\"" : "\"block\"") + "\n";
-  t += "busy_poll_usecs = " + std::to_string(o.busy_poll_usecs) + "\n";
-  t += std::string("quickack = ") + (o.quickack ? "true" : "false") + "\n";
-  if (o.uring_sqpoll) t += "uring_sqpoll = true\n";
-  // Room for a client's reconnect while its old connection is being closed.
-  t += "max_connections = " + std::to_string(sessions + 4) + "\n";
-  if (o.transport == "tls") {
-    // The certificate and key the lab made for this sitting; no client certificate asked for.
-    t += "\n[tls]\n";
-    t += "certificate = " + quoted(o.tls_cert) + "\n";
-    t += "private_key = " + quoted(o.tls_key) + "\n";
-  }
-  t += "\n[app]\nmode = \"ack\"\n";
-  // A venue's settings as kite-acceptor ships them, except where every
-  // flavour must do the same work: the client resets its numbers at each
-  // Logon, and no flavour validates against a dictionary or checks
-  // SendingTime (the quickfix flavour runs UseDataDictionary=N, CheckLatency=N).
-  t += "\n[defaults]\n";
-  t += "BeginString = \"FIX.4.4\"\n";
-  t += "SenderCompID = " + quoted(std::string(kServerCompID)) + "\n";
-  t += "ResetOnLogon = true\n";
-  t += "ResetOnDisconnect = true\n";
-  t += "UseDataDictionary = false\n";
-  t += "CheckLatency = false\n";
-  t += "StoreKind = " + quoted(o.store) + "\n";
-  t += "FileStorePath = " + quoted(o.store_dir.empty() ? "." : o.store_dir) + "\n";
-  if (o.store == "postgresql") {
-    if (!o.store_conninfo.empty()) t += "PostgreSQLStoreConnectionString = " + quoted(o.store_conninfo) + "\n";
-    if (!o.store_commit.empty()) t += "PostgreSQLStoreCommit = " + quoted(o.store_commit) + "\n";
-  }
-  for (unsigned k = 0; k < sessions; ++k) t += "\n[[session]]\nTargetCompID = " + quoted(client_comp_id(k)) + "\n";
-  return t;
-}
-
 int run_cpp_server(const ServerOptions& o, const std::atomic<bool>& stop, std::string& error) {
-  // A cell the engine cannot run is "unsupported" (exit 3), not a bad configuration.
-  engine::Model model{};
-  transport::Kind kind{};
-  if (!engine::parse_model(o.model, model)) {
-    error = "bad model " + o.model;
-    return 1;
-  }
-  if (!transport::parse_kind(o.transport, kind) || !transport::compiled_in(kind)) {
-    error = "unsupported: cpp server has no " + o.transport + " transport in this build";
-    return 3;
-  }
-  if (!engine::supports(kind, model)) {
-    error = "unsupported: cpp server cannot run " + o.model + " on " + o.transport;
-    return 3;
-  }
-
-  if (o.transport == "tls" && (o.tls_cert.empty() || o.tls_key.empty())) {
-    error = "transport tls needs --tls-cert and --tls-key (the server's PEM certificate and private key)";
+  std::string text;
+  if (!acceptor_text(o, text, error)) return 1;
+  if (unsupported(text, error)) return 3;
+  app::AcceptorConfig config;
+  try {
+    config = app::parse_acceptor_config(
+        text, o.acceptor_config.empty() ? "bench_roundtrip --flavour cpp" : o.acceptor_config);
+  } catch (const std::exception& e) {
+    error = e.what();
     return 1;
   }
   session::StderrLogger log;
   std::unique_ptr<app::Acceptor> acceptor;
   try {
-    acceptor = std::make_unique<app::Acceptor>(
-        app::parse_acceptor_config(cpp_server_config(o), "bench_roundtrip --flavour cpp"), log);
+    acceptor = std::make_unique<app::Acceptor>(std::move(config), log);
   } catch (const std::exception& e) {
     error = e.what();
     return 1;

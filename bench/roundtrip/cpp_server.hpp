@@ -1,18 +1,21 @@
 // The cpp flavour: Kite as a user runs it. kite-acceptor's library
 // (app::Acceptor: the engine, the FIX session layer and OrderApplication in
-// ack mode, one ExecutionReport New per NewOrderSingle) started from a
-// kite-acceptor configuration file made from the server's options.
+// ack mode, one ExecutionReport New per NewOrderSingle) started from the
+// cell's kite-acceptor file: the lab's (--acceptor-config), else one
+// rendered from the server's options.
 #pragma once
 
 #include <atomic>
 #include <string>
 
+#include "kite/bench/acceptor_file.hpp"
 #include "server.hpp"
 
 namespace kite::bench {
 
-// The kite-acceptor TOML file (docs/acceptor.md) that the cpp flavour runs
-// for these options: one FIX.4.4 session KITE -> BENCH<k> per client session.
+// The acceptor file (kite/bench/acceptor_file.hpp) of these options, and its
+// text: what the server runs when it is given no --acceptor-config.
+AcceptorFile acceptor_file_of(const ServerOptions& o);
 std::string cpp_server_config(const ServerOptions& o);
 
 // Serves until stop is set; returns a process exit code: 0 after a clean

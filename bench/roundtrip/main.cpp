@@ -46,6 +46,11 @@ int run_server(ServerOptions& o) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::signal(SIGPIPE, SIG_IGN);
+  if (o.flavour != "cpp" && !o.acceptor_config.empty()) {
+    std::fprintf(stderr, "bench_roundtrip server: --acceptor-config is for --flavour cpp (Kite's engine), not %s\n",
+                 o.flavour.c_str());
+    return 2;
+  }
   if (o.flavour != "cpp" && o.transport != "kernel")
     return unsupported(o.flavour + " server has no " + o.transport + " transport (only kernel)");
   std::string error;
@@ -221,10 +226,20 @@ int main(int argc, char** argv) {
   server->add_flag("--quickack", quickack,
                    "cpp: re-arm TCP_QUICKACK after each read (a syscall and a pure ACK per message)");
   server->add_flag("--no-quickack", no_quickack, "cpp: no TCP_QUICKACK re-arm (the default)");
-  server->add_flag("--uring-sqpoll", so.uring_sqpoll, "cpp, transport uring: a kernel thread polls the submission queue");
+  server->add_flag("--uring-sqpoll", so.uring_sqpoll,
+                   "cpp, transport uring: a kernel thread polls the submission queue");
   server->add_option("--tls-cert", so.tls_cert, "cpp, transport tls: the server's PEM certificate chain");
   server->add_option("--tls-key", so.tls_key, "cpp, transport tls: its PEM private key");
   server->add_option("--ready-file", so.ready_file, "written with the port and a newline once listening");
+  // The lab's way: one file states the engine, store and sessions, for every flavour on Kite's engine.
+  CLI::Option* file = server->add_option("--acceptor-config", so.acceptor_config,
+                                         "cpp: the kite-acceptor file to run (the lab's {acceptor_config}), in place "
+                                         "of the engine and store options");
+  for (const char* name :
+       {"--transport", "--model", "--bind", "--port", "--sessions", "--workers", "--cores", "--coordinator-core",
+        "--busy-poll-usecs", "--idle", "--store", "--store-dir", "--store-commit", "--store-conninfo", "--quickack",
+        "--no-quickack", "--uring-sqpoll", "--tls-cert", "--tls-key"})
+    file->excludes(server->get_option(name));
 
   ClientCli cc;
   auto* client = app.add_subcommand("client", "measure a server; JSON result with --json");

@@ -9,15 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "kite/bench/acceptor_file.hpp"  // kServerCompID, client_comp_id
 #include "kite/codec/encoder.hpp"
 
 namespace kite::bench {
 
-inline constexpr std::string_view kServerCompID = "KITE";
 inline constexpr int kHeartBtInt = 30;
-
-// "BENCH<k>": the SenderCompID of client session k.
-inline std::string client_comp_id(unsigned k) { return "BENCH" + std::to_string(k); }
 
 // Logon (35=A) with EncryptMethod=0, HeartBtInt=30, ResetSeqNumFlag=Y.
 std::size_t write_logon(codec::MessageWriter& w, char* buf, std::size_t cap, std::uint64_t seq, std::int64_t utc_ns);

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "kite/bench/acceptor_file.hpp"
 #include "kite/bench/thread.hpp"
 #include "kite/codec/codec.hpp"
 #include "messages.hpp"
@@ -25,13 +26,7 @@
 namespace kite::bench {
 
 bool write_ready_file(const std::string& path, int port) {
-  if (path.empty()) return true;
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return false;
-  std::fprintf(f, "%d\n", port);
-  const bool ok = std::fclose(f) == 0;
-  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+  return path.empty() || write_file_atomically(path, std::to_string(port) + "\n");
 }
 
 int listen_tcp(const std::string& bind, int& port, bool reuse_port, std::string& error) {

@@ -26,12 +26,14 @@ struct ServerOptions {
   int coordinator_core = -1;
   int busy_poll_usecs = 0;
   bool spin = true;
-  bool quickack = false;  // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
+  bool quickack = false;      // cpp: re-arm TCP_QUICKACK after each read (off: the engine's default)
   bool uring_sqpoll = false;  // cpp, transport uring: a kernel thread polls the submission queue
   std::string store = "null";
   std::string store_dir;
   std::string store_commit, store_conninfo;  // postgresql: PostgreSQLStoreCommit, PostgreSQLStoreConnectionString
   std::string ready_file;
+  // cpp: the kite-acceptor file to run (the lab's {acceptor_config}); the engine and store options are then unused.
+  std::string acceptor_config;
   // cpp, transport tls: the server's PEM certificate chain and private key.
   std::string tls_cert, tls_key;
 };

@@ -4,6 +4,7 @@ using System.IO;
 using System.Runtime.InteropServices;
 using System.Threading;
 using Kite;
+using Kite.Harness;
 
 namespace Kite.DotnetNative;
 
@@ -34,8 +35,8 @@ internal static class Program
         }
         if (o.Transport == "tls")
         {
-            // libkite serves tls from a [tls] table; this server does not pass one.
-            Console.Error.WriteLine($"unsupported: {Name} has no tls transport: its configuration passes no certificate or key ([tls] table) to libkite");
+            // libkite would serve it from the file's [tls] table, but the flavour declares no tls: unchecked.
+            Console.Error.WriteLine($"unsupported: {Name} declares no tls transport (lab/flavours/dotnet-native.toml)");
             return 3;
         }
         try
@@ -45,7 +46,8 @@ internal static class Program
         catch (KiteException e) when (e.Status == Status.ErrorUnsupported)
         {
             // The lab marks the cell `unsupported` (exit 3, this line first).
-            Console.Error.WriteLine($"unsupported: {Name} cannot run {o.Model} on {o.Transport}: {e.Message}");
+            Console.Error.WriteLine(e.Message.StartsWith("unsupported:", StringComparison.Ordinal)
+                ? e.Message : $"unsupported: {Name}: {e.Message}");
             return 3;
         }
         catch (KiteException e)
@@ -80,11 +82,10 @@ internal static class Program
         // SIGTERM and SIGINT: the runtime's signal thread starts here, before
         // the ready file, and only sets the event (no thread per signal).
         using var stop = new ManualResetEventSlim(false);
-        using PosixSignalRegistration term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; stop.Set(); });
-        using PosixSignalRegistration intr = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; stop.Set(); });
+        using IDisposable signals = ServerHarness.OnTerminate(stop.Set);
 
         var app = new AckApplication(o.Sessions);
-        using Acceptor acceptor = Acceptor.Start(ServerConfig.Toml(o), app, Name);
+        using Acceptor acceptor = Acceptor.Start(ReadAcceptorFile(o.AcceptorConfig), app, o.AcceptorConfig);
         int port = acceptor.Port;
         Warmup.Run(o, port, app);
         app.ResetCounts();
@@ -97,15 +98,24 @@ internal static class Program
         return 0;
     }
 
-    // The port and a newline, written to PATH.tmp and renamed: a reader never sees half a file.
-    private static void WriteReadyFile(string path, int port)
+    // The cell's kite-acceptor file, rendered by the lab for every flavour on Kite's engine.
+    private static string ReadAcceptorFile(string path)
     {
-        if (path.Length == 0) return;
         try
         {
-            string tmp = path + ".tmp";
-            File.WriteAllText(tmp, port.ToString(CultureInfo.InvariantCulture) + "\n");
-            File.Move(tmp, path, overwrite: true);
+            return File.ReadAllText(path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new KiteException(Status.ErrorConfig, $"cannot read the acceptor file '{path}' (--acceptor-config): {e.Message}");
+        }
+    }
+
+    private static void WriteReadyFile(string path, int port)
+    {
+        try
+        {
+            ServerHarness.WriteReady(path, port);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -113,8 +123,7 @@ internal static class Program
         }
     }
 
-    // "server load: NAME polls=N empty=E% busy=B% busy/order=U us orders=K",
-    // one line per serving thread (bench/roundtrip/server.hpp).
+    // The `server load:` line of every serving thread.
     private static void PrintLoads(Acceptor acceptor, AckApplication app)
     {
         ThreadLoad[] loads = acceptor.ThreadLoads();
@@ -123,10 +132,7 @@ internal static class Program
         {
             // Orders are counted for the whole server: exact for single and mono, one thread.
             long k = loads.Length == 1 ? orders : 0;
-            double busy = l.BusyNs * 1e-9, total = l.TotalNs * 1e-9;
-            Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"server load: {l.Name} polls={l.Cycles} empty={(l.Cycles > 0 ? 100.0 * l.IdleCycles / l.Cycles : 0.0):F1}% " +
-                $"busy={(total > 0 ? 100.0 * busy / total : 0.0):F1}% busy/order={(k > 0 ? busy * 1e6 / k : 0.0):F2} us orders={k}"));
+            Console.Error.WriteLine(ServerHarness.LoadLine(l.Name, (long)l.Cycles, (long)l.IdleCycles, l.BusyNs * 1e-9, l.TotalNs * 1e-9, k));
         }
     }
 }

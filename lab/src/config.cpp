@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "kite/bench/acceptor_file.hpp"
 #include "kite/util/toml_reader.hpp"
 
 #include "kite/lab/util.hpp"
@@ -826,7 +827,8 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
 const std::vector<std::string> kPlaceholders = {
     "model",     "transport",       "port",     "bind",       "cores", "coordinator_core", "sessions",
     "workers",   "busy_poll_usecs", "idle",     "ready_file", "store", "store_dir",        "flavour",
-    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca", "store_commit", "store_conninfo"};
+    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca", "store_commit", "store_conninfo",
+    "acceptor_config"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
 const std::vector<std::string> kContractChecks = {
@@ -866,13 +868,52 @@ std::map<std::string, std::string> placeholder_values(const ServerStart& s) {
       {"tls_cert", s.tls_cert},
       {"tls_key", s.tls_key},
       {"tls_ca", s.tls_ca},
+      {"acceptor_config", acceptor_config_path(s)},
   };
 }
+
+std::string acceptor_config_path(const ServerStart& s) {
+  return s.ready_file.empty() ? std::string() : s.ready_file + ".acceptor.toml";
+}
+
+namespace {
+
+bench::AcceptorFile acceptor_file_of(const ServerStart& s) {
+  bench::AcceptorFile f;
+  f.model = s.model;
+  f.transport = s.transport;
+  f.bind = s.bind;
+  f.port = s.port;
+  f.sessions = static_cast<unsigned>(std::max(1, s.sessions));
+  f.workers = static_cast<unsigned>(std::max(1, s.workers));
+  f.cores.assign(s.cores.begin(), s.cores.end());
+  f.coordinator_core = s.coordinator_core;
+  f.spin = s.idle == "spin";
+  f.busy_poll_usecs = s.busy_poll_usecs;
+  f.store = s.store;
+  f.store_dir = s.store_dir;
+  f.store_commit = s.store_commit;
+  f.store_conninfo = s.store_conninfo;
+  f.tls_cert = s.tls_cert;
+  f.tls_key = s.tls_key;
+  return f;
+}
+
+}  // namespace
 
 std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s) {
   const std::map<std::string, std::string> vars = placeholder_values(s);
   std::vector<std::string> argv = {binary};
-  for (const auto& a : f.args) argv.push_back(expand(a, vars, f.source_name + ": args"));
+  bool file = false;
+  for (const auto& a : f.args) {
+    argv.push_back(expand(a, vars, f.source_name + ": args"));
+    file = file || a.find("{acceptor_config}") != std::string::npos;
+  }
+  if (file) {
+    const std::string path = acceptor_config_path(s);
+    if (path.empty() || !bench::write_file_atomically(path, bench::render_acceptor_file(acceptor_file_of(s))))
+      throw std::runtime_error(f.source_name + ": cannot write the acceptor file '" + path + "' for {acceptor_config}");
+  }
   return argv;
 }
 

@@ -22,6 +22,7 @@
 
 #include "cpp_server.hpp"
 #include "kite/app/acceptor.hpp"
+#include "kite/bench/acceptor_file.hpp"
 #include "kite/codec/codec.hpp"
 #include "messages.hpp"
 #include "support/alloc_counter.hpp"
@@ -121,14 +122,20 @@ std::vector<std::string> tags_of(std::string_view frame) {
 // run_cpp_server on a thread of its own, blocking idle, one session.
 class Cell {
  public:
-  Cell() {
+  // acceptor_config: the lab's acceptor file to run, else the server's options.
+  explicit Cell(const std::string& acceptor_config = {}) {
     ready_ = fs::temp_directory_path() / ("kite-cpp-server-" + std::to_string(::getpid()));
     fs::remove(ready_);
     ServerOptions o;
     o.spin = false;
     o.ready_file = ready_.string();
-    server_ = std::thread([this, o] { rc_ = run_cpp_server(o, stop_, error_); });
-    for (int i = 0; i < 500 && !fs::exists(ready_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    o.acceptor_config = acceptor_config;
+    server_ = std::thread([this, o] {
+      rc_ = run_cpp_server(o, stop_, error_);
+      ended_ = true;
+    });
+    for (int i = 0; i < 500 && !fs::exists(ready_) && !ended_; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (fs::exists(ready_)) std::ifstream(ready_) >> port_;
     fs::remove(ready_);
   }
@@ -144,7 +151,7 @@ class Cell {
 
  private:
   fs::path ready_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, ended_{false};
   std::string error_;
   int rc_ = -1;
   int port_ = 0;
@@ -225,6 +232,51 @@ TEST(CppServer, answersAnOrderWithTheRawFlavoursExecutionReport) {
   const std::string raw(out, write_execution_report(w, out, sizeof out, 2, now, echo, id, id));
   EXPECT_EQ(tags_of(cpp), tags_of(raw)) << cpp << "\n" << raw;
   EXPECT_EQ(cpp.size(), raw.size()) << cpp << "\n" << raw;
+}
+
+// The lab's way: the server runs the acceptor file it is given, not its options.
+TEST(CppServer, runsTheAcceptorFileItIsGiven) {
+  const fs::path file = fs::temp_directory_path() / ("kite-cpp-server-" + std::to_string(::getpid()) + ".toml");
+  AcceptorFile f;
+  f.spin = false;
+  f.sessions = 1;
+  ASSERT_TRUE(write_file_atomically(file.string(), render_acceptor_file(f)));
+  {
+    Cell cell(file.string());
+    ASSERT_GT(cell.port(), 0) << cell.error();
+    Client client(cell.port());
+    ASSERT_TRUE(client.connected());
+    ASSERT_TRUE(client.logon(codec::utc_now_ns()));
+    ASSERT_TRUE(client.order(codec::utc_now_ns(), 7));
+    ASSERT_NE(client.next().find("\x01"
+                                 "35=A\x01"),
+              std::string_view::npos);
+    EXPECT_NE(client.next().find("\x01"
+                                 "11=C000000000007\x01"),
+              std::string_view::npos);
+    EXPECT_EQ(cell.stop(), 0) << cell.error();
+  }
+  // A transport this build lacks is "unsupported" (exit 3), read from the file.
+  f.transport = "tcpdirect";
+  ASSERT_TRUE(write_file_atomically(file.string(), render_acceptor_file(f)));
+  {
+    Cell cell(file.string());
+    EXPECT_EQ(cell.stop(), 3);
+    EXPECT_EQ(cell.error().rfind("unsupported: cpp server has no tcpdirect transport", 0), 0u) << cell.error();
+  }
+  // A file that does not parse names itself; a missing one is said so.
+  ASSERT_TRUE(write_file_atomically(file.string(), "[engine]\nmodel = \"triple\"\n"));
+  {
+    Cell cell(file.string());
+    EXPECT_EQ(cell.stop(), 1);
+    EXPECT_NE(cell.error().find(file.string()), std::string::npos) << cell.error();
+  }
+  fs::remove(file);
+  {
+    Cell cell(file.string());
+    EXPECT_EQ(cell.stop(), 1);
+    EXPECT_EQ(cell.error(), "cannot read the acceptor file " + file.string());
+  }
 }
 
 // The whole server side of an order (engine, session, OrderApplication, the

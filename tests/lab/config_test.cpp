@@ -3,10 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 
 #include "kite/lab/config.hpp"
@@ -14,6 +18,7 @@
 
 using namespace kite::lab;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -181,8 +186,7 @@ TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
   EXPECT_EQ(parse_matrix(rounds, "q").rounds.budget_rounds, 0) << "0: the budget is max_rounds";
   EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=21\n", "q"); }),
               HasSubstr("rounds.budget_rounds: must be min_rounds..max_rounds"));
-  EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=4\n", "q"); }),
-              HasSubstr("rounds.budget_rounds"));
+  EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=4\n", "q"); }), HasSubstr("rounds.budget_rounds"));
 }
 
 TEST(MatrixFile, anUnknownFlavourIsReportedWithItsMissingFile) {
@@ -385,6 +389,50 @@ TEST(FlavourFile, placeholderValuesGiveEveryPlaceholderAndCoresAsACommaList) {
   EXPECT_EQ(v.at("tls_ca"), s.tls_ca);
   Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--model={model}','{port}']\n", "x.toml");
   EXPECT_EQ(server_argv(f, "/bin/b", s), (std::vector<std::string>{"/bin/b", "--model=pool", "4000"}));
+}
+
+// {acceptor_config}: the lab renders the cell's kite-acceptor file once, for
+// every flavour on Kite's engine, beside the ready file.
+TEST(FlavourFile, anAcceptorConfigPlaceholderWritesTheCellsFileFirst) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kite-acceptor-file-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ServerStart s;
+  s.model = "mono";
+  s.transport = "kernel";
+  s.sessions = 2;
+  s.cores = {3};
+  s.idle = "block";
+  s.store = "postgresql";
+  s.store_commit = "sync";
+  s.store_conninfo = "host=/tmp dbname=\"m1\"";
+  s.ready_file = (dir / "ready").string();
+  Flavour f = parse_flavour("name='x'\nbinary='b'\nargs=['--acceptor-config', '{acceptor_config}']\n", "x.toml");
+  const std::vector<std::string> argv = server_argv(f, "/bin/b", s);
+  ASSERT_EQ(argv.size(), 3u);
+  EXPECT_EQ(argv[2], s.ready_file + ".acceptor.toml");
+  std::ifstream in(argv[2]);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_THAT(text, HasSubstr("model = \"mono\"\n"));
+  EXPECT_THAT(text, HasSubstr("cores = [3]\n"));
+  EXPECT_THAT(text, HasSubstr("idle = \"block\"\n"));
+  EXPECT_THAT(text, HasSubstr("PostgreSQLStoreConnectionString = \"host=/tmp dbname=\\\"m1\\\"\"\n"));
+  EXPECT_THAT(text, HasSubstr("PostgreSQLStoreCommit = \"sync\"\n"));
+  EXPECT_THAT(text, HasSubstr("TargetCompID = \"BENCH1\"\n"));
+  EXPECT_THAT(text, Not(HasSubstr("BENCH2")));
+
+  // A flavour that does not name it gets no file; one that cannot be written is an error.
+  std::filesystem::remove(argv[2]);
+  server_argv(parse_flavour("name='y'\nbinary='b'\nargs=['{port}']\n", "y.toml"), "/bin/b", s);
+  EXPECT_FALSE(std::filesystem::exists(argv[2]));
+  s.ready_file = (dir / "no such folder" / "ready").string();
+  try {
+    server_argv(f, "/bin/b", s);
+    ADD_FAILURE() << "no error for an acceptor file that cannot be written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot write the acceptor file"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MatrixFile, aCellSelectionKeepsOnlyTheCellsItMatches) {

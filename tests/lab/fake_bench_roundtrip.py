@@ -53,7 +53,22 @@ def log_env(role, cell):
         f.write(json.dumps({"role": role, "cell": cell, "netns": os.readlink("/proc/self/ns/net"), "env": env}) + "\n")
 
 
+def from_acceptor_file(o):
+    """The engine settings of --acceptor-config's file, as the flags would give them."""
+    import tomllib
+    with open(o["acceptor-config"], "rb") as f:
+        e = tomllib.load(f).get("engine", {})
+    for key, flag in (("transport", "transport"), ("model", "model"), ("bind", "bind"), ("port", "port"),
+                      ("workers", "workers"), ("busy_poll_usecs", "busy-poll-usecs")):
+        if key in e:
+            o[flag] = str(e[key])
+    if "cores" in e:
+        o["cores"] = ",".join(str(c) for c in e["cores"])
+
+
 def server(o):
+    if "acceptor-config" in o:
+        from_acceptor_file(o)
     flav = o.get("flavour", "cpp")
     log_env("server", f"{flav}/{o.get('transport')}/{o.get('model')}")
     if flav in os.environ.get("FAKE_BR_UNSUPPORTED", "").split(","):

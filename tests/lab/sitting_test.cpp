@@ -138,8 +138,9 @@ TEST_F(Sitting, measuresMarksAndRecordsEveryCell) {
   EXPECT_EQ(eff["network"], "loopback");
   EXPECT_EQ(eff["cores"]["server"], "0");
   EXPECT_EQ(eff["cores"]["client"], "1");
-  std::string server_argv = eff["server_argv"].dump(), client_argv = eff["client_argv"].dump();
-  EXPECT_THAT(server_argv, HasSubstr("\"--model\",\"single\""));
+  std::string client_argv = eff["client_argv"].dump();
+  EXPECT_THAT(eff["server_argv"].dump(), HasSubstr("\"--acceptor-config\""));
+  EXPECT_THAT(eff["acceptor_config"].get<std::string>(), HasSubstr("model = \"single\"\n"));
   EXPECT_THAT(client_argv, HasSubstr("\"--rate\",\"50000\""));
   EXPECT_THAT(client_argv, HasSubstr("\"--cell\",\"cpp/kernel/single/open\""));
   EXPECT_EQ(j["audit"]["enabled"], false);
@@ -279,8 +280,9 @@ TEST_F(Sitting, compareTablesAndVerdictChanges) {
   EXPECT_THAT(r.text, HasSubstr("## Closed, p99 in us"));
   EXPECT_THAT(r.text, HasSubstr("## Open, service max in us"));
   EXPECT_THAT(r.text, HasSubstr("| Cell | Before | Now | Change | quickfix |"));
-  EXPECT_THAT(r.text, ::testing::ContainsRegex("\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] "
-                                               "\\| [-+][0-9]+\\.[0-9]% \\| 4[0-9]\\.[0-9][0-9] \\|"));
+  EXPECT_THAT(r.text,
+              ::testing::ContainsRegex("\\| kernel/single \\| [12][0-9]\\.[0-9][0-9] \\| [12][0-9]\\.[0-9][0-9] "
+                                       "\\| [-+][0-9]+\\.[0-9]% \\| 4[0-9]\\.[0-9][0-9] \\|"));
   EXPECT_THAT(r.text, HasSubstr("## Where the quickfix column comes from"));
   EXPECT_THAT(r.text, HasSubstr("- cpp/kernel/mono/closed: ok to partial"));
 }
@@ -410,7 +412,7 @@ TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
   for (const auto& c : r.cells) EXPECT_EQ(c.state, CellState::measured) << c.cell.id();
   json pool = cell_json("s1", "cpp_kernel_pool_closed.json");
   EXPECT_EQ(pool["lab"]["workers"], json({{"count", 1}, {"server_cores", 1}, {"from", "server cores"}}));
-  EXPECT_THAT(pool["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--workers\",\"1\""));
+  EXPECT_THAT(pool["stamp"]["effective"]["acceptor_config"].get<std::string>(), HasSubstr("workers = 1\n"));
   EXPECT_FALSE(cell_json("s1", "cpp_kernel_single_closed.json")["lab"].contains("workers"));
 
   SittingResult over = run_sitting(options(mx + "[server]\nworkers = 2\n", "s2"));
@@ -428,19 +430,19 @@ TEST_F(Sitting, autoWorkersAreTheServerCoresAndMoreAreOversubscribed) {
 // --cells: only the selected cells run and get result files, and sitting.json
 // keeps the selection (a resume needs it).
 TEST_F(Sitting, aCellSelectionRunsOnlyItsCellsAndIsRecorded) {
-  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
-                             "loops = ['closed', 'open']\n");
+  SittingOptions o = options(
+      "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed', 'open']\n");
   o.cells = split_cell_selection("raw/*/mono/closed,cpp/kernel/single/*");
   SittingResult r = run_sitting(o);
   ASSERT_EQ(r.exit_code, 0) << r.message;
   std::vector<std::string> ids;
   for (const auto& c : r.cells) ids.push_back(c.cell.id());
   std::sort(ids.begin(), ids.end());
-  EXPECT_EQ(ids, (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/single/open",
-                                           "raw/kernel/mono/closed"}));
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"cpp/kernel/single/closed", "cpp/kernel/single/open", "raw/kernel/mono/closed"}));
   EXPECT_FALSE(fs::exists(root_ / "results" / "testbox" / "s1" / "cpp_kernel_mono_closed.json"));
-  EXPECT_EQ(sitting_json("s1")["overrides"]["cells"],
-            (json{"raw/*/mono/closed", "cpp/kernel/single/*"}));
+  EXPECT_EQ(sitting_json("s1")["overrides"]["cells"], (json{"raw/*/mono/closed", "cpp/kernel/single/*"}));
 }
 
 TEST_F(Sitting, aCellPatternThatSelectsNothingStopsTheSittingBeforeItStarts) {
@@ -475,9 +477,10 @@ TEST_F(Sitting, aSelectionOfAPairedMatrixGroupsTheSelectedCellsOnly) {
 }
 
 TEST_F(Sitting, oneSittingPerCellGivesEachSelectedCellItsOwnSitting) {
-  SittingOptions o = options("flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
-                             "loops = ['closed']\n",
-                             "series");
+  SittingOptions o = options(
+      "flavours = ['cpp', 'raw']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed']\n",
+      "series");
   o.cells = split_cell_selection("*/kernel/mono/closed,cpp/*/single/*");
   std::vector<SittingResult> rs = run_sitting_per_cell(o);
   ASSERT_EQ(rs.size(), 3u);
@@ -527,8 +530,9 @@ TEST(SittingSeries, theSeriesExitCodeIsAStopOrTheWorstSitting) {
 // socket carried, read back from it while the client ran.
 TEST_F(Sitting, busyPollPerModelIsAppliedRecordedAndReadBackFromTheServer) {
   setenv("FAKE_BR_SCALE", "1", 1);  // the client holds its connection long enough to be read
-  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
-                             "loops = ['closed']\n");
+  SittingOptions o = options(
+      "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed']\n");
   o.matrix.runs = 1;
   o.matrix.warmup_s = 1.0;
   o.machine = parse_machine(std::string(kTestMachine) +
@@ -544,7 +548,7 @@ TEST_F(Sitting, busyPollPerModelIsAppliedRecordedAndReadBackFromTheServer) {
   EXPECT_EQ(single["busy_poll"]["from"], "transports.kernel.busy_poll_by_model.single");
   EXPECT_EQ(single["busy_poll"]["read_back"]["values"], (json{{"50", 1}})) << single["busy_poll"].dump();
   EXPECT_EQ(single["busy_poll"]["read_back"]["matches"], true);
-  EXPECT_THAT(single["stamp"]["effective"]["server_argv"].dump(), HasSubstr("\"--busy-poll-usecs\",\"50\""));
+  EXPECT_THAT(single["stamp"]["effective"]["acceptor_config"].get<std::string>(), HasSubstr("busy_poll_usecs = 50\n"));
   const json mono = cell_json("s1", "cpp_kernel_mono_closed.json");
   EXPECT_EQ(mono["busy_poll"]["usecs"], 0);
   EXPECT_EQ(mono["busy_poll"]["read_back"]["values"], (json{{"0", 1}})) << mono["busy_poll"].dump();
@@ -553,8 +557,9 @@ TEST_F(Sitting, busyPollPerModelIsAppliedRecordedAndReadBackFromTheServer) {
 }
 
 TEST_F(Sitting, theBusyPollOverrideIsEveryModelsValue) {
-  SittingOptions o = options("flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
-                             "loops = ['closed']\n");
+  SittingOptions o = options(
+      "flavours = ['cpp']\ntransports = ['kernel']\nmodels = ['single', 'mono']\n"
+      "loops = ['closed']\n");
   o.machine = parse_machine(std::string(kTestMachine) + "[transports.kernel.busy_poll_by_model]\nsingle = 50\n",
                             "testbox.toml");
   o.busy_poll_usecs = 7;
@@ -580,7 +585,8 @@ TEST_F(Sitting, hostProvenanceIsStampedWarnedAndCompared) {
   EXPECT_THAT(st["provenance"]["warnings"].dump(), HasSubstr("kernel 6.1.0-21-amd64 is installed but not booted"));
   EXPECT_EQ(cell_json("old", "cpp_kernel_single_closed.json")["stamp"]["sitting"]["host_warnings"],
             st["provenance"]["warnings"]);
-  const std::string page = read_text((root_ / "results" / "site" / "testbox" / "sitting" / "old" / "index.html").string());
+  const std::string page =
+      read_text((root_ / "results" / "site" / "testbox" / "sitting" / "old" / "index.html").string());
   EXPECT_THAT(page, HasSubstr("host-warnings"));
   EXPECT_THAT(page, HasSubstr("installed, not booted"));
 

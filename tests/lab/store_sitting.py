@@ -75,12 +75,12 @@ def check_members(sitting):
             continue
         eff = r["stamp"]["effective"]["store"]
         assert eff["setting"] == store, eff
-        argv = r["stamp"]["effective"]["server_argv"]
-        assert argv[argv.index("--store") + 1] == eff["kind"], argv
+        config = r["stamp"]["effective"]["acceptor_config"]
+        assert 'StoreKind = "%s"\n' % eff["kind"] in config, config
         if store.startswith("postgresql-"):
             assert eff["kind"] == "postgresql" and eff["commit"] == store.split("-")[1], eff
-            assert argv[argv.index("--store-commit") + 1] == eff["commit"], argv
-            assert "dbname=" + eff["database"] in argv[argv.index("--store-conninfo") + 1], argv
+            assert 'PostgreSQLStoreCommit = "%s"\n' % eff["commit"] in config, config
+            assert "dbname=" + eff["database"] in config, config
     return cells
 
 

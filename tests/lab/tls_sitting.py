@@ -35,7 +35,9 @@ def main():
     assert cell["orders_total"] > 0, "no order answered over tls"
     assert cell["server_exit_code"] == 0, cell["server_exit_code"]
     argv = cell["stamp"]["effective"]["server_argv"]
-    assert "--tls-cert" in argv and argv[argv.index("--tls-cert") + 1].endswith("/.work/tls/server.pem"), argv
+    assert argv[argv.index("--acceptor-config") + 1].endswith(".acceptor.toml"), argv
+    config = cell["stamp"]["effective"]["acceptor_config"]
+    assert "\n[tls]\n" in config and '/.work/tls/server.pem"\n' in config, config
     client = cell["stamp"]["effective"]["client_argv"]
     assert "--tls" in client and client[client.index("--tls-ca") + 1].endswith("/.work/tls/ca.pem"), client
     if state == "measured":

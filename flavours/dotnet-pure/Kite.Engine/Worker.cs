@@ -4,6 +4,7 @@ using System.Runtime.InteropServices;
 using System.Threading;
 using Kite.App;
 using Kite.Codec;
+using Kite.Harness;
 
 namespace Kite.Transport;
 
@@ -252,18 +253,10 @@ public sealed unsafe class Worker : IDisposable
             if (c.Open) Drop(c);
     }
 
-    /// <summary>"server load: NAME polls=N empty=E% busy=B% busy/order=U us orders=K" (the lab's format).</summary>
-    public string LoadLine()
-    {
-        double total = (_endTicks - _startTicks) / (double)Stopwatch.Frequency;
-        double busy = _busyTicks / (double)Stopwatch.Frequency;
-        ulong orders = _app.Orders;
-        double emptyPct = _passes == 0 ? 0 : 100.0 * _emptyPasses / _passes;
-        double busyPct = total <= 0 ? 0 : 100.0 * busy / total;
-        double perOrder = orders == 0 ? 0 : busy * 1e6 / orders;
-        return FormattableString.Invariant(
-            $"server load: {Name} polls={_passes} empty={emptyPct:F1}% busy={busyPct:F1}% busy/order={perOrder:F3} us orders={orders}");
-    }
+    /// <summary>The thread's "server load:" line (the lab's format).</summary>
+    public string LoadLine() =>
+        ServerHarness.LoadLine(Name, (long)_passes, (long)_emptyPasses, _busyTicks / (double)Stopwatch.Frequency,
+                               (_endTicks - _startTicks) / (double)Stopwatch.Frequency, (long)_app.Orders);
 
     public void Dispose()
     {

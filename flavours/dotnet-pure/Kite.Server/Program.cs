@@ -7,6 +7,7 @@ using System.Runtime;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
+using Kite.Harness;
 using Kite.Transport;
 
 namespace Kite.Server;
@@ -67,8 +68,7 @@ public static class Program
         var stop = new StopFlag();
         // The runtime's signal thread starts here, on the unpinned main thread,
         // before any role thread exists.
-        using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; stop.Set(); });
-        using var intr = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; stop.Set(); });
+        using IDisposable signals = ServerHarness.OnTerminate(stop.Set);
 
         int port = o.Port;
         var listeners = new List<int>();
@@ -147,7 +147,7 @@ public static class Program
         GC.WaitForPendingFinalizers();
         int[] gc0 = { GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2) };
         long allocated0 = GC.GetTotalAllocatedBytes(precise: true);
-        WriteReady(o.ReadyFile, port);
+        ServerHarness.WriteReady(o.ReadyFile, port);
 
         foreach (Thread t in threads) t.Join();
         foreach (Worker w in workers) Console.Error.WriteLine(w.LoadLine());
@@ -158,13 +158,5 @@ public static class Program
         foreach (int l in listeners) Sockets.Close(l);
         foreach (Worker w in workers) w.Dispose();
         return 0;
-    }
-
-    private static void WriteReady(string path, int port)
-    {
-        if (path.Length == 0) return;
-        string tmp = path + ".tmp";
-        File.WriteAllText(tmp, port.ToString(CultureInfo.InvariantCulture) + "\n");
-        File.Move(tmp, path, overwrite: true);
     }
 }

@@ -175,8 +175,8 @@ struct Matrix {
   /// [rounds]: the paired groups' reference, stopping rule and seed.
   struct Rounds {
     std::string reference = "cpp";  ///< a flavour, or with pair_on = "store" a store setting (default: stores[0])
-    double target = 0.05;      ///< each ratio's interval within +-target of its median
-    double resolution = 0.02;  ///< an interval within +-resolution of 1 is `level`
+    double target = 0.05;           ///< each ratio's interval within +-target of its median
+    double resolution = 0.02;       ///< an interval within +-resolution of 1 is `level`
     int min_rounds = 8, max_rounds = 30;
     int budget_rounds = 0;   ///< runs of this many full rounds at most (0: max_rounds); settled members leave
     std::uint64_t seed = 0;  ///< 0: drawn at the sitting's start (and recorded)
@@ -273,7 +273,11 @@ struct ServerStart {
 std::string comma_list(const CoreSet& cores);
 /// The placeholder values of a start, keyed as in kPlaceholders.
 std::map<std::string, std::string> placeholder_values(const ServerStart& s);
+/// {acceptor_config}: the kite-acceptor file of a start, beside its ready file.
+std::string acceptor_config_path(const ServerStart& s);
 /// binary followed by the flavour's args with every placeholder replaced.
+/// When the args name {acceptor_config}, the file is written first
+/// (kite::bench::render_acceptor_file); std::runtime_error if it cannot be.
 std::vector<std::string> server_argv(const Flavour& f, const std::string& binary, const ServerStart& s);
 
 struct Cell {

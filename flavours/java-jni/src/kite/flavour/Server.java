@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -19,11 +18,14 @@ import kite.Reply;
 import kite.Session;
 import kite.ThreadLoad;
 import kite.Warmup;
+import kite.harness.Harness;
 
 /**
  * The java-jni flavour (docs/flavours.md): the lab's order-entry server with
  * its application in Java (OrderAck) on libkite through the Java binding.
- * Arguments as bench_roundtrip server's (lab/flavours/java-jni.toml).
+ * Arguments: --acceptor-config FILE (the lab's kite-acceptor file), --transport
+ * (tls is refused), --bind (the warm-up client connects there), --ready-file
+ * (lab/flavours/java-jni.toml).
  *
  * Before the ready file it warms up, so that the JIT has compiled the
  * order path and the compiler threads are quiet when the lab measures:
@@ -52,31 +54,6 @@ public final class Server {
 
     static String quoted(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-    }
-
-    /** The kite-acceptor file of this cell: the cpp flavour's (bench/roundtrip/cpp_server.cpp). */
-    static String config(String[] a) {
-        final int sessions = Math.max(1, Integer.parseInt(arg(a, "--sessions", "1")));
-        final StringBuilder t = new StringBuilder();
-        t.append("[engine]\n");
-        t.append("model = ").append(quoted(arg(a, "--model", "single"))).append('\n');
-        t.append("transport = ").append(quoted(arg(a, "--transport", "kernel"))).append('\n');
-        t.append("bind = ").append(quoted(arg(a, "--bind", "127.0.0.1"))).append('\n');
-        t.append("port = ").append(Integer.parseInt(arg(a, "--port", "0"))).append('\n');
-        t.append("workers = ").append(Math.max(1, Integer.parseInt(arg(a, "--workers", "1")))).append('\n');
-        t.append("cores = [").append(arg(a, "--cores", "")).append("]\n");
-        t.append("coordinator_core = ").append(Integer.parseInt(arg(a, "--coordinator-core", "-1"))).append('\n');
-        t.append("idle = ").append(arg(a, "--idle", "spin").equals("spin") ? "\"busy_spin\"" : "\"block\"").append('\n');
-        t.append("busy_poll_usecs = ").append(Integer.parseInt(arg(a, "--busy-poll-usecs", "0"))).append('\n');
-        t.append("quickack = false\n");
-        t.append("max_connections = ").append(sessions + 4).append('\n');
-        t.append("\n[defaults]\nBeginString = \"FIX.4.4\"\nSenderCompID = \"KITE\"\n");
-        t.append("ResetOnLogon = true\nResetOnDisconnect = true\nUseDataDictionary = false\nCheckLatency = false\n");
-        t.append("StoreKind = ").append(quoted(arg(a, "--store", "null"))).append('\n');
-        final String dir = arg(a, "--store-dir", "");
-        t.append("FileStorePath = ").append(quoted(dir.isEmpty() ? "." : dir)).append('\n');
-        for (int k = 0; k < sessions; ++k) t.append("\n[[session]]\nTargetCompID = \"BENCH").append(k).append("\"\n");
-        return t.toString();
     }
 
     /** The warm-up client: closed loop, a window of orders in flight. */
@@ -155,12 +132,6 @@ public final class Server {
         return total;
     }
 
-    static void writeReady(String path, int port) throws IOException {
-        final Path p = Path.of(path), tmp = Path.of(path + ".tmp");
-        Files.writeString(tmp, port + "\n");
-        Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
     public static void main(String[] args) throws Exception {
         for (String a : args) {
             if (a.equals("--version")) {
@@ -170,16 +141,25 @@ public final class Server {
             }
         }
         if (arg(args, "--transport", "kernel").equals("tls")) {
-            // libkite serves tls from a [tls] table; this server does not pass one.
-            System.err.println("unsupported: java-jni has no tls transport: its configuration passes no certificate"
-                    + " or key ([tls] table) to libkite");
+            // libkite would serve it from the file's [tls] table, but the flavour declares no tls: unchecked.
+            System.err.println("unsupported: java-jni declares no tls transport (lab/flavours/java-jni.toml)");
             System.exit(3);
+        }
+        // The cell's kite-acceptor file, rendered by the lab for every flavour on Kite's engine.
+        final String file = arg(args, "--acceptor-config", "");
+        final String config;
+        try {
+            config = Files.readString(Path.of(file));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("java-jni: cannot read the acceptor file '" + file + "' (--acceptor-config): " + e.getMessage());
+            System.exit(1);
+            return;
         }
         final long t0 = System.nanoTime();
         final OrderAck app = new OrderAck();
         final Acceptor acceptor;
         try {
-            acceptor = Acceptor.start(config(args), "java-jni server", app);
+            acceptor = Acceptor.start(config, file, app);
         } catch (KiteException e) {
             if (e.status() == KiteException.UNSUPPORTED) {
                 System.err.println(e.getMessage().startsWith("unsupported:") ? e.getMessage() : "unsupported: " + e.getMessage());
@@ -203,29 +183,18 @@ public final class Server {
                 (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (System.nanoTime() - t2) * 1e-9);
         app.orders = 0;
         final String ready = arg(args, "--ready-file", "ready");
-        // A rehearsal: the ready file's write (a heap buffer through the channel code) would otherwise
-        // deoptimise compiled JDK code right after the ready file.
-        writeReady(ready + ".warm", port);
-        Files.deleteIfExists(Path.of(ready + ".warm"));
+        Harness.rehearseReady(ready);
         awaitCompilers();
 
-        final CountDownLatch done = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Harness.onTerminate(() -> {
             acceptor.shutdown();  // Logout to every logged-on session, as kite-acceptor on SIGTERM
             final ThreadLoad[] loads = acceptor.threadLoads();
             for (ThreadLoad l : loads) {
-                final double busy = l.busyNanos() * 1e-9, total = l.totalNanos() * 1e-9;
                 final long orders = loads.length == 1 ? app.orders : 0;
-                System.err.printf("server load: %s polls=%d empty=%.1f%% busy=%.1f%% busy/order=%.2f us orders=%d%n",
-                        l.name(), l.cycles(), l.cycles() > 0 ? 100.0 * l.idleCycles() / l.cycles() : 0.0,
-                        total > 0 ? 100.0 * busy / total : 0.0, orders > 0 ? busy * 1e6 / orders : 0.0, orders);
+                System.err.println(Harness.loadLine(l.name(), l.cycles(), l.idleCycles(), l.busyNanos(), l.totalNanos(), orders));
             }
-            System.err.flush();
-            done.countDown();
-            // SIGTERM's exit status would be 143; the contract asks for 0.
-            Runtime.getRuntime().halt(0);
-        }, "kite-shutdown"));
-        writeReady(ready, port);
-        done.await();
+        }, () -> 0);
+        Harness.writeReady(ready, port);
+        new CountDownLatch(1).await();  // the shutdown hook ends the process
     }
 }

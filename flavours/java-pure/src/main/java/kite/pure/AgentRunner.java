@@ -1,7 +1,7 @@
 package kite.pure;
 
-import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
+import kite.harness.Harness;
 
 /**
  * A named thread, pinned to one core, that runs an agent's duty cycle with
@@ -82,12 +82,8 @@ public final class AgentRunner implements Runnable {
         }
     }
 
-    /** `server load: NAME polls=N empty=E% busy=B% busy/order=U us orders=K` (docs/flavours.md). */
+    /** The thread's `server load:` line (docs/flavours.md). */
     public String loadLine() {
-        final long orders = agent.orders();
-        return String.format(Locale.ROOT, "server load: %s polls=%d empty=%.1f%% busy=%.1f%% busy/order=%.2f us orders=%d",
-                             name, polls, polls > 0 ? 100.0 * empty / polls : 0.0,
-                             totalNs > 0 ? 100.0 * busyNs / totalNs : 0.0,
-                             orders > 0 ? busyNs / 1000.0 / orders : 0.0, orders);
+        return Harness.loadLine(name, polls, empty, busyNs, totalNs, agent.orders());
     }
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
+import kite.harness.Harness;
 
 /** kite-java-pure: the java-pure flavour's server (docs/java-pure.md). */
 public final class Main {
@@ -38,17 +39,14 @@ public final class Main {
         final CountDownLatch stop = new CountDownLatch(1);
         final CountDownLatch done = new CountDownLatch(1);
         final int[] code = {Server.FAILED};
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Harness.onTerminate(() -> {
             stop.countDown();
             try {
                 done.await();
             } catch (InterruptedException ignored) {
                 // halt anyway
             }
-            System.out.flush();
-            System.err.flush();
-            Runtime.getRuntime().halt(code[0]);
-        }, "kite-shutdown"));
+        }, () -> code[0]);
         try {
             code[0] = new Server(o).run(stop);
         } finally {

@@ -9,10 +9,10 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import kite.harness.Harness;
 
 /**
  * Sets up a model's threads (docs/flavours.md "Threads"), warms the hot path,
@@ -154,7 +154,7 @@ public final class Server {
         System.gc();
         gc.mark();
         try {
-            writeReadyFile(o.readyFile, port);  // the same calls as the warm-up's rehearsal: nothing left to compile
+            Harness.writeReady(o.readyFile, port);  // the same calls as the warm-up's rehearsal: nothing left to compile
         } catch (IOException e) {
             System.err.println("java-pure: cannot write the ready file " + o.readyFile + ": " + e.getMessage());
             stopAll();
@@ -253,14 +253,6 @@ public final class Server {
         return total;
     }
 
-    private static void writeReadyFile(String path, int port) throws IOException {
-        if (path.isEmpty()) return;
-        final Path ready = Path.of(path);
-        final Path tmp = Path.of(path + ".tmp");
-        Files.writeString(tmp, port + "\n");
-        Files.move(tmp, ready, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
     private void stopAll() throws InterruptedException {
         if (frontDoor != null) frontDoor.close();
         for (AgentRunner r : runners) r.stop();
@@ -340,15 +332,10 @@ public final class Server {
         } catch (IOException e) {
             System.err.println("java-pure: warm-up: " + e.getMessage() + " (serving unwarmed)");
         }
-        // A rehearsal of the ready file's writing: its calls (a heap buffer through the channel code the
-        // sockets use) would otherwise deoptimise compiled code right after the ready file.
-        if (!o.readyFile.isEmpty()) {
-            try {
-                writeReadyFile(o.readyFile + ".warm", 0);
-                Files.deleteIfExists(Path.of(o.readyFile + ".warm"));
-            } catch (IOException e) {
-                System.err.println("java-pure: warm-up: " + e.getMessage());
-            }
+        try {
+            Harness.rehearseReady(o.readyFile);
+        } catch (IOException e) {
+            System.err.println("java-pure: warm-up: " + e.getMessage());
         }
         waitForCompilers(SETTLED_BY_MS);
         return orders;
