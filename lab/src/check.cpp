@@ -18,9 +18,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "kite/codec/encoder.hpp"
 #include "kite/codec/field_index.hpp"
@@ -535,6 +537,104 @@ bool is_readiness_syscall(long nr) {
   return std::find(std::begin(kReadinessCalls), std::end(kReadinessCalls), nr) != std::end(kReadinessCalls);
 }
 
+// ---------------------------------------------------------------- one cell
+
+// What the checks of one cell share: its server, its sessions and its threads.
+struct CellRun {
+  std::string model, transport, scope, work;
+  ServerStart st;
+  Child server;
+  pid_t pid = -1;
+  int port = 0;
+  Clock::time_point at_ready;
+  std::map<pid_t, Task> tasks0;  // at the ready file
+  std::vector<std::unique_ptr<Peer>> peers;
+  std::vector<std::string> logon_bad;  // what logging every session on found
+  bool logged_on = false;              // every session is
+  std::map<pid_t, Task> idle0;         // at the start of runtime-idle's window of orders
+  double idle_s = 0;                   // the window's length
+  std::map<pid_t, Task> tasks1;        // after the session checks
+  double elapsed = 0;                  // s from the ready file to tasks1
+  std::vector<Role> roles;
+  std::map<std::string, std::vector<pid_t>> by_name;  // tasks1 by thread name
+
+  Peer& s0() { return *peers.front(); }
+};
+
+// The peer's problems, each named by its session; the peer's list is emptied.
+std::vector<std::string> take_problems(Peer& p) {
+  std::vector<std::string> out = p.problems;
+  p.problems.clear();
+  for (auto& s : out) s = p.comp() + ": " + s;
+  return out;
+}
+
+void append(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// Logs p on, trying for about a second: the server may still be releasing the
+// session's previous connection, and a Logon for a session it holds is refused.
+bool log_on_again(Peer& p, int port, std::string& why) {
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (p.logon(port, why)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// Orders on every open session, one at a time each, for `seconds`.
+void orders_for(std::vector<std::unique_ptr<Peer>>& peers, double seconds, std::uint64_t& next_id) {
+  const auto t = Clock::now();
+  while (since(t) < seconds)
+    for (auto& p : peers) {
+      if (!p->open()) continue;
+      p->send("D", p->next_seq++, order_body(clordid(next_id++)));
+      Msg m;
+      p->await("8", kReplyTimeout, m);
+    }
+}
+
+// The orders check's answers: what was wrong, how many came, their sizes.
+struct OrderTally {
+  std::vector<std::string> bad;
+  std::size_t lo = SIZE_MAX, hi = 0;
+  int answered = 0;
+
+  // Reads the answer to order `id`; false when none came.
+  bool expect(Peer& p, const std::string& id) {
+    Msg m;
+    const Got g = p.receive(kReplyTimeout, m);
+    if (g != Got::message) {
+      bad.push_back(p.comp() + ": no answer to " + id + (g == Got::closed ? " (connection closed)" : " (timeout)"));
+      return false;
+    }
+    if (std::string why = report_problem(m, id); !why.empty()) bad.push_back(p.comp() + " " + id + ": " + why);
+    lo = std::min(lo, m.frame.size());
+    hi = std::max(hi, m.frame.size());
+    ++answered;
+    return true;
+  }
+};
+
+bool is_role(const std::vector<Role>& roles, const std::string& comm) {
+  return std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == comm; });
+}
+
+// How many of `samples` reads of the thread's /proc syscall, 0.5 ms apart, found it in a readiness call.
+int readiness_samples(pid_t pid, pid_t tid, int samples) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
+  int readiness = 0;
+  for (int i = 0; i < samples; ++i) {
+    const std::string s = read_text_or_empty(path);
+    if (!s.empty() && s[0] >= '0' && s[0] <= '9' && is_readiness_syscall(std::atol(s.c_str()))) ++readiness;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return readiness;
+}
+
+bool on_kernel(const CellRun& c) { return c.transport == "kernel"; }
+bool single_on_kernel(const CellRun& c) { return c.model == "single" && c.transport == "kernel"; }
 class Runner {
  public:
   Runner(const CheckOptions& o, const Flavour& f, CheckReport& r) : o_(o), f_(f), report_(r) {}
@@ -685,8 +785,42 @@ class Runner {
   // spawn(), or a FAIL line under `check` when the server cannot start.
   bool start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
              Child& server);
+  // Every check of one model and transport, in kCellChecks' order.
   void cell(const std::string& model, const std::string& transport);
   void unsupported(const std::string& model, const std::string& transport, const std::string& what);
+
+  // The steps and checks of a cell (kCellChecks); a check writes its own line.
+  bool ready(CellRun& c);
+  std::optional<int> await_port(CellRun& c, Clock::time_point t0);
+  void log_on_all(CellRun& c);
+  void check_logon(CellRun& c);
+  void check_orders(CellRun& c);
+  void check_reconnect(CellRun& c);
+  bool session0_on(CellRun& c, const char* check);
+  void check_heartbeat(CellRun& c);
+  void check_test_request(CellRun& c);
+  void check_garbled(CellRun& c);
+  void check_unknown_type(CellRun& c);
+  void check_logout(CellRun& c);
+  void check_gap(CellRun& c);
+  void check_too_low(CellRun& c);
+  void relog_session0(CellRun& c);
+  void order_window(CellRun& c);
+  void read_threads(CellRun& c);
+  void check_thread_names(CellRun& c);
+  void check_pinning(CellRun& c);
+  void check_runtime_idle(CellRun& c);
+  void check_thread_stable(CellRun& c);
+  void check_busy_poll(CellRun& c);
+  void check_direct_read(CellRun& c);
+  void check_sigterm(CellRun& c);
+  std::pair<int, int> sigterm_logouts(CellRun& c, Clock::time_point t1, bool want_logout,
+                                      std::vector<std::string>& bad);
+
+  // An ok line with ok_detail when nothing is bad, else a FAIL line naming the first few.
+  void judge(const CellRun& c, const char* check, const std::vector<std::string>& bad, const std::string& ok_detail);
+  // judge() for a check on session 0: why first, then what its messages showed.
+  void session_verdict(CellRun& c, const char* check, const std::string& why, const std::string& ok_detail);
 
  private:
   const CheckOptions& o_;
@@ -694,6 +828,40 @@ class Runner {
   CheckReport& report_;
   LabCertificates certs_;
   void* tls_ctx_ = nullptr;  // SSL_CTX*
+};
+
+// One entry of a cell's run, in the order the lines are printed. A named check
+// runs when it applies to the cell and the flavour claims it (a skip line when
+// not); a step (no name) always runs and prints nothing of its own.
+struct CellCheck {
+  const char* name;
+  void (Runner::*run)(CellRun&);
+  bool (*applies)(const CellRun&) = nullptr;  // nullptr: every cell
+  bool on_session0 = false;                   // needs session 0 logged on (a FAIL line when it cannot be)
+};
+
+const CellCheck kCellChecks[] = {
+    {"", &Runner::log_on_all},
+    {"logon", &Runner::check_logon},
+    {"orders", &Runner::check_orders},
+    {"reconnect", &Runner::check_reconnect},
+    {"heartbeat", &Runner::check_heartbeat, nullptr, true},
+    {"test-request", &Runner::check_test_request, nullptr, true},
+    {"garbled", &Runner::check_garbled, nullptr, true},
+    {"unknown-type", &Runner::check_unknown_type, nullptr, true},
+    {"logout", &Runner::check_logout, nullptr, true},
+    {"gap", &Runner::check_gap, nullptr, true},
+    {"too-low", &Runner::check_too_low, nullptr, true},
+    {"", &Runner::relog_session0},
+    {"", &Runner::order_window},
+    {"", &Runner::read_threads},
+    {"thread-names", &Runner::check_thread_names},
+    {"pinning", &Runner::check_pinning},
+    {"runtime-idle", &Runner::check_runtime_idle},
+    {"thread-stable", &Runner::check_thread_stable},
+    {"busy-poll", &Runner::check_busy_poll, on_kernel},
+    {"direct-read", &Runner::check_direct_read, single_on_kernel},
+    {"sigterm", &Runner::check_sigterm},
 };
 
 bool Runner::start(const ServerStart& st, const std::string& work, const std::string& scope, const char* check,
@@ -708,493 +876,471 @@ bool Runner::start(const ServerStart& st, const std::string& work, const std::st
 }
 
 void Runner::cell(const std::string& model, const std::string& transport) {
-  const std::string scope = model + "/" + transport;
-  const std::string work = o_.work_dir + "/" + model + "_" + transport;
-  std::string tls_why;
-  if (transport == "tls" && !tls_ready(tls_why)) {
-    line(CheckStatus::fail, scope, "ready", tls_why);
-    return;
+  CellRun c;
+  c.model = model;
+  c.transport = transport;
+  c.scope = model + "/" + transport;
+  c.work = o_.work_dir + "/" + model + "_" + transport;
+  if (!ready(c)) return;
+  for (const CellCheck& k : kCellChecks) {
+    const bool named = *k.name != '\0';
+    if (k.applies && !k.applies(c)) continue;
+    if (named && !claimed(c.scope, k.name)) continue;
+    if (k.on_session0 && !session0_on(c, k.name)) continue;
+    (this->*k.run)(c);
   }
-  ServerStart st = start_of(model, transport, work);
-  Child server;
-  if (!start(st, work, scope, "ready", server)) return;
-  const pid_t pid = server.pid();
+  c.server.stop(o_.grace_s);
+}
 
-  // ready: the port and a newline, once it listens.
+void Runner::judge(const CellRun& c, const char* check, const std::vector<std::string>& bad,
+                   const std::string& ok_detail) {
+  line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, c.scope, check, bad.empty() ? ok_detail : first_few(bad));
+}
+
+void Runner::session_verdict(CellRun& c, const char* check, const std::string& why, const std::string& ok_detail) {
+  std::vector<std::string> all = take_problems(c.s0());
+  if (!why.empty()) all.insert(all.begin(), why);
+  judge(c, check, all, ok_detail);
+}
+
+// ready: the server starts and writes its port and a newline once it listens.
+bool Runner::ready(CellRun& c) {
+  std::string tls_why;
+  if (c.transport == "tls" && !tls_ready(tls_why)) {
+    line(CheckStatus::fail, c.scope, "ready", tls_why);
+    return false;
+  }
+  c.st = start_of(c.model, c.transport, c.work);
+  if (!start(c.st, c.work, c.scope, "ready", c.server)) return false;
+  c.pid = c.server.pid();
   const auto t0 = Clock::now();
-  int port = 0;
+  const std::optional<int> port = await_port(c, t0);
+  if (!port) return false;
+  c.port = *port;
+  const double ready_s = since(t0);
+  c.at_ready = Clock::now();
+  c.tasks0 = read_tasks(c.pid);
+  line(CheckStatus::ok, c.scope, "ready", "port " + std::to_string(c.port) + " after " + fixed(ready_s) + " s");
+  return true;
+}
+
+// The port in the ready file; nullopt after a FAIL (or skip) line when there is none.
+std::optional<int> Runner::await_port(CellRun& c, Clock::time_point t0) {
   while (true) {
-    const std::string r = read_text_or_empty(st.ready_file);
+    const std::string r = read_text_or_empty(c.st.ready_file);
     if (!r.empty() && r.back() == '\n') {
       const std::string p = trim(r);
-      if (p.empty() || !std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      if (p.empty() || !std::all_of(p.begin(), p.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) ||
           r.find('\n') != r.size() - 1) {
-        line(CheckStatus::fail, scope, "ready", "ready file holds '" + r + "', not a port and a newline");
-        return;
+        line(CheckStatus::fail, c.scope, "ready", "ready file holds '" + r + "', not a port and a newline");
+        return std::nullopt;
       }
-      port = std::atoi(p.c_str());
-      break;
+      return std::atoi(p.c_str());
     }
-    if (auto code = server.exit_code()) {
-      const std::string err = read_text_or_empty(work + "/server.err");
+    if (auto code = c.server.exit_code()) {
+      const std::string err = read_text_or_empty(c.work + "/server.err");
       const std::string u = unsupported_line(err);
       if (*code == 3 && !u.empty()) {
-        line(CheckStatus::skip, scope, "ready", "declared, but this build answers: " + u);
+        line(CheckStatus::skip, c.scope, "ready", "declared, but this build answers: " + u);
       } else {
-        line(CheckStatus::fail, scope, "ready",
+        line(CheckStatus::fail, c.scope, "ready",
              "exited with code " + std::to_string(*code) + " before the ready file: " + tail(err, 300));
       }
-      return;
+      return std::nullopt;
     }
     if (since(t0) > o_.ready_timeout_s) {
-      server.stop(1.0);
-      line(CheckStatus::fail, scope, "ready", "no ready file after " + fixed(o_.ready_timeout_s, 0) + " s");
-      return;
+      c.server.stop(1.0);
+      line(CheckStatus::fail, c.scope, "ready", "no ready file after " + fixed(o_.ready_timeout_s, 0) + " s");
+      return std::nullopt;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const double ready_s = since(t0);
-  const auto at_ready = Clock::now();
-  const std::map<pid_t, Task> tasks0 = read_tasks(pid);
-  line(CheckStatus::ok, scope, "ready", "port " + std::to_string(port) + " after " + fixed(ready_s) + " s");
+}
 
-  // logon: every session.
-  std::vector<std::unique_ptr<Peer>> peers;
-  for (int k = 0; k < st.sessions; ++k)
-    peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k), transport == "tls" ? tls_ctx_ : nullptr));
-  std::vector<std::string> bad;
-  for (auto& p : peers) {
+// Every session logs on, whether or not the logon check is claimed: the checks after it need them.
+void Runner::log_on_all(CellRun& c) {
+  for (int k = 0; k < c.st.sessions; ++k)
+    c.peers.push_back(std::make_unique<Peer>(static_cast<unsigned>(k), c.transport == "tls" ? tls_ctx_ : nullptr));
+  for (auto& p : c.peers) {
     std::string why;
-    if (!p->logon(port, why)) {
-      bad.push_back(why);
+    if (!p->logon(c.port, why)) {
+      c.logon_bad.push_back(why);
       continue;
     }
     const Msg& a = p->logon_answer;
-    if (a.get(tag::ResetSeqNumFlag) != "Y") bad.push_back(p->comp() + ": Logon answer without 141=Y");
-    if (a.get(tag::HeartBtInt).empty()) bad.push_back(p->comp() + ": Logon answer without 108");
+    if (a.get(tag::ResetSeqNumFlag) != "Y") c.logon_bad.push_back(p->comp() + ": Logon answer without 141=Y");
+    if (a.get(tag::HeartBtInt).empty()) c.logon_bad.push_back(p->comp() + ": Logon answer without 108");
   }
-  const bool logged_on = std::all_of(peers.begin(), peers.end(), [](auto& p) { return p->open(); });
-  auto problems = [&](Peer& p) {
-    std::vector<std::string> out = p.problems;
-    p.problems.clear();
-    for (auto& s : out) s = p.comp() + ": " + s;
-    return out;
-  };
-  if (claimed(scope, "logon")) {
-    for (auto& p : peers)
-      for (auto& s : problems(*p)) bad.push_back(s);
-    if (bad.empty())
-      line(CheckStatus::ok, scope, "logon",
-           std::to_string(peers.size()) + " session(s) logged on, answers well formed");
-    else
-      line(CheckStatus::fail, scope, "logon", first_few(bad));
-  }
-  for (auto& p : peers) p->problems.clear();
+  c.logged_on = std::all_of(c.peers.begin(), c.peers.end(), [](auto& p) { return p->open(); });
+  for (auto& p : c.peers) append(c.logon_bad, take_problems(*p));
+}
 
-  // orders: three one at a time, then three in one write, on every session.
-  if (claimed(scope, "orders")) {
-    bad.clear();
-    std::size_t lo = SIZE_MAX, hi = 0;
-    std::uint64_t next_id = 1;
-    int answered = 0;
-    for (auto& p : peers) {
-      if (!p->open()) {
-        bad.push_back(p->comp() + ": not logged on");
-        continue;
-      }
-      std::vector<std::string> ids;
-      for (int i = 0; i < 6; ++i) ids.push_back(clordid(next_id++));
-      auto expect = [&](const std::string& id) {
-        Msg m;
-        const Got g = p->receive(kReplyTimeout, m);
-        if (g != Got::message) {
-          bad.push_back(p->comp() + ": no answer to " + id +
-                        (g == Got::closed ? " (connection closed)" : " (timeout)"));
-          return false;
-        }
-        if (std::string why = report_problem(m, id); !why.empty()) bad.push_back(p->comp() + " " + id + ": " + why);
-        lo = std::min(lo, m.frame.size());
-        hi = std::max(hi, m.frame.size());
-        ++answered;
-        return true;
-      };
-      bool alive = true;
-      for (int i = 0; i < 3 && alive; ++i) {
-        p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
-        alive = expect(ids[static_cast<std::size_t>(i)]);
-      }
-      for (int i = 3; i < 6 && alive; ++i) p->send("D", p->next_seq++, order_body(ids[static_cast<std::size_t>(i)]));
-      for (int i = 3; i < 6 && alive; ++i) alive = expect(ids[static_cast<std::size_t>(i)]);
-      for (auto& s : problems(*p)) bad.push_back(s);
-    }
-    if (bad.empty())
-      line(CheckStatus::ok, scope, "orders",
-           std::to_string(answered) + " ExecutionReports, " + std::to_string(lo) + "-" + std::to_string(hi) + " bytes");
-    else
-      line(CheckStatus::fail, scope, "orders", first_few(bad));
-  }
+void Runner::check_logon(CellRun& c) {
+  judge(c, "logon", c.logon_bad, std::to_string(c.peers.size()) + " session(s) logged on, answers well formed");
+}
 
-  // reconnect: every session drops its connection without a Logout, then logs
-  // on afresh (ResetSeqNumFlag=Y) and answers a TestRequest: what a paired
-  // sitting's one-client-per-run asks of a server it holds between runs.
-  if (claimed(scope, "reconnect")) {
-    bad.clear();
-    for (auto& p : peers) p->close();
-    int back = 0;
-    for (auto& p : peers) {
-      std::string why;
-      // The server may still be releasing the dropped connection: a Logon for a
-      // session it still holds is refused, so try again for a second.
-      bool on = false;
-      for (int attempt = 0; attempt < 10 && !(on = p->logon(port, why)); ++attempt)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (!on) {
-        bad.push_back(p->comp() + ": no fresh logon after the disconnect: " + why);
-        continue;
-      }
-      if (p->logon_answer.get(tag::MsgSeqNum) != "1")
-        bad.push_back(p->comp() + ": fresh Logon answered with MsgSeqNum " + p->logon_answer.get(tag::MsgSeqNum));
-      p->send("1", p->next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-RECONNECT"); });
-      Msg m;
-      const Got g = p->await("0", kReplyTimeout, m);
-      if (g != Got::message || m.get(tag::TestReqID) != "KITE-RECONNECT")
-        bad.push_back(p->comp() + ": no Heartbeat answering a TestRequest after the fresh logon");
-      else
-        ++back;
-      for (auto& s : problems(*p)) bad.push_back(s);
+// orders: three one at a time, then three in one write, on every session.
+void Runner::check_orders(CellRun& c) {
+  OrderTally t;
+  std::uint64_t next_id = 1;
+  for (auto& p : c.peers) {
+    if (!p->open()) {
+      t.bad.push_back(p->comp() + ": not logged on");
+      continue;
     }
-    if (bad.empty())
-      line(CheckStatus::ok, scope, "reconnect",
-           std::to_string(back) + " session(s) dropped, logged on afresh with 141=Y, answering a TestRequest");
-    else
-      line(CheckStatus::fail, scope, "reconnect", first_few(bad));
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(clordid(next_id++));
+    bool alive = true;
+    for (std::size_t i = 0; i < 3 && alive; ++i) {
+      p->send("D", p->next_seq++, order_body(ids[i]));
+      alive = t.expect(*p, ids[i]);
+    }
+    for (std::size_t i = 3; i < 6 && alive; ++i) p->send("D", p->next_seq++, order_body(ids[i]));
+    for (std::size_t i = 3; i < 6 && alive; ++i) alive = t.expect(*p, ids[i]);
+    append(t.bad, take_problems(*p));
   }
+  judge(c, "orders", t.bad,
+        std::to_string(t.answered) + " ExecutionReports, " + std::to_string(t.lo) + "-" + std::to_string(t.hi) +
+            " bytes");
+}
 
-  // The session layer, on session 0.
-  Peer& s0 = *peers.front();
-  auto need_session = [&](const std::string& check) {
-    if (!claimed(scope, check)) return false;
-    if (s0.open()) return true;
-    // The server may still be releasing the session's previous connection: a Logon
-    // for a session still logged on is refused, so try again for a second.
+// reconnect: every session drops its connection without a Logout, then logs
+// on afresh (ResetSeqNumFlag=Y) and answers a TestRequest: what a paired
+// sitting's one-client-per-run asks of a server it holds between runs.
+void Runner::check_reconnect(CellRun& c) {
+  std::vector<std::string> bad;
+  for (auto& p : c.peers) p->close();
+  int back = 0;
+  for (auto& p : c.peers) {
     std::string why;
-    for (int attempt = 0; attempt < 10; ++attempt) {
-      if (s0.logon(port, why)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!log_on_again(*p, c.port, why)) {
+      bad.push_back(p->comp() + ": no fresh logon after the disconnect: " + why);
+      continue;
     }
-    line(CheckStatus::fail, scope, check, "cannot log session 0 on: " + why);
-    return false;
-  };
-  auto verdict = [&](const std::string& check, std::string why, const std::string& ok_detail) {
-    std::vector<std::string> all = problems(s0);
-    if (!why.empty()) all.insert(all.begin(), why);
-    line(all.empty() ? CheckStatus::ok : CheckStatus::fail, scope, check, all.empty() ? ok_detail : first_few(all));
-  };
-  if (need_session("heartbeat")) {
-    s0.send("0", s0.next_seq++, nullptr);
+    if (p->logon_answer.get(tag::MsgSeqNum) != "1")
+      bad.push_back(p->comp() + ": fresh Logon answered with MsgSeqNum " + p->logon_answer.get(tag::MsgSeqNum));
+    p->send("1", p->next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-RECONNECT"); });
     Msg m;
-    const Got g = s0.receive(kQuietTimeout, m);
-    std::string why = g == Got::closed    ? "the server closed the connection"
-                      : g == Got::message ? "answered with 35=" + m.type()
-                                          : "";
-    verdict("heartbeat", why, "no answer, session still open");
+    const Got g = p->await("0", kReplyTimeout, m);
+    if (g != Got::message || m.get(tag::TestReqID) != "KITE-RECONNECT")
+      bad.push_back(p->comp() + ": no Heartbeat answering a TestRequest after the fresh logon");
+    else
+      ++back;
+    append(bad, take_problems(*p));
   }
-  if (need_session("test-request")) {
-    s0.send("1", s0.next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-1"); });
-    Msg m;
-    const Got g = s0.receive(kReplyTimeout, m);
-    std::string why;
-    if (g != Got::message)
-      why = g == Got::closed ? "connection closed" : "no answer";
-    else if (m.type() != "0")
-      why = "answered with 35=" + m.type() + " instead of a Heartbeat";
-    else if (m.get(tag::TestReqID) != "KITE-CHECK-1")
-      why = "Heartbeat with TestReqID '" + m.get(tag::TestReqID) + "'";
-    verdict("test-request", why, "Heartbeat with TestReqID KITE-CHECK-1");
-  }
-  if (need_session("garbled")) {
-    // A bad CheckSum is ignored (FIX): its number is not used, and a TestRequest
-    // under the same number is answered. A Logout is allowed too.
-    const std::uint64_t seq = s0.next_seq;
-    s0.send("D", seq, order_body(clordid(999)), {false, true});
-    Msg m;
-    Got g = s0.receive(kQuietTimeout, m);
-    std::string why, detail;
-    if (g == Got::message && m.type() == "5") {
-      detail = "logged out";
-      s0.close();
-    } else if (g == Got::closed) {
-      why = "connection closed without a Logout";
-    } else if (g == Got::message) {
-      why = "answered the garbled frame with 35=" + m.type();
-    } else {
-      s0.send("1", seq, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-2"); });
-      s0.next_seq = seq + 1;
-      g = s0.receive(kReplyTimeout, m);
-      if (g != Got::message || m.type() != "0" || m.get(tag::TestReqID) != "KITE-CHECK-2")
-        why = "after the garbled frame, a TestRequest under the same MsgSeqNum got " +
-              (g == Got::message ? "35=" + m.type()
-                                 : std::string(g == Got::closed ? "a closed connection" : "no answer"));
-      detail = "ignored; the session answers under the same MsgSeqNum";
-    }
-    if (!server.running()) why = "the server exited";
-    verdict("garbled", why, detail);
-  }
-  if (need_session("unknown-type")) {
-    const std::uint64_t seq = s0.next_seq++;
-    s0.send("U1", seq, [](codec::MessageWriter& w) { w.add_string(tag::Text, "check-flavour"); });
-    Msg m;
-    const Got g = s0.receive(kReplyTimeout, m);
-    std::string why;
-    if (g != Got::message)
-      why = g == Got::closed ? "connection closed" : "no answer";
-    else if (m.type() != "j")
-      why = "answered with 35=" + m.type() + " instead of a BusinessMessageReject (35=j)";
-    else if (m.get(tag::RefSeqNum) != std::to_string(seq) || m.get(tag::RefMsgType) != "U1" ||
-             m.get(tag::BusinessRejectReason) != "3")
-      why = "35=j with 45=" + m.get(tag::RefSeqNum) + " 372=" + m.get(tag::RefMsgType) +
-            " 380=" + m.get(tag::BusinessRejectReason) + " (expected 45=" + std::to_string(seq) + " 372=U1 380=3)";
-    verdict("unknown-type", why, "BusinessMessageReject 380=3");
-  }
-  if (need_session("logout")) {
-    std::string why;
-    s0.logout(why);
-    verdict("logout", why, "Logout answered with a Logout, then the connection closed");
-  }
-  if (need_session("gap")) {
-    const std::uint64_t expected = s0.next_seq;
-    s0.send("D", expected + 1, order_body(clordid(1000)));
-    s0.next_seq = expected + 2;
-    Msg m;
-    const Got g = s0.await("2", kReplyTimeout, m);
-    std::string why;
-    if (g != Got::message)
-      why = g == Got::closed ? "connection closed" : "no ResendRequest";
-    else if (m.get(tag::BeginSeqNo) != std::to_string(expected))
-      why = "ResendRequest from " + m.get(tag::BeginSeqNo) + ", expected " + std::to_string(expected);
-    verdict("gap", why, "ResendRequest 7=" + std::to_string(expected));
-    std::string ignored;
-    if (s0.open()) s0.logout(ignored);
-    s0.problems.clear();
-  }
-  if (need_session("too-low")) {
-    s0.send("D", 1, order_body(clordid(1001)));  // 1 was the Logon's
-    Msg m;
-    const Got g = s0.await("5", kReplyTimeout, m);
-    std::string why;
-    if (g != Got::message)
-      why = g == Got::closed ? "connection closed without a Logout" : "no Logout";
-    else if (s0.receive(kReplyTimeout, m) != Got::closed)
-      why = "Logout, but the connection stayed open";
-    verdict("too-low", why, "Logout, then the connection closed");
+  judge(c, "reconnect", bad,
+        std::to_string(back) + " session(s) dropped, logged on afresh with 141=Y, answering a TestRequest");
+}
+
+// The session layer's checks run on session 0, logged on again when a check before closed it.
+bool Runner::session0_on(CellRun& c, const char* check) {
+  std::string why;
+  if (c.s0().open() || log_on_again(c.s0(), c.port, why)) return true;
+  line(CheckStatus::fail, c.scope, check, "cannot log session 0 on: " + why);
+  return false;
+}
+
+void Runner::check_heartbeat(CellRun& c) {
+  Peer& s0 = c.s0();
+  s0.send("0", s0.next_seq++, nullptr);
+  Msg m;
+  const Got g = s0.receive(kQuietTimeout, m);
+  const std::string why = g == Got::closed    ? "the server closed the connection"
+                          : g == Got::message ? "answered with 35=" + m.type()
+                                              : "";
+  session_verdict(c, "heartbeat", why, "no answer, session still open");
+}
+
+void Runner::check_test_request(CellRun& c) {
+  Peer& s0 = c.s0();
+  s0.send("1", s0.next_seq++, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-1"); });
+  Msg m;
+  const Got g = s0.receive(kReplyTimeout, m);
+  std::string why;
+  if (g != Got::message)
+    why = g == Got::closed ? "connection closed" : "no answer";
+  else if (m.type() != "0")
+    why = "answered with 35=" + m.type() + " instead of a Heartbeat";
+  else if (m.get(tag::TestReqID) != "KITE-CHECK-1")
+    why = "Heartbeat with TestReqID '" + m.get(tag::TestReqID) + "'";
+  session_verdict(c, "test-request", why, "Heartbeat with TestReqID KITE-CHECK-1");
+}
+
+// A bad CheckSum is ignored (FIX): its number is not used, and a TestRequest
+// under the same number is answered. A Logout is allowed too.
+void Runner::check_garbled(CellRun& c) {
+  Peer& s0 = c.s0();
+  const std::uint64_t seq = s0.next_seq;
+  s0.send("D", seq, order_body(clordid(999)), {false, true});
+  Msg m;
+  Got g = s0.receive(kQuietTimeout, m);
+  std::string why, detail;
+  if (g == Got::message && m.type() == "5") {
+    detail = "logged out";
     s0.close();
+  } else if (g == Got::closed) {
+    why = "connection closed without a Logout";
+  } else if (g == Got::message) {
+    why = "answered the garbled frame with 35=" + m.type();
+  } else {
+    s0.send("1", seq, [](codec::MessageWriter& w) { w.add_string(tag::TestReqID, "KITE-CHECK-2"); });
+    s0.next_seq = seq + 1;
+    g = s0.receive(kReplyTimeout, m);
+    if (g != Got::message || m.type() != "0" || m.get(tag::TestReqID) != "KITE-CHECK-2")
+      why =
+          "after the garbled frame, a TestRequest under the same MsgSeqNum got " +
+          (g == Got::message ? "35=" + m.type() : std::string(g == Got::closed ? "a closed connection" : "no answer"));
+    detail = "ignored; the session answers under the same MsgSeqNum";
   }
-  if (!s0.open() && logged_on) {
-    std::string why;
-    for (int attempt = 0; attempt < 10 && !s0.logon(port, why); ++attempt)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    s0.problems.clear();
-  }
+  if (!c.server.running()) why = "the server exited";
+  session_verdict(c, "garbled", why, detail);
+}
 
-  // runtime-idle is judged as the audit judges a cell: over orders on warm sessions. The checks
-  // above play cold paths (garbled, reject, gap) that a cell never sends; a JIT may compile them.
-  std::map<pid_t, Task> idle0;
-  double idle_s = 0;
-  if (claimed(scope, "runtime-idle") && logged_on) {
-    std::uint64_t next_id = 5000;
-    auto orders_for = [&](double seconds) {
-      const auto t = Clock::now();
-      while (since(t) < seconds)
-        for (auto& p : peers) {
-          if (!p->open()) continue;
-          const std::string id = clordid(next_id++);
-          p->send("D", p->next_seq++, order_body(id));
-          Msg m;
-          p->await("8", kReplyTimeout, m);
-        }
-    };
-    orders_for(kIdleSettle);
-    idle0 = read_tasks(pid);
-    const auto t = Clock::now();
-    orders_for(kIdleWindow);
-    idle_s = since(t);
-    for (auto& p : peers) p->problems.clear();
-  }
+void Runner::check_unknown_type(CellRun& c) {
+  Peer& s0 = c.s0();
+  const std::uint64_t seq = s0.next_seq++;
+  s0.send("U1", seq, [](codec::MessageWriter& w) { w.add_string(tag::Text, "check-flavour"); });
+  Msg m;
+  const Got g = s0.receive(kReplyTimeout, m);
+  std::string why;
+  if (g != Got::message)
+    why = g == Got::closed ? "connection closed" : "no answer";
+  else if (m.type() != "j")
+    why = "answered with 35=" + m.type() + " instead of a BusinessMessageReject (35=j)";
+  else if (m.get(tag::RefSeqNum) != std::to_string(seq) || m.get(tag::RefMsgType) != "U1" ||
+           m.get(tag::BusinessRejectReason) != "3")
+    why = "35=j with 45=" + m.get(tag::RefSeqNum) + " 372=" + m.get(tag::RefMsgType) +
+          " 380=" + m.get(tag::BusinessRejectReason) + " (expected 45=" + std::to_string(seq) + " 372=U1 380=3)";
+  session_verdict(c, "unknown-type", why, "BusinessMessageReject 380=3");
+}
 
-  // Threads, from /proc.
-  const std::map<pid_t, Task> tasks1 = read_tasks(pid);
-  const double elapsed = since(at_ready);
-  const std::vector<Role> roles = roles_of(model, st.cores, st.coordinator_core, st.workers);
-  std::map<std::string, std::vector<pid_t>> by_name;
-  for (const auto& [tid, t] : tasks1) by_name[t.comm].push_back(tid);
-  if (claimed(scope, "thread-names")) {
-    bad.clear();
-    std::vector<std::string> names;
-    for (const Role& r : roles) {
-      const auto n = by_name.count(r.name) ? by_name[r.name].size() : 0;
-      if (n != 1) bad.push_back(r.name + " " + (n == 0 ? "missing" : "found " + std::to_string(n) + " times"));
-      names.push_back(r.name);
-    }
-    std::vector<std::string> others;
-    for (const auto& [tid, t] : tasks1)
-      if (std::none_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; }))
-        others.push_back(t.comm);
-    line(
-        bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-names",
-        bad.empty() ? join(names) + (others.empty() ? "" : " (others: " + join(others) + ")")
-                    : first_few(bad) + " (threads: " +
-                          [&] {
-                            std::vector<std::string> all;
-                            for (const auto& [tid, t] : tasks1) all.push_back(t.comm);
-                            return join(all);
-                          }() +
-                          ")");
-  }
-  if (claimed(scope, "pinning")) {
-    bad.clear();
-    std::vector<std::string> seen;
-    for (const Role& r : roles) {
-      if (!by_name.count(r.name)) continue;  // thread-names reports it
-      for (pid_t tid : by_name[r.name]) {
-        const Task& t = tasks1.at(tid);
-        if (t.allowed != std::to_string(r.core))
-          bad.push_back(r.name + " allowed on " + t.allowed + ", expected " + std::to_string(r.core));
-        else if (t.cpu != r.core)
-          bad.push_back(r.name + " last ran on " + std::to_string(t.cpu) + ", expected " + std::to_string(r.core));
-        else
-          seen.push_back(r.name + "@" + std::to_string(r.core));
-      }
-    }
-    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "pinning",
-         bad.empty() ? (seen.empty() ? "no role thread found (see thread-names)" : join(seen)) : first_few(bad));
-  }
-  if (claimed(scope, "runtime-idle") && !logged_on) {
-    line(CheckStatus::fail, scope, "runtime-idle", "no order window: not every session logged on");
-  } else if (claimed(scope, "runtime-idle")) {
-    bad.clear();
-    double worst = 0;
-    for (const auto& [tid, t] : tasks1) {
-      if (std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return r.name == t.comm; })) continue;
-      auto before = idle0.find(tid);
-      const std::uint64_t ran = t.run_ns - (before == idle0.end() ? 0 : std::min(t.run_ns, before->second.run_ns));
-      const double share = static_cast<double>(ran) * 1e-9 / idle_s;
-      worst = std::max(worst, share);
-      if (share >= o_.burn_fraction)
-        bad.push_back(t.comm + " (tid " + std::to_string(tid) + ") ran " + fixed(share * 100, 0) + "% of " +
-                      fixed(idle_s, 1) + " s of orders");
-    }
-    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "runtime-idle",
-         bad.empty() ? "other threads ran at most " + fixed(worst * 100, 1) + "% of " + fixed(idle_s, 1) +
-                           " s of orders (limit " + fixed(o_.burn_fraction * 100, 0) + "%)"
-                     : first_few(bad));
-  }
-  if (claimed(scope, "thread-stable")) {
-    std::vector<std::string> started, ended;
-    for (const auto& [tid, t] : tasks1)
-      if (!tasks0.count(tid)) started.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
-    for (const auto& [tid, t] : tasks0)
-      if (!tasks1.count(tid)) ended.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
-    std::string why;
-    if (!started.empty()) why += "started after the ready file: " + join(started);
-    if (!ended.empty()) why += (why.empty() ? "" : "; ") + std::string("exited: ") + join(ended);
-    line(why.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "thread-stable",
-         why.empty()
-             ? std::to_string(tasks1.size()) + " threads at the ready file and " + fixed(elapsed, 1) + " s later"
-             : why);
-  }
+void Runner::check_logout(CellRun& c) {
+  std::string why;
+  c.s0().logout(why);
+  session_verdict(c, "logout", why, "Logout answered with a Logout, then the connection closed");
+}
 
-  // Transport settings.
-  if (transport == "kernel" && claimed(scope, "busy-poll")) {
-    std::string why;
-    const std::map<int, int> busy = server_busy_poll(pid, why);
-    bad.clear();
-    int found = 0;
-    for (auto& p : peers) {
-      if (!p->open()) continue;
-      auto it = busy.find(p->local_port());
-      if (it == busy.end()) {
-        bad.push_back(p->comp() + ": the server's socket not found" + (why.empty() ? "" : " (" + why + ")"));
-      } else if (it->second != st.busy_poll_usecs) {
-        bad.push_back(p->comp() + ": SO_BUSY_POLL " + std::to_string(it->second) + ", expected " +
-                      std::to_string(st.busy_poll_usecs));
-      } else {
-        ++found;
-      }
-    }
-    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "busy-poll",
-         bad.empty() ? "SO_BUSY_POLL " + std::to_string(st.busy_poll_usecs) + " on " + std::to_string(found) +
-                           " accepted socket(s)"
-                     : first_few(bad));
-  }
-  if (model == "single" && transport == "kernel" && claimed(scope, "direct-read")) {
-    // The session's socket is in no epoll set, and the thread is never seen
-    // blocked in a readiness call (a spinning thread shows as running).
-    bad.clear();
-    const int fd = s0.open() ? server_fd_of(pid, s0.local_port()) : -1;
-    if (fd < 0)
-      bad.push_back("the server's socket of session 0 not found");
-    else if (epoll_watched(pid).count(fd))
-      bad.push_back("its socket (fd " + std::to_string(fd) + ") is in an epoll set");
-    if (by_name.count("kite-single")) {
-      const std::string path =
-          "/proc/" + std::to_string(pid) + "/task/" + std::to_string(by_name["kite-single"].front()) + "/syscall";
-      int readiness = 0;
-      for (int i = 0; i < 200; ++i) {
-        const std::string s = read_text_or_empty(path);
-        if (!s.empty() && s[0] >= '0' && s[0] <= '9' && is_readiness_syscall(std::atol(s.c_str()))) ++readiness;
-        std::this_thread::sleep_for(std::chrono::microseconds(500));
-      }
-      if (readiness > 0)
-        bad.push_back("kite-single seen in a readiness call in " + std::to_string(readiness) + " of 200 samples");
-    }
-    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "direct-read",
-         bad.empty() ? "no epoll set holds the session's socket; no readiness call seen" : first_few(bad));
-  }
+void Runner::check_gap(CellRun& c) {
+  Peer& s0 = c.s0();
+  const std::uint64_t expected = s0.next_seq;
+  s0.send("D", expected + 1, order_body(clordid(1000)));
+  s0.next_seq = expected + 2;
+  Msg m;
+  const Got g = s0.await("2", kReplyTimeout, m);
+  std::string why;
+  if (g != Got::message)
+    why = g == Got::closed ? "connection closed" : "no ResendRequest";
+  else if (m.get(tag::BeginSeqNo) != std::to_string(expected))
+    why = "ResendRequest from " + m.get(tag::BeginSeqNo) + ", expected " + std::to_string(expected);
+  session_verdict(c, "gap", why, "ResendRequest 7=" + std::to_string(expected));
+  std::string ignored;
+  if (s0.open()) s0.logout(ignored);
+  s0.problems.clear();
+}
 
-  // SIGTERM: a Logout to every logged-on session, exit 0 within the grace, the load lines.
-  if (claimed(scope, "sigterm")) {
-    const bool want_logout = unclaimed("logout").empty();
-    const auto t1 = Clock::now();
-    ::kill(pid, SIGTERM);
-    int logouts = 0, open_sessions = 0;
-    bad.clear();
-    for (auto& p : peers) {
-      if (!p->open()) continue;
-      ++open_sessions;
-      Msg m;
-      bool got = false;
-      while (true) {
-        const Got g = p->receive(std::max(0.01, o_.grace_s - since(t1)), m);
-        if (g != Got::message) break;
-        if (m.type() == "5" && !got) {
-          got = true;
-          p->send("5", p->next_seq++, nullptr);  // confirm, so a server waiting for it ends at once
-        }
-      }
-      logouts += got;
-      if (!got && want_logout) bad.push_back(p->comp() + ": no Logout before the connection ended");
-    }
-    const auto code = server.wait_for(std::max(0.0, o_.grace_s - since(t1)));
-    const double took = since(t1);
-    if (!code) {
-      bad.insert(bad.begin(), "still running " + fixed(o_.grace_s, 0) + " s after SIGTERM");
-      server.stop(0.1);
-    } else if (*code != 0) {
-      bad.insert(bad.begin(), "exit code " + std::to_string(*code));
-    }
-    const std::string err = read_text_or_empty(work + "/server.err");
-    for (const Role& r : roles)
-      if (r.loads && code && err.find("server load: " + r.name + " ") == std::string::npos)
-        bad.push_back("no 'server load: " + r.name + "' line on stderr");
-    line(bad.empty() ? CheckStatus::ok : CheckStatus::fail, scope, "sigterm",
-         bad.empty() ? "exit 0 after " + fixed(took) + " s" +
-                           (want_logout ? ", Logout on " + std::to_string(logouts) + "/" +
-                                              std::to_string(open_sessions) + " session(s)"
-                                        : "") +
-                           ", load lines present"
-                     : first_few(bad));
+void Runner::check_too_low(CellRun& c) {
+  Peer& s0 = c.s0();
+  s0.send("D", 1, order_body(clordid(1001)));  // 1 was the Logon's
+  Msg m;
+  const Got g = s0.await("5", kReplyTimeout, m);
+  std::string why;
+  if (g != Got::message)
+    why = g == Got::closed ? "connection closed without a Logout" : "no Logout";
+  else if (s0.receive(kReplyTimeout, m) != Got::closed)
+    why = "Logout, but the connection stayed open";
+  session_verdict(c, "too-low", why, "Logout, then the connection closed");
+  s0.close();
+}
+
+// Session 0 back on for the checks after the session layer's, when it was on at first.
+void Runner::relog_session0(CellRun& c) {
+  if (c.s0().open() || !c.logged_on) return;
+  std::string why;
+  log_on_again(c.s0(), c.port, why);
+  c.s0().problems.clear();
+}
+
+// runtime-idle is judged as the audit judges a cell: over orders on warm sessions. The checks
+// above play cold paths (garbled, reject, gap) that a cell never sends; a JIT may compile them.
+void Runner::order_window(CellRun& c) {
+  if (!unclaimed("runtime-idle").empty() || !c.logged_on) return;
+  std::uint64_t next_id = 5000;
+  orders_for(c.peers, kIdleSettle, next_id);
+  c.idle0 = read_tasks(c.pid);
+  const auto t = Clock::now();
+  orders_for(c.peers, kIdleWindow, next_id);
+  c.idle_s = since(t);
+  for (auto& p : c.peers) p->problems.clear();
+}
+
+// The server's threads, from /proc, for the thread checks.
+void Runner::read_threads(CellRun& c) {
+  c.tasks1 = read_tasks(c.pid);
+  c.elapsed = since(c.at_ready);
+  c.roles = roles_of(c.model, c.st.cores, c.st.coordinator_core, c.st.workers);
+  for (const auto& [tid, t] : c.tasks1) c.by_name[t.comm].push_back(tid);
+}
+
+void Runner::check_thread_names(CellRun& c) {
+  std::vector<std::string> bad, names, others, all;
+  for (const Role& r : c.roles) {
+    const auto n = c.by_name.count(r.name) ? c.by_name[r.name].size() : 0;
+    if (n != 1) bad.push_back(r.name + " " + (n == 0 ? "missing" : "found " + std::to_string(n) + " times"));
+    names.push_back(r.name);
   }
-  server.stop(o_.grace_s);
+  for (const auto& [tid, t] : c.tasks1) {
+    all.push_back(t.comm);
+    if (!is_role(c.roles, t.comm)) others.push_back(t.comm);
+  }
+  if (bad.empty())
+    line(CheckStatus::ok, c.scope, "thread-names",
+         join(names) + (others.empty() ? "" : " (others: " + join(others) + ")"));
+  else
+    line(CheckStatus::fail, c.scope, "thread-names", first_few(bad) + " (threads: " + join(all) + ")");
+}
+
+void Runner::check_pinning(CellRun& c) {
+  std::vector<std::string> bad, seen;
+  for (const Role& r : c.roles) {
+    if (!c.by_name.count(r.name)) continue;  // thread-names reports it
+    for (pid_t tid : c.by_name[r.name]) {
+      const Task& t = c.tasks1.at(tid);
+      if (t.allowed != std::to_string(r.core))
+        bad.push_back(r.name + " allowed on " + t.allowed + ", expected " + std::to_string(r.core));
+      else if (t.cpu != r.core)
+        bad.push_back(r.name + " last ran on " + std::to_string(t.cpu) + ", expected " + std::to_string(r.core));
+      else
+        seen.push_back(r.name + "@" + std::to_string(r.core));
+    }
+  }
+  judge(c, "pinning", bad, seen.empty() ? "no role thread found (see thread-names)" : join(seen));
+}
+
+// No thread but the roles' burns CPU over the audit's threshold during the window of orders.
+void Runner::check_runtime_idle(CellRun& c) {
+  if (!c.logged_on) {
+    line(CheckStatus::fail, c.scope, "runtime-idle", "no order window: not every session logged on");
+    return;
+  }
+  std::vector<std::string> bad;
+  double worst = 0;
+  for (const auto& [tid, t] : c.tasks1) {
+    if (is_role(c.roles, t.comm)) continue;
+    auto before = c.idle0.find(tid);
+    const std::uint64_t ran = t.run_ns - (before == c.idle0.end() ? 0 : std::min(t.run_ns, before->second.run_ns));
+    const double share = static_cast<double>(ran) * 1e-9 / c.idle_s;
+    worst = std::max(worst, share);
+    if (share >= o_.burn_fraction)
+      bad.push_back(t.comm + " (tid " + std::to_string(tid) + ") ran " + fixed(share * 100, 0) + "% of " +
+                    fixed(c.idle_s, 1) + " s of orders");
+  }
+  judge(c, "runtime-idle", bad,
+        "other threads ran at most " + fixed(worst * 100, 1) + "% of " + fixed(c.idle_s, 1) + " s of orders (limit " +
+            fixed(o_.burn_fraction * 100, 0) + "%)");
+}
+
+void Runner::check_thread_stable(CellRun& c) {
+  std::vector<std::string> started, ended;
+  for (const auto& [tid, t] : c.tasks1)
+    if (!c.tasks0.count(tid)) started.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
+  for (const auto& [tid, t] : c.tasks0)
+    if (!c.tasks1.count(tid)) ended.push_back(t.comm + " (tid " + std::to_string(tid) + ")");
+  std::string why;
+  if (!started.empty()) why += "started after the ready file: " + join(started);
+  if (!ended.empty()) why += (why.empty() ? "" : "; ") + std::string("exited: ") + join(ended);
+  line(why.empty() ? CheckStatus::ok : CheckStatus::fail, c.scope, "thread-stable",
+       why.empty()
+           ? std::to_string(c.tasks1.size()) + " threads at the ready file and " + fixed(c.elapsed, 1) + " s later"
+           : why);
+}
+
+void Runner::check_busy_poll(CellRun& c) {
+  std::string why;
+  const std::map<int, int> busy = server_busy_poll(c.pid, why);
+  std::vector<std::string> bad;
+  int found = 0;
+  for (auto& p : c.peers) {
+    if (!p->open()) continue;
+    auto it = busy.find(p->local_port());
+    if (it == busy.end()) {
+      bad.push_back(p->comp() + ": the server's socket not found" + (why.empty() ? "" : " (" + why + ")"));
+    } else if (it->second != c.st.busy_poll_usecs) {
+      bad.push_back(p->comp() + ": SO_BUSY_POLL " + std::to_string(it->second) + ", expected " +
+                    std::to_string(c.st.busy_poll_usecs));
+    } else {
+      ++found;
+    }
+  }
+  judge(
+      c, "busy-poll", bad,
+      "SO_BUSY_POLL " + std::to_string(c.st.busy_poll_usecs) + " on " + std::to_string(found) + " accepted socket(s)");
+}
+
+// The session's socket is in no epoll set, and the thread is never seen
+// blocked in a readiness call (a spinning thread shows as running).
+void Runner::check_direct_read(CellRun& c) {
+  std::vector<std::string> bad;
+  const int fd = c.s0().open() ? server_fd_of(c.pid, c.s0().local_port()) : -1;
+  if (fd < 0)
+    bad.push_back("the server's socket of session 0 not found");
+  else if (epoll_watched(c.pid).count(fd))
+    bad.push_back("its socket (fd " + std::to_string(fd) + ") is in an epoll set");
+  if (c.by_name.count("kite-single")) {
+    constexpr int kSamples = 200;
+    const int readiness = readiness_samples(c.pid, c.by_name["kite-single"].front(), kSamples);
+    if (readiness > 0)
+      bad.push_back("kite-single seen in a readiness call in " + std::to_string(readiness) + " of " +
+                    std::to_string(kSamples) + " samples");
+  }
+  judge(c, "direct-read", bad, "no epoll set holds the session's socket; no readiness call seen");
+}
+
+// SIGTERM: a Logout to every logged-on session, exit 0 within the grace, the load lines.
+void Runner::check_sigterm(CellRun& c) {
+  const bool want_logout = unclaimed("logout").empty();
+  const auto t1 = Clock::now();
+  ::kill(c.pid, SIGTERM);
+  std::vector<std::string> bad;
+  const auto [logouts, open_sessions] = sigterm_logouts(c, t1, want_logout, bad);
+  const auto code = c.server.wait_for(std::max(0.0, o_.grace_s - since(t1)));
+  const double took = since(t1);
+  if (!code) {
+    bad.insert(bad.begin(), "still running " + fixed(o_.grace_s, 0) + " s after SIGTERM");
+    c.server.stop(0.1);
+  } else if (*code != 0) {
+    bad.insert(bad.begin(), "exit code " + std::to_string(*code));
+  }
+  const std::string err = read_text_or_empty(c.work + "/server.err");
+  for (const Role& r : c.roles)
+    if (r.loads && code && err.find("server load: " + r.name + " ") == std::string::npos)
+      bad.push_back("no 'server load: " + r.name + "' line on stderr");
+  judge(
+      c, "sigterm", bad,
+      "exit 0 after " + fixed(took) + " s" +
+          (want_logout ? ", Logout on " + std::to_string(logouts) + "/" + std::to_string(open_sessions) + " session(s)"
+                       : "") +
+          ", load lines present");
+}
+
+// Reads every open session until it ends, confirming the server's Logout so that a
+// server waiting for the confirmation ends at once. Returns {Logouts, open sessions}.
+std::pair<int, int> Runner::sigterm_logouts(CellRun& c, Clock::time_point t1, bool want_logout,
+                                            std::vector<std::string>& bad) {
+  int logouts = 0, open_sessions = 0;
+  for (auto& p : c.peers) {
+    if (!p->open()) continue;
+    ++open_sessions;
+    Msg m;
+    bool got = false;
+    while (p->receive(std::max(0.01, o_.grace_s - since(t1)), m) == Got::message)
+      if (m.type() == "5" && !got) {
+        got = true;
+        p->send("5", p->next_seq++, nullptr);
+      }
+    logouts += got;
+    if (!got && want_logout) bad.push_back(p->comp() + ": no Logout before the connection ended");
+  }
+  return {logouts, open_sessions};
 }
 
 void Runner::unsupported(const std::string& model, const std::string& transport, const std::string& what) {
@@ -1248,7 +1394,10 @@ std::string contract_part_of(const std::string& check) {
   return it == part.end() ? "" : it->second;
 }
 
-CheckReport check_flavour(const CheckOptions& options) {
+namespace {
+
+// The options with their defaults filled: the flavours' folder, a fresh work folder, the machine's busy poll.
+CheckOptions with_defaults(const CheckOptions& options) {
   CheckOptions o = options;
   if (o.flavours_dir.empty()) o.flavours_dir = o.source_dir + "/lab/flavours";
   if (o.work_dir.empty()) {
@@ -1257,20 +1406,19 @@ CheckReport check_flavour(const CheckOptions& options) {
     o.work_dir = tmpl;
   }
   if (o.machine.kernel_busy_poll_usecs > 0) o.busy_poll_usecs = o.machine.kernel_busy_poll_usecs;
-  Flavour f;
-  if (o.resolved) {
-    f = *o.resolved;
-  } else {
-    const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
-    if (read_text_or_empty(path).empty())
-      throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
-    f = load_flavour(path);
-  }
+  return o;
+}
 
-  CheckReport report;
-  Runner run(o, f, report);
-  if (!run.build()) return report;
-  run.version();
+Flavour flavour_of(const CheckOptions& o) {
+  if (o.resolved) return *o.resolved;
+  const std::string path = o.flavours_dir + "/" + o.flavour + ".toml";
+  if (read_text_or_empty(path).empty())
+    throw ConfigError("check-flavour: unknown flavour '" + o.flavour + "' (no " + path + ")");
+  return load_flavour(path);
+}
+
+// Every declared model and transport this machine has and the options ask for; false when stopped early.
+bool check_cells(Runner& run, const Flavour& f, const CheckOptions& o) {
   auto wanted = [](const std::vector<std::string>& only, const std::string& x) {
     return only.empty() || std::find(only.begin(), only.end(), x) != only.end();
   };
@@ -1278,7 +1426,7 @@ CheckReport check_flavour(const CheckOptions& options) {
     if (std::find(f.models.begin(), f.models.end(), model) == f.models.end() || !wanted(o.models, model)) continue;
     for (const auto& transport : f.transports) {
       if (!o.machine.has_transport(transport) || !wanted(o.transports, transport)) continue;
-      if (o.stop && o.stop()) return report;
+      if (o.stop && o.stop()) return false;
       const TransportInfo* t = find_transport(transport);
       if (t && ((model == "pool" && !t->pool) || (model == "shard" && !t->shard))) continue;
       if (t && t->preload) {
@@ -1289,7 +1437,11 @@ CheckReport check_flavour(const CheckOptions& options) {
       run.cell(model, transport);
     }
   }
-  // Undeclared transport and model: exit 3 and `unsupported:`.
+  return true;
+}
+
+// Undeclared transport and model: exit 3 and `unsupported:`.
+void check_undeclared(Runner& run, const Flavour& f, const CheckOptions& o) {
   const std::string model0 = f.models.empty() ? "single" : f.models.front();
   std::string transport = "";
   for (const auto& t : known_transports())
@@ -1312,6 +1464,19 @@ CheckReport check_flavour(const CheckOptions& options) {
       run.unsupported(m, "kernel", "undeclared model " + m);
       break;
     }
+}
+
+}  // namespace
+
+CheckReport check_flavour(const CheckOptions& options) {
+  const CheckOptions o = with_defaults(options);
+  const Flavour f = flavour_of(o);
+  CheckReport report;
+  Runner run(o, f, report);
+  if (!run.build()) return report;
+  run.version();
+  if (!check_cells(run, f, o)) return report;
+  check_undeclared(run, f, o);
   std::error_code ec;
   if (options.work_dir.empty() && report.failed == 0) fs::remove_all(o.work_dir, ec);
   return report;
