@@ -37,10 +37,12 @@ std::string unbuilt_flavour(const Setup& c, const Flavour& fl) {
   return "";
 }
 
-// Whether a flavour's server can be given a postgresql store: its args pass {store_conninfo}.
+// Whether a flavour's server can be given a postgresql store: its args pass
+// {store_conninfo}, or {acceptor_config} (the file names the database).
 bool takes_postgresql(const Flavour& f) {
-  return std::any_of(f.args.begin(), f.args.end(),
-                     [](const std::string& a) { return a.find("{store_conninfo}") != std::string::npos; });
+  return std::any_of(f.args.begin(), f.args.end(), [](const std::string& a) {
+    return a.find("{store_conninfo}") != std::string::npos || a.find("{acceptor_config}") != std::string::npos;
+  });
 }
 
 // The transports and models of the flavour's cells that can run (the matrix's
@@ -176,13 +178,15 @@ std::optional<CellOutcome> mark_if_impossible(const Setup& c, const Cell& cell) 
 }
 
 // Records a cell whose store needs a service that is not running (it could
-// not start here), or that its flavour cannot be given (no {store_conninfo}).
+// not start here), or that its flavour cannot be given (no {store_conninfo}
+// nor {acceptor_config}).
 std::optional<CellOutcome> skip_if_no_service(Context& c, const Cell& cell, std::size_t index) {
   const std::string setting = cell_store(c, cell);
   if (service_for_store(setting).empty()) return std::nullopt;
   if (!takes_postgresql(c.flavours.at(cell.flavour)))
     return record_unrun(c, cell, CellState::marked, "unsupported",
-                        cell.flavour + "'s args pass no {store_conninfo}: it cannot run store " + setting);
+                        cell.flavour + "'s args pass neither {store_conninfo} nor {acceptor_config}: it cannot run store " +
+                            setting);
   if (c.pg && c.pg->running()) return std::nullopt;
   const std::string why = "store " + setting + " needs the machine's postgresql service, which " +
                           (c.pg ? "did not start: " + c.pg->why() : std::string("was not started"));

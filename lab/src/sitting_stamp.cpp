@@ -124,8 +124,13 @@ std::string ask_version(const std::string& path) {
 
 json effective_stamp(const Context& c, const Cell& cell, const AttemptPlan& p, int attempt_no) {
   const Machine& m = c.opt.machine;
+  ServerStart start;
+  start.ready_file = p.ready;
+  const std::string acceptor_file = read_text_or_empty(acceptor_config_path(start));
   return {
       {"server_argv", p.server.argv},
+      // The kite-acceptor file the server ran, when its flavour takes {acceptor_config}.
+      {"acceptor_config", acceptor_file.empty() ? json() : json(acceptor_file)},
       {"server_env", p.server.env},
       {"client_argv", p.client.argv},
       {"client_env", p.client.env},
