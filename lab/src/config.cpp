@@ -302,25 +302,10 @@ void read_services(const TomlReader& r, const toml::table& root, Machine& m) {
 
 }  // namespace
 
-Machine parse_machine(const std::string& text, const std::string& name) {
-  const TomlReader r(name);
-  toml::table root = r.parse(text);
-  r.only(root, "",
-         {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports", "services"});
-  Machine m;
-  m.source_text = text;
-  m.source_name = name;
-  m.name = r.string(root, "name", "").value_or("");
-  if (m.name.empty()) r.fail("name", "missing (every machine file names its host)");
-  m.local = r.boolean(root, "local", "").value_or(false);
-  m.cpu_model = r.string(root, "cpu_model", "").value_or("");
-  if (m.cpu_model.empty()) {
-    if (!m.local) r.fail("cpu_model", "missing (required unless local = true, where the host's is read)");
-    m.cpu_model = host_cpu_model();
-  }
-  m.kernel = r.string(root, "kernel", "").value_or(m.local ? host_kernel() : "");
-  m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
-  m.cpu = host_cpu_identity();
+namespace {
+
+// [cpu]: the identity that names the hardware epoch (the host's when absent).
+void read_cpu(const TomlReader& r, const toml::table& root, Machine& m) {
   if (const toml::table* cpu = r.table(root, "cpu", "")) {
     r.only(*cpu, "cpu.", {"vendor", "family", "model", "stepping", "features"});
     CpuIdentity c;
@@ -341,8 +326,10 @@ Machine parse_machine(const std::string& text, const std::string& name) {
     c.features = ordered;
     m.cpu = c;
   }
-  m.epoch = epoch_of(m.cpu_model, m.cpu);
+}
 
+// [cores]: each role's cores, no core in two roles, every one online on a local host.
+void read_machine_cores(const TomlReader& r, const toml::table& root, Machine& m) {
   const toml::table* cores = r.table(root, "cores", "");
   if (!cores) r.fail("cores", "missing [cores] table (server and client cores at least)");
   r.only(*cores, "cores.", {"housekeeping", "coordinator", "server", "client", "reserved"});
@@ -379,7 +366,39 @@ Machine parse_machine(const std::string& text, const std::string& name) {
   }
   if (m.housekeeping.empty())
     m.notes.push_back("no housekeeping core: the lab, interrupts and every other process share the measured cores");
+}
 
+// One [[network.nic]] pair, checked against the pairs before it.
+void read_nic(const TomlReader& r, const toml::table& t, int i, Machine& m) {
+  const std::string p = "network.nic[" + std::to_string(i) + "].";
+  r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "prefix", "transports"});
+  NicPair n;
+  n.name = r.string(t, "name", p).value_or("pair" + std::to_string(i + 1));
+  n.server_if = r.string(t, "server_if", p).value_or("");
+  n.client_if = r.string(t, "client_if", p).value_or("");
+  n.server_addr = r.string(t, "server_addr", p).value_or("");
+  n.client_addr = r.string(t, "client_addr", p).value_or("");
+  n.transports = r.strings(t, "transports", p).value_or(std::vector<std::string>{});
+  if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
+  for (const auto* a : {&n.server_addr, &n.client_addr})
+    if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
+  n.prefix = static_cast<int>(r.integer(t, "prefix", p).value_or(24));
+  if (n.prefix < 8 || n.prefix > 30) r.fail(p + "prefix", "must be 8..30 (both addresses in one subnet)");
+  // The wire path gives each end its address in its own namespace: no route but the subnet's.
+  if (ipv4_value(n.server_addr) >> (32 - n.prefix) != ipv4_value(n.client_addr) >> (32 - n.prefix))
+    r.fail(p + "client_addr", n.client_addr + " is not in " + n.server_addr + "/" + std::to_string(n.prefix) +
+                                  "'s subnet (the two ends of a pair share one)");
+  if (n.server_if == n.client_if) r.fail(p + "client_if", "the two ends of a pair are two interfaces");
+  for (const auto& other : m.nics)
+    for (const auto* iface : {&n.server_if, &n.client_if})
+      if (*iface == other.server_if || *iface == other.client_if)
+        r.fail(p + "server_if", "interface '" + *iface + "' is in two pairs (" + other.name + " and " + n.name + ")");
+  for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
+  m.nics.push_back(n);
+}
+
+// [network]: the path between client and server, and its addresses.
+void read_network(const TomlReader& r, const toml::table& root, Machine& m) {
   if (const toml::table* net = r.table(root, "network", "")) {
     r.only(*net, "network.", {"path", "server_addr", "client_addr", "prefix", "nic"});
     m.network = r.string(*net, "path", "network.").value_or("loopback");
@@ -397,39 +416,50 @@ Machine parse_machine(const std::string& text, const std::string& name) {
     if (const toml::node* nics = net->get("nic")) {
       if (!nics->is_array_of_tables()) r.fail("network.nic", "must be an array of tables ([[network.nic]])");
       int i = 0;
-      for (const auto& e : *nics->as_array()) {
-        const auto& t = *e.as_table();
-        std::string p = "network.nic[" + std::to_string(i++) + "].";
-        r.only(t, p, {"name", "server_if", "client_if", "server_addr", "client_addr", "prefix", "transports"});
-        NicPair n;
-        n.name = r.string(t, "name", p).value_or("pair" + std::to_string(i));
-        n.server_if = r.string(t, "server_if", p).value_or("");
-        n.client_if = r.string(t, "client_if", p).value_or("");
-        n.server_addr = r.string(t, "server_addr", p).value_or("");
-        n.client_addr = r.string(t, "client_addr", p).value_or("");
-        n.transports = r.strings(t, "transports", p).value_or(std::vector<std::string>{});
-        if (n.server_if.empty() || n.client_if.empty()) r.fail(p + "server_if", "both interfaces are required");
-        for (const auto* a : {&n.server_addr, &n.client_addr})
-          if (!valid_ipv4(*a)) r.fail(p + "server_addr", "not an IPv4 address: '" + *a + "'");
-        n.prefix = static_cast<int>(r.integer(t, "prefix", p).value_or(24));
-        if (n.prefix < 8 || n.prefix > 30) r.fail(p + "prefix", "must be 8..30 (both addresses in one subnet)");
-        // The wire path gives each end its address in its own namespace: no route but the subnet's.
-        if (ipv4_value(n.server_addr) >> (32 - n.prefix) != ipv4_value(n.client_addr) >> (32 - n.prefix))
-          r.fail(p + "client_addr", n.client_addr + " is not in " + n.server_addr + "/" + std::to_string(n.prefix) +
-                                        "'s subnet (the two ends of a pair share one)");
-        if (n.server_if == n.client_if) r.fail(p + "client_if", "the two ends of a pair are two interfaces");
-        for (const auto& other : m.nics)
-          for (const auto* i : {&n.server_if, &n.client_if})
-            if (*i == other.server_if || *i == other.client_if)
-              r.fail(p + "server_if", "interface '" + *i + "' is in two pairs (" + other.name + " and " + n.name + ")");
-        for (const auto& tr : n.transports) check_one_of(r, p + "transports", tr, transport_names(), "transport");
-        m.nics.push_back(n);
-      }
+      for (const auto& e : *nics->as_array()) read_nic(r, *e.as_table(), i++, m);
     }
     if (m.network == "nic" && m.nics.empty())
       r.fail("network.nic", "path = \"nic\" needs at least one [[network.nic]]");
   }
+}
 
+// [transports.kernel]: busy polling, for every model or by model.
+void read_kernel_transport(const TomlReader& r, const toml::table& tr, Machine& m) {
+  if (const toml::table* k = r.table(tr, "kernel", "transports.")) {
+    r.only(*k, "transports.kernel.", {"busy_poll_usecs", "busy_poll_by_model"});
+    m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
+    if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
+    if (const toml::table* bm = r.table(*k, "busy_poll_by_model", "transports.kernel.")) {
+      const std::string p = "transports.kernel.busy_poll_by_model.";
+      r.only(*bm, p, {"single", "mono", "pool", "shard"});
+      for (const auto& model : kModels)
+        if (auto v = r.integer(*bm, model.c_str(), p)) {
+          if (*v < 0) r.fail(p + model, "must be >= 0 (microseconds; 0: no busy polling)");
+          m.kernel_busy_poll_by_model[model] = static_cast<int>(*v);
+        }
+    }
+  }
+}
+
+// [transports.vma]: its environment and where libvma's own thread runs.
+void read_vma_transport(const TomlReader& r, const toml::table& tr, Machine& m) {
+  if (const toml::table* v = r.table(tr, "vma", "transports.")) {
+    r.only(*v, "transports.vma.", {"env", "internal_thread_core"});
+    m.vma_env = read_env(r, *v, "env", "transports.vma.");
+    if (auto c = r.integer(*v, "internal_thread_core", "transports.vma.")) {
+      const std::string key = "transports.vma.internal_thread_core";
+      if (std::find(m.reserved.begin(), m.reserved.end(), static_cast<int>(*c)) == m.reserved.end())
+        r.fail(key, "core " + std::to_string(*c) + " is not one of cores.reserved (" + format_core_list(m.reserved) +
+                        "): libvma's thread is kept off the measured cores");
+      if (m.vma_env.count("VMA_INTERNAL_THREAD_AFFINITY"))
+        r.fail(key, "and env.VMA_INTERNAL_THREAD_AFFINITY both place libvma's thread: give one");
+      m.vma_internal_thread_core = static_cast<int>(*c);
+    }
+  }
+}
+
+// [transports]: which are available here and their settings.
+void read_transports(const TomlReader& r, const toml::table& root, Machine& m) {
   const toml::table* tr = r.table(root, "transports", "");
   m.transports = {"kernel"};
   if (tr) {
@@ -438,20 +468,7 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       for (const auto& t : *a) check_one_of(r, "transports.available", t, transport_names(), "transport");
       m.transports = *a;
     }
-    if (const toml::table* k = r.table(*tr, "kernel", "transports.")) {
-      r.only(*k, "transports.kernel.", {"busy_poll_usecs", "busy_poll_by_model"});
-      m.kernel_busy_poll_usecs = static_cast<int>(r.integer(*k, "busy_poll_usecs", "transports.kernel.").value_or(0));
-      if (m.kernel_busy_poll_usecs < 0) r.fail("transports.kernel.busy_poll_usecs", "must be >= 0");
-      if (const toml::table* bm = r.table(*k, "busy_poll_by_model", "transports.kernel.")) {
-        const std::string p = "transports.kernel.busy_poll_by_model.";
-        r.only(*bm, p, {"single", "mono", "pool", "shard"});
-        for (const auto& model : kModels)
-          if (auto v = r.integer(*bm, model.c_str(), p)) {
-            if (*v < 0) r.fail(p + model, "must be >= 0 (microseconds; 0: no busy polling)");
-            m.kernel_busy_poll_by_model[model] = static_cast<int>(*v);
-          }
-      }
-    }
+    read_kernel_transport(r, *tr, m);
     if (const toml::table* u = r.table(*tr, "uring", "transports.")) {
       r.only(*u, "transports.uring.", {"sqpoll"});
       m.uring_sqpoll = r.boolean(*u, "sqpoll", "transports.uring.").value_or(false);
@@ -461,23 +478,40 @@ Machine parse_machine(const std::string& text, const std::string& name) {
       m.onload_env = read_env(r, *o, "env", "transports.onload.");
       m.onload_profile = r.string(*o, "profile", "transports.onload.").value_or("");
     }
-    if (const toml::table* v = r.table(*tr, "vma", "transports.")) {
-      r.only(*v, "transports.vma.", {"env", "internal_thread_core"});
-      m.vma_env = read_env(r, *v, "env", "transports.vma.");
-      if (auto c = r.integer(*v, "internal_thread_core", "transports.vma.")) {
-        const std::string key = "transports.vma.internal_thread_core";
-        if (std::find(m.reserved.begin(), m.reserved.end(), static_cast<int>(*c)) == m.reserved.end())
-          r.fail(key, "core " + std::to_string(*c) + " is not one of cores.reserved (" + format_core_list(m.reserved) +
-                          "): libvma's thread is kept off the measured cores");
-        if (m.vma_env.count("VMA_INTERNAL_THREAD_AFFINITY"))
-          r.fail(key, "and env.VMA_INTERNAL_THREAD_AFFINITY both place libvma's thread: give one");
-        m.vma_internal_thread_core = static_cast<int>(*c);
-      }
-    }
+    read_vma_transport(r, *tr, m);
     for (const char* native : {"tcpdirect", "socketxtreme"})
       if (const toml::table* v = r.table(*tr, native, "transports."))
         r.only(*v, std::string("transports.") + native + ".", {});
   }
+}
+
+}  // namespace
+
+Machine parse_machine(const std::string& text, const std::string& name) {
+  const TomlReader r(name);
+  toml::table root = r.parse(text);
+  r.only(root, "",
+         {"name", "cpu_model", "cpu", "local", "kernel", "notes", "cores", "network", "transports", "services"});
+  Machine m;
+  m.source_text = text;
+  m.source_name = name;
+  m.name = r.string(root, "name", "").value_or("");
+  if (m.name.empty()) r.fail("name", "missing (every machine file names its host)");
+  m.local = r.boolean(root, "local", "").value_or(false);
+  m.cpu_model = r.string(root, "cpu_model", "").value_or("");
+  if (m.cpu_model.empty()) {
+    if (!m.local) r.fail("cpu_model", "missing (required unless local = true, where the host's is read)");
+    m.cpu_model = host_cpu_model();
+  }
+  m.kernel = r.string(root, "kernel", "").value_or(m.local ? host_kernel() : "");
+  m.notes = r.strings(root, "notes", "").value_or(std::vector<std::string>{});
+  m.cpu = host_cpu_identity();
+  read_cpu(r, root, m);
+  m.epoch = epoch_of(m.cpu_model, m.cpu);
+
+  read_machine_cores(r, root, m);
+  read_network(r, root, m);
+  read_transports(r, root, m);
   read_services(r, root, m);
   return m;
 }
@@ -568,7 +602,7 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   r.only(root, "",
          {"name",       "flavours",         "transports", "models",  "loops",  "idle",       "runs",  "warmup_s",
           "duration_s", "sessions",         "open",       "closed",  "server", "thresholds", "audit", "cell",
-          "installed",  "transport_models", "cells",      "pairing", "rounds",     "pair_on", "stores"});
+          "installed",  "transport_models", "cells",      "pairing", "rounds", "pair_on",    "stores"});
   Matrix m;
   m.source_text = text;
   m.source_name = name;
@@ -825,9 +859,9 @@ std::string expand(const std::string& tmpl, const std::map<std::string, std::str
 // ---- Starting a flavour's server (docs/flavours.md "Process").
 
 const std::vector<std::string> kPlaceholders = {
-    "model",     "transport",       "port",     "bind",       "cores", "coordinator_core", "sessions",
-    "workers",   "busy_poll_usecs", "idle",     "ready_file", "store", "store_dir",        "flavour",
-    "build_dir", "source_dir",      "tls_cert", "tls_key",    "tls_ca", "store_commit", "store_conninfo",
+    "model",          "transport",       "port",     "bind",       "cores",  "coordinator_core", "sessions",
+    "workers",        "busy_poll_usecs", "idle",     "ready_file", "store",  "store_dir",        "flavour",
+    "build_dir",      "source_dir",      "tls_cert", "tls_key",    "tls_ca", "store_commit",     "store_conninfo",
     "acceptor_config"};
 const std::vector<std::string> kCannotSettings = {"busy_poll", "direct_read"};
 const std::vector<std::string> kContractParts = {"process", "threads", "logon", "orders", "session", "transport"};
@@ -1035,9 +1069,9 @@ std::string missing_services(const Matrix& mx, const Machine& m) {
   for (const auto& st : settings) {
     const std::string need = service_for_store(st);
     if (!need.empty() && !m.services.count(need))
-      return "matrix '" + mx.name + "' has store " + st + ", which needs a " + need +
-             " service, and machine '" + m.name + "' declares none (add [services." + need + "] to " +
-             m.source_name + ": docs/lab.md \"Services\")";
+      return "matrix '" + mx.name + "' has store " + st + ", which needs a " + need + " service, and machine '" +
+             m.name + "' declares none (add [services." + need + "] to " + m.source_name +
+             ": docs/lab.md \"Services\")";
   }
   return "";
 }
