@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include "admin.hpp"
@@ -20,199 +18,6 @@ namespace kite::app {
 using session::ConfigError;
 
 // --- the running acceptor ------------------------------------------------------
-
-// One session's mailbox for operator commands: the admin thread fills `cmd`
-// and bumps `asked`; the thread that owns the session's connection runs it on
-// its next timer turn, writes the result and sets `done` to what it ran.
-struct Acceptor::Control {
-  std::mutex mu;  // the asking side: one command at a time per session
-  std::atomic<std::uint32_t> asked{0};
-  std::atomic<std::uint32_t> done{0};
-  SessionCommand cmd;
-  char text[256] = {};  // cmd.text points here
-  bool ok = false;
-  char result[192] = {};
-};
-
-namespace {
-void say(char* buf, std::size_t cap, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-void say(char* buf, std::size_t cap, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, cap, fmt, ap);
-  va_end(ap);
-}
-
-// Runs an operator's command on a session held by the calling thread (its
-// connection's, or the admin thread's when it has none: out == nullptr).
-// Allocation-free: it may run on an engine thread.
-bool apply_command(session::Session& s, const SessionCommand& cmd, engine::Outbound* out, session::Logger& log,
-                   char* result, std::size_t cap) noexcept {
-  using Kind = SessionCommand::Kind;
-  switch (cmd.kind) {
-    case Kind::logout:
-      if (!s.logged_on()) {
-        say(result, cap, "not logged on (%s): nothing sent", to_string(s.state()));
-        return false;
-      }
-      s.logout(cmd.text.empty() ? std::string_view("Logged out by the operator") : cmd.text);
-      say(result, cap, "Logout sent; the connection closes on the answer or after the logout timeout");
-      break;
-    case Kind::disconnect:
-      if (out == nullptr) {
-        say(result, cap, "not connected: nothing to disconnect");
-        return false;
-      }
-      out->close("disconnected by the operator", true);
-      say(result, cap, "connection closed (no Logout sent)");
-      break;
-    case Kind::set_seq:
-    case Kind::reset:
-      if (s.logged_on() && !cmd.force) {
-        say(result, cap,
-            "logged on: log it out first, or add --force (the counterparty then sees the new numbers "
-            "on the next message)");
-        return false;
-      }
-      if (cmd.kind == Kind::reset) {
-        s.reset_sequences();
-      } else {
-        if (cmd.next_in != 0) s.set_next_target_seq(cmd.next_in);
-        if (cmd.next_out != 0) s.set_next_sender_seq(cmd.next_out);
-      }
-      say(result, cap, "next_in %llu, next_out %llu", static_cast<unsigned long long>(s.next_target_seq()),
-          static_cast<unsigned long long>(s.next_sender_seq()));
-      break;
-  }
-  log.logf(session::LogLevel::warn, s.id(), "operator: %s", result);
-  return true;
-}
-}  // namespace
-
-// Wraps the link's connection to act on the daemon's requests (logout at
-// shutdown, the skip hook) from the connection's own thread, and to count
-// connections.
-class alignas(64) GuardedConnection final : public engine::Protocol {
- public:
-  explicit GuardedConnection(Acceptor& owner) noexcept : owner_(owner) {}
-  void bind(link::SessionConnection* inner) noexcept {
-    inner_ = inner;
-    logout_seen_ = owner_.logout_generation_.load(std::memory_order_acquire);
-    skip_seen_ = owner_.skip_generation_.load(std::memory_order_acquire);
-  }
-  link::SessionConnection* inner() const noexcept { return inner_; }
-
-  void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override {
-    owner_.open_.fetch_add(1, std::memory_order_acq_rel);
-    out_ = &out;
-    ctl_session_ = nullptr;
-    inner_->on_connected(out, now_ns);
-  }
-  std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override {
-    return inner_->on_data(data, n, now_ns);
-  }
-  int on_timer(std::int64_t now_ns) noexcept override {
-    int work = inner_->on_timer(now_ns);
-    session::Session* s = inner_->session();
-    if (s != nullptr && owner_.hooks_ != nullptr) work += owner_.hooks_->on_timer(*s);
-    const std::uint32_t lg = owner_.logout_generation_.load(std::memory_order_acquire);
-    if (lg != logout_seen_) {
-      logout_seen_ = lg;
-      if (s != nullptr && s->logged_on()) {
-        s->logout("kite-acceptor shutting down");
-        ++work;
-      }
-    }
-    const std::uint32_t sg = owner_.skip_generation_.load(std::memory_order_acquire);
-    if (sg != skip_seen_) {
-      skip_seen_ = sg;
-      if (s != nullptr && s->logged_on()) {
-        const std::uint64_t by = owner_.skip_by_.load(std::memory_order_acquire);
-        s->set_next_sender_seq(s->next_sender_seq() + by);
-        owner_.log_.logf(session::LogLevel::warn, s->id(), "test hook: outbound sequence skipped by %llu to %llu",
-                         static_cast<unsigned long long>(by), static_cast<unsigned long long>(s->next_sender_seq()));
-        ++work;
-      }
-    }
-    if (s != nullptr) work += take_command(*s);
-    return work;
-  }
-  // Hooks are served by every turn; the daemon's own requests (logout,
-  // skip, commands) wake the engine.
-  std::int64_t timer_quiet_ns() noexcept override {
-    return owner_.hooks_ != nullptr ? 0 : inner_->timer_quiet_ns();
-  }
-  void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
-    inner_->on_disconnected(reason, now_ns);
-    out_ = nullptr;
-    ctl_session_ = nullptr;
-    owner_.open_.fetch_sub(1, std::memory_order_acq_rel);
-  }
-
- private:
-  // An operator's command waiting in the session's mailbox (Acceptor::run).
-  int take_command(session::Session& s) noexcept {
-    if (&s != ctl_session_) {
-      // Commands asked before this connection held the session are not its
-      // own: the asker retries them.
-      ctl_session_ = &s;
-      ctl_ = &owner_.controls_[owner_.registry_->index_of(&s)];
-      ctl_seen_ = ctl_->asked.load(std::memory_order_acquire);
-    }
-    const std::uint32_t a = ctl_->asked.load(std::memory_order_acquire);
-    if (a == ctl_seen_) return 0;
-    ctl_seen_ = a;
-    ctl_->ok = apply_command(s, ctl_->cmd, out_, owner_.log_, ctl_->result, sizeof ctl_->result);
-    ctl_->done.store(a, std::memory_order_release);
-    return 1;
-  }
-
-  Acceptor& owner_;
-  link::SessionConnection* inner_ = nullptr;
-  engine::Outbound* out_ = nullptr;
-  std::uint32_t logout_seen_ = 0;
-  std::uint32_t skip_seen_ = 0;
-  session::Session* ctl_session_ = nullptr;
-  Acceptor::Control* ctl_ = nullptr;
-  std::uint32_t ctl_seen_ = 0;
-};
-
-// Lends a GuardedConnection around each of the link's connections.
-// The engine serialises open() and release().
-class Acceptor::Factory final : public engine::ProtocolFactory {
- public:
-  Factory(Acceptor& owner, link::AcceptorFactory& inner, std::size_t n) : inner_(inner) {
-    for (std::size_t i = 0; i < n; ++i) pool_.push_back(std::make_unique<GuardedConnection>(owner));
-    for (auto& g : pool_) free_.push_back(g.get());
-  }
-  engine::Protocol* open(int id) noexcept override { return open_from(id, {}); }
-  // The inner factory refuses (and logs) first: the two pools are one size.
-  engine::Protocol* open_from(int id, std::string_view peer) noexcept override {
-    auto* inner = static_cast<link::SessionConnection*>(inner_.open_from(id, peer));
-    if (inner == nullptr) return nullptr;
-    if (free_.empty()) {
-      inner_.release(inner);
-      return nullptr;
-    }
-    GuardedConnection* g = free_.back();
-    free_.pop_back();
-    g->bind(inner);
-    return g;
-  }
-  void refused(int id, std::string_view peer, const char* reason) noexcept override {
-    inner_.refused(id, peer, reason);
-  }
-  void release(engine::Protocol* p) noexcept override {
-    auto* g = static_cast<GuardedConnection*>(p);
-    inner_.release(g->inner());
-    free_.push_back(g);
-  }
-
- private:
-  link::AcceptorFactory& inner_;
-  std::vector<std::unique_ptr<GuardedConnection>> pool_;
-  std::vector<GuardedConnection*> free_;
-};
 
 Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* hooks)
     : config_(std::move(config)), log_(log), hooks_(hooks), events_(std::make_unique<LoggerEvents>(log)) {
@@ -230,8 +35,7 @@ Acceptor::Acceptor(AcceptorConfig config, session::Logger& log, AcceptorHooks* h
     }
   }
   inner_ = std::make_unique<link::AcceptorFactory>(*registry_, config_.limits);
-  factory_ = std::make_unique<Factory>(*this, *inner_, config_.limits.table_size());
-  controls_ = std::make_unique<Control[]>(registry_->size());
+  inner_->open_ports(config_.queue_bytes);
   if (config_.admin.enabled() || !config_.message_log.dir.empty()) {
     metrics_ = std::make_unique<link::Metrics>(registry_->size());
     for (std::size_t k = 0; k < registry_->size(); ++k) {
@@ -266,8 +70,9 @@ void Acceptor::publish_idle(std::size_t i) {
 bool Acceptor::start(std::string& error) {
   started_ns_ = clock_.now_ns();
   for (std::size_t i = 0; i < registry_->size(); ++i) publish_idle(i);
-  engine_ = engine::Engine::start(config_.engine, *factory_, error);
+  engine_ = engine::Engine::start(config_.engine, *inner_, error);
   if (engine_ == nullptr) return false;
+  for (std::size_t i = 0; i < registry_->size(); ++i) inner_->port(i)->set_waker(engine_.get());
   if (config_.admin.enabled()) {
     admin_ = std::make_unique<AdminServer>(*this, config_.admin, log_);
     if (!admin_->start(error)) {
@@ -282,35 +87,39 @@ bool Acceptor::start(std::string& error) {
 
 CommandResult Acceptor::run(std::size_t i, const SessionCommand& cmd, int timeout_ms) {
   if (i >= registry_->size()) return {false, "no such session"};
-  Control& c = controls_[i];
-  std::lock_guard lock(c.mu);
   session::Session& s = registry_->at(i);
+  link::CommandPort& port = *inner_->port(i);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
+    link::Answer a;
     if (s.try_bind()) {
-      // No connection holds it: run it here (a Logon arriving in these
-      // microseconds is refused as "already logged on" and retried by the peer).
-      char result[192];
-      const bool ok = apply_command(s, cmd, nullptr, log_, result, sizeof result);
+      // No connection holds it: this thread does and runs it here, dropping
+      // what was queued before, as a connection taking it would (a Logon
+      // arriving in these microseconds is refused and retried by the peer).
+      port.discard();
+      link::run_command(s, cmd, nullptr, log_, a);
       publish_idle(i);
       s.unbind();
-      return {ok, result};
+      return {a.ok, a.text};
     }
-    const std::size_t n = std::min(cmd.text.size(), sizeof c.text - 1);
-    std::memcpy(c.text, cmd.text.data(), n);
-    c.text[n] = 0;
-    c.cmd = cmd;
-    c.cmd.text = std::string_view(c.text, n);
-    const std::uint32_t a = c.asked.fetch_add(1, std::memory_order_acq_rel) + 1;
-    if (engine_) engine_->wake_timers();
-    const auto retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
-    while (c.done.load(std::memory_order_acquire) != a && std::chrono::steady_clock::now() < retry)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    if (c.done.load(std::memory_order_acquire) == a) return {c.ok, c.result};
-    if (std::chrono::steady_clock::now() >= deadline)
-      return {false, "the session's thread did not take the command within " + std::to_string(timeout_ms) +
-                         " ms (it may still run it)"};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    switch (port.call(cmd, s, static_cast<int>(std::max<long long>(left.count(), 0)), a)) {
+      case link::CommandPort::CallOutcome::done: return {a.ok, a.text};
+      case link::CommandPort::CallOutcome::dropped:
+      case link::CommandPort::CallOutcome::unheld: continue;  // the session changed hands: ask again
+      case link::CommandPort::CallOutcome::full: return {false, "the session's command port is full: try again"};
+      case link::CommandPort::CallOutcome::too_large: return {false, "the command's text is too long"};
+      case link::CommandPort::CallOutcome::timed_out: break;
+    }
+    return {false, "the session's thread did not take the command within " + std::to_string(timeout_ms) +
+                       " ms (it may still run it)"};
   }
+}
+
+link::PortStatus Acceptor::post(std::size_t i, const SessionCommand& cmd) noexcept {
+  if (i >= registry_->size()) return link::PortStatus::too_large;
+  return inner_->port(i)->post(cmd);
 }
 
 CommandResult Acceptor::set_message_log(std::size_t i, bool on) {
@@ -328,19 +137,20 @@ CommandResult Acceptor::set_message_log(std::size_t i, bool on) {
 std::uint16_t Acceptor::port() const noexcept { return engine_ ? engine_->port() : 0; }
 
 void Acceptor::request_logout() noexcept {
-  logout_generation_.fetch_add(1, std::memory_order_acq_rel);
-  if (engine_) engine_->wake_timers();
+  link::Command c;
+  c.kind = link::Command::Kind::shutdown;
+  c.text = "kite-acceptor shutting down";
+  for (std::size_t i = 0; i < registry_->size(); ++i)
+    if (post(i, c) != link::PortStatus::ok)
+      log_.logf(session::LogLevel::error, registry_->at(i).id(),
+                "no Logout asked at shutdown: its command port is full");
 }
 
-void Acceptor::skip_outbound(std::uint64_t n) noexcept {
-  skip_by_.store(n, std::memory_order_release);
-  skip_generation_.fetch_add(1, std::memory_order_acq_rel);
-  if (engine_) engine_->wake_timers();
-}
+int Acceptor::open_connections() const noexcept { return static_cast<int>(inner_->open_connections()); }
 
 bool Acceptor::wait_disconnected(int timeout_ms) const noexcept {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (open_.load(std::memory_order_acquire) > 0) {
+  while (open_connections() > 0) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -23,15 +23,11 @@ thread_local int t_thread = -1;
 }  // namespace
 
 // Session i's connection as the engine sees it: the link's connection, plus
-// the owner's timer hook and the logout asked for at shutdown, both run on the
-// connection's own thread.
+// the owner's timer hook, run on the connection's own thread.
 class InitiatorHost::Connection final : public engine::Protocol {
  public:
   Connection(InitiatorHost& owner, std::size_t i) noexcept : owner_(owner), i_(i) {}
-  void bind(engine::Protocol* inner) noexcept {
-    inner_ = inner;
-    logout_seen_ = owner_.logout_generation_.load(std::memory_order_acquire);
-  }
+  void bind(engine::Protocol* inner) noexcept { inner_ = inner; }
   engine::Protocol* inner() const noexcept { return inner_; }
 
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override {
@@ -42,18 +38,8 @@ class InitiatorHost::Connection final : public engine::Protocol {
     return inner_->on_data(data, n, now_ns);
   }
   int on_timer(std::int64_t now_ns) noexcept override {
-    int work = inner_->on_timer(now_ns);
-    session::Session& s = owner_.session(i_);
-    const std::uint32_t lg = owner_.logout_generation_.load(std::memory_order_acquire);
-    // A session still waiting for its Logon answer logs out once it has it.
-    if (lg != logout_seen_ && s.state() != session::SessionState::awaiting_logon) {
-      logout_seen_ = lg;
-      if (s.logged_on()) {
-        s.logout("shutting down");
-        ++work;
-      }
-    }
-    return work + owner_.hooks_.on_timer(i_, s);
+    const int work = inner_->on_timer(now_ns);
+    return work + owner_.hooks_.on_timer(i_, owner_.session(i_));
   }
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override {
     inner_->on_disconnected(reason, now_ns);
@@ -64,11 +50,10 @@ class InitiatorHost::Connection final : public engine::Protocol {
   InitiatorHost& owner_;
   std::size_t i_;
   engine::Protocol* inner_ = nullptr;
-  std::uint32_t logout_seen_ = 0;
 };
 
 InitiatorHost::InitiatorHost(const session::Config& config, engine::InitiatorConfig engine, session::Logger& log,
-                             InitiatorHooks& hooks)
+                             InitiatorHooks& hooks, std::size_t queue_bytes)
     : log_(log), hooks_(hooks), engine_config_(std::move(engine)) {
   if (config.sessions.empty()) throw ConfigError(config.path + ": no [[session]]");
   registry_ = std::make_unique<session::SessionRegistry>(clock_, log_);
@@ -80,7 +65,7 @@ InitiatorHost::InitiatorHost(const session::Config& config, engine::InitiatorCon
     if (s.socket_connect_port == 0) throw ConfigError(where + "SocketConnectPort: missing");
     try {
       session::Session& made = registry_->add(s, hooks_.application(i, s));
-      factories_.push_back(std::make_unique<link::InitiatorFactory>(made, clock_, log_));
+      factories_.push_back(std::make_unique<link::InitiatorFactory>(made, clock_, log_, queue_bytes));
     } catch (const ConfigError&) {
       throw;
     } catch (const std::exception& e) {
@@ -223,7 +208,16 @@ void InitiatorHost::release(engine::Protocol* p) noexcept {
 
 void InitiatorHost::request_logout() noexcept {
   stop_connecting();
-  logout_generation_.fetch_add(1, std::memory_order_acq_rel);
+  link::Command c;
+  c.kind = link::Command::Kind::shutdown;
+  c.text = "shutting down";
+  for (std::size_t i = 0; i < size(); ++i)
+    if (post(i, c) != link::PortStatus::ok)
+      log_.logf(LogLevel::error, session(i).id(), "no Logout asked at shutdown: its command port is full");
+}
+
+link::PortStatus InitiatorHost::post(std::size_t i, const link::Command& c) noexcept {
+  return factories_[i]->port().post(c);
 }
 
 void InitiatorHost::stop_connecting() noexcept { connecting_.store(false, std::memory_order_release); }

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,77 +80,8 @@ struct CurrentScope {
 
 }  // namespace
 
-// Messages sent from outside a callback: records [u32 body length][u8 type
-// length][type][body] in a fixed buffer, drained by the session's thread.
-class Outbox {
- public:
-  static constexpr std::size_t kCapacity = 64 * 1024;
-  Outbox() : buf_(new char[kCapacity]) {}
-
-  kite_status push(std::string_view type, std::string_view body) noexcept {
-    const std::size_t need = 5 + type.size() + body.size();
-    if (type.size() > 255 || need > kCapacity) return KITE_TOO_LARGE;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (used_ + need > kCapacity) return KITE_BACK_PRESSURED;
-    char* p = buf_.get() + used_;
-    const auto n = static_cast<std::uint32_t>(body.size());
-    std::memcpy(p, &n, 4);
-    p[4] = static_cast<char>(type.size());
-    std::memcpy(p + 5, type.data(), type.size());
-    if (!body.empty()) std::memcpy(p + 5 + type.size(), body.data(), body.size());
-    used_ += need;
-    pending_.store(true, std::memory_order_release);
-    return KITE_OK;
-  }
-
-  // On the session's thread: sends what fits; keeps the rest on
-  // back-pressure, drops everything when the session is not logged on.
-  int drain(session::Session& s) noexcept {
-    if (!pending_.load(std::memory_order_acquire)) return 0;
-    std::lock_guard<std::mutex> lock(mu_);
-    std::size_t at = 0;
-    int work = 0;
-    if (logout_.exchange(false, std::memory_order_acq_rel) && s.logged_on()) {
-      s.logout("shutting down");
-      used_ = 0;
-      ++work;
-    }
-    while (at < used_) {
-      const char* p = buf_.get() + at;
-      std::uint32_t n;
-      std::memcpy(&n, p, 4);
-      const std::size_t tl = static_cast<unsigned char>(p[4]);
-      const std::string_view type(p + 5, tl), body(p + 5 + tl, n);
-      const session::SendResult r = s.send(type, [&](codec::MessageWriter& w) { w.add_raw(body); });
-      if (r == session::SendResult::back_pressured) break;
-      at += 5 + tl + n;
-      ++work;
-    }
-    std::memmove(buf_.get(), buf_.get() + at, used_ - at);
-    used_ -= at;
-    pending_.store(used_ != 0, std::memory_order_release);
-    return work;
-  }
-
-  // Asks the session's thread to start a Logout handshake.
-  void request_logout() noexcept {
-    logout_.store(true, std::memory_order_release);
-    pending_.store(true, std::memory_order_release);
-  }
-
-  void clear() noexcept {
-    std::lock_guard<std::mutex> lock(mu_);
-    used_ = 0;
-    pending_.store(false, std::memory_order_release);
-  }
-
- private:
-  std::mutex mu_;
-  std::unique_ptr<char[]> buf_;
-  std::size_t used_ = 0;
-  std::atomic<bool> pending_{false};
-  std::atomic<bool> logout_{false};
-};
+// Room per session for messages sent from outside its callbacks (kite.h: 64 KiB).
+constexpr std::size_t kQueueBytes = 64 * 1024;
 
 struct kite_session {
   session::Session* session = nullptr;  // set once the registry made it
@@ -159,7 +89,27 @@ struct kite_session {
   const kite_callbacks* callbacks = nullptr;
   std::atomic<void*> user{nullptr};
   std::atomic<bool> logged_on{false};
-  Outbox outbox;
+  // Whose command port a send from another thread is posted to (one is set).
+  app::Acceptor* acceptor = nullptr;
+  app::InitiatorHost* host = nullptr;
+  void attach(session::Session& s, app::Acceptor* a, app::InitiatorHost* h) noexcept {
+    session = &s;
+    acceptor = a;
+    host = h;
+  }
+  // A send from another thread, queued for the session's thread.
+  kite_status post(std::string_view type, std::string_view body) noexcept {
+    link::Command c;
+    c.kind = link::Command::Kind::send;
+    c.msg_type = type;
+    c.text = body;
+    switch (acceptor != nullptr ? acceptor->post(index, c) : host->post(index, c)) {
+      case link::PortStatus::ok: return KITE_OK;
+      case link::PortStatus::full: return KITE_BACK_PRESSURED;
+      case link::PortStatus::too_large: break;
+    }
+    return KITE_TOO_LARGE;
+  }
 };
 
 namespace {
@@ -182,7 +132,6 @@ class CallbackApp final : public session::Application {
   }
   void on_logout(session::Session& s, const char* reason) noexcept override {
     s_.logged_on.store(false, std::memory_order_release);
-    s_.outbox.clear();
     if (builtin_ != nullptr) builtin_->on_logout(s, reason);
     const kite_callbacks& cb = *s_.callbacks;
     if (cb.on_logout == nullptr) return;
@@ -281,12 +230,6 @@ struct kite_acceptor final : app::AcceptorHooks {
     apps[i]->set_builtin(&builtin);
     return apps[i].get();
   }
-  int on_timer(session::Session& s) noexcept override {
-    // Sessions are few; the registry's order is the file's.
-    for (auto& k : sessions)
-      if (k->session == &s) return k->outbox.drain(s);
-    return 0;
-  }
 };
 
 namespace {
@@ -313,8 +256,10 @@ kite_status start_acceptor(const std::string& text, const std::string& name, con
       a->sessions.back()->callbacks = &a->callbacks;
       a->apps.push_back(std::make_unique<CallbackApp>(*a->sessions.back()));
     }
+    config.queue_bytes = kQueueBytes;
     a->acceptor = std::make_unique<app::Acceptor>(std::move(config), a->log, a.get());
-    for (std::size_t i = 0; i < n; ++i) a->sessions[i]->session = &a->acceptor->registry().at(i);
+    for (std::size_t i = 0; i < n; ++i)
+      a->sessions[i]->attach(a->acceptor->registry().at(i), a->acceptor.get(), nullptr);
   } catch (...) {
     return fail_current(KITE_ERROR_CONFIG);
   }
@@ -331,8 +276,7 @@ kite_status start_acceptor(const std::string& text, const std::string& name, con
 // --- initiator -----------------------------------------------------------------
 
 // The C API's initiator: the sessions kept connected by app::InitiatorHost
-// (reconnect back-off, schedules), each session's outbox drained on its
-// connection's timer turns.
+// (reconnect back-off, schedules).
 struct kite_initiator final : app::InitiatorHooks {
   kite_callbacks callbacks{};
   session::StderrLogger log;
@@ -349,7 +293,6 @@ struct kite_initiator final : app::InitiatorHooks {
     apps.push_back(std::make_unique<CallbackApp>(*sessions.back()));
     return *apps.back();
   }
-  int on_timer(std::size_t i, session::Session& s) noexcept override { return sessions[i]->outbox.drain(s); }
 };
 
 namespace {
@@ -370,8 +313,9 @@ kite_status start_initiator(const std::string& text, const std::string& name, co
     in->thread_calls = std::make_unique<ThreadCalls>(in->callbacks);
     config.engine.thread_hooks = in->thread_calls.get();
     config.engine.events = &in->events;
-    in->host = std::make_unique<app::InitiatorHost>(config.sessions, config.engine, in->log, *in);
-    for (std::size_t i = 0; i < in->sessions.size(); ++i) in->sessions[i]->session = &in->host->session(i);
+    in->host = std::make_unique<app::InitiatorHost>(config.sessions, config.engine, in->log, *in, kQueueBytes);
+    for (std::size_t i = 0; i < in->sessions.size(); ++i)
+      in->sessions[i]->attach(in->host->session(i), nullptr, in->host.get());
   } catch (...) {
     return fail_current(KITE_ERROR_CONFIG);
   }
@@ -516,10 +460,7 @@ kite_session* kite_initiator_session(kite_initiator* i, size_t index) {
 
 void kite_initiator_shutdown(kite_initiator* i, int wait_ms) {
   if (i == nullptr || !i->host) return;
-  i->host->stop_connecting();
-  // A Logout written from outside the sessions' thread would race them: ask
-  // through each session's outbox turn instead.
-  for (auto& s : i->sessions) s->outbox.request_logout();
+  i->host->request_logout();  // stops connecting; each session's thread sends its Logout
   if (wait_ms > 0) i->host->wait_disconnected(wait_ms);
   i->host->stop();
 }
@@ -552,7 +493,7 @@ kite_status kite_session_send(kite_session* s, const char* msg_type, const char*
   }
   if (!s->logged_on.load(std::memory_order_acquire))
     return fail(KITE_NOT_LOGGED_ON, "kite_session_send: " + s->session->id() + " is not logged on");
-  const kite_status st = s->outbox.push(type, b);
+  const kite_status st = s->post(type, b);
   if (st == KITE_BACK_PRESSURED) return fail(st, "kite_session_send: the session's queue is full");
   if (st == KITE_TOO_LARGE) return fail(st, "kite_session_send: larger than the session's queue");
   return st;

@@ -24,8 +24,8 @@ SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLi
   system_clock_ = dynamic_cast<const session::SystemClock*>(&clock_) != nullptr;
 }
 
-SessionConnection::SessionConnection(Session& session, const Clock& clock, Logger& log)
-    : session_(&session), clock_(clock), log_(log) {
+SessionConnection::SessionConnection(Session& session, const Clock& clock, Logger& log, CommandPort* port)
+    : session_(&session), clock_(clock), log_(log), own_port_(port) {
   limits_.max_message_size = session.settings().max_message_size;
   limits_.logon_timeout_ms = session.settings().logon_timeout_ms;
   system_clock_ = dynamic_cast<const session::SystemClock*>(&clock_) != nullptr;
@@ -58,8 +58,27 @@ void SessionConnection::on_connected(engine::Outbound& out, std::int64_t) noexce
       return;
     }
     bound_by_logon_ = true;
+    take_port(own_port_);
     session_->on_connected(output_);
   }
+}
+
+void SessionConnection::take_port(CommandPort* p) noexcept {
+  port_ = p;
+  port_waiting_ = false;
+  if (p != nullptr) p->discard();
+}
+
+bool SessionConnection::Hands::run(const Command& c, Answer& a) noexcept {
+  return run_command(*c_.session_, c, c_.out_, c_.log_, a);
+}
+
+// What cannot run yet waits for the next turns (every timer interval while
+// port_waiting_), not for a busy cycle.
+int SessionConnection::drain_port() noexcept {
+  const int ran = port_->drain(hands_);
+  port_waiting_ = port_->pending();
+  return ran;
 }
 
 void SessionConnection::refuse(const char* reason) noexcept {
@@ -273,6 +292,10 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Head
     session_ = l.session;
     bound_by_logon_ = true;
     log_.logf(LogLevel::info, who_, "Logon identifies session %s", session_->id().c_str());
+    if (ports_ != nullptr) {
+      const std::size_t i = session_index(session_);
+      take_port(i < nports_ ? ports_[i] : nullptr);
+    }
     if (metrics_ != nullptr) watch_session();
     session_->on_connected(output_);
   }
@@ -298,7 +321,6 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Head
 void SessionConnection::observe(Metrics* metrics, MessageLog* const* logs) noexcept {
   metrics_ = metrics;
   logs_ = logs;
-  output_.watch(metrics != nullptr ? this : nullptr);
 }
 
 std::size_t SessionConnection::session_index(const Session* s) const noexcept {
@@ -312,8 +334,7 @@ void SessionConnection::watch_session() noexcept {
   m_ = &metrics_->session(i);
   mlog_ = logs_ != nullptr ? logs_[i] : nullptr;
   last_state_ = static_cast<std::uint8_t>(SessionState::disconnected);
-  out_remaining_ = 0;
-  out_head_len_ = 0;
+  session_->observe(&hands_);
 }
 
 void SessionConnection::publish() noexcept {
@@ -328,51 +349,9 @@ void SessionConnection::publish() noexcept {
   m_->in_gap.store(session_->in_gap(), std::memory_order_relaxed);
 }
 
-namespace {
-// The value of the field starting with `key` ("\x01" "373=") in [p, end), or -1.
-long field_number(const char* p, const char* end, const char* key, std::size_t key_len) noexcept {
-  for (const char* q = p; q + key_len < end; ++q) {
-    if (std::memcmp(q, key, key_len) != 0) continue;
-    long v = 0;
-    for (q += key_len; q < end && *q >= '0' && *q <= '9'; ++q) v = v * 10 + (*q - '0');
-    return v;
-  }
-  return -1;
-}
-}  // namespace
-
-// One message whose header (8=, 9=, 35=) is head; body: the rest of it that
-// this commit holds (rejects are looked into for 373).
-void SessionConnection::sent_message(const char* head, std::size_t head_len, const char* body,
-                                     std::size_t body_len) noexcept {
+void SessionConnection::sent(const session::SentMessage& m) noexcept {
   m_->messages_out.add();
-  const char* t = static_cast<const char*>(memmem(head, head_len,
-                                                  "\x01"
-                                                  "35=",
-                                                  4));
-  if (t == nullptr) return;
-  const char type = t + 4 < head + head_len ? t[4] : 0;
-  const bool one = t + 5 < head + head_len && t[5] == '\x01';
-  if (!one) return;
-  switch (type) {
-    case '3': {
-      const long r = field_number(body, body + body_len,
-                                  "\x01"
-                                  "373=",
-                                  5);
-      m_->rejects_out[reject_slot(r >= 0, r >= 0 ? static_cast<std::uint64_t>(r) : 0)].add();
-      break;
-    }
-    case 'j': m_->business_rejects_out.add(); break;
-    case '2': m_->resend_requests_out.add(); break;
-    case '4': m_->sequence_resets_out.add(); break;
-    default: break;
-  }
-}
-
-void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
-  if (m_ == nullptr) return;
-  m_->bytes_out.add(n);
+  m_->bytes_out.add(m.bytes.size());
   const std::int64_t mono = engine::monotonic_ns();
   if (rx_ns_ != 0) {
     // The first reply to the bytes on_data is handling.
@@ -380,53 +359,19 @@ void SessionConnection::on_sent(const char* p, std::size_t n) noexcept {
     rx_ns_ = 0;
   }
   m_->last_activity_mono_ns.store(mono, std::memory_order_relaxed);
-  const bool logging = mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire);
-  const char* end = p + n;
-  while (p < end) {
-    if (out_remaining_ != 0) {
-      const std::size_t k = std::min<std::size_t>(out_remaining_, static_cast<std::size_t>(end - p));
-      p += k;
-      out_remaining_ -= k;
-      continue;
+  if (m.msg_type.size() == 1) {
+    switch (m.msg_type[0]) {
+      case '3':
+        m_->rejects_out[reject_slot(m.reject_reason >= 0, static_cast<std::uint64_t>(m.reject_reason))].add();
+        break;
+      case 'j': m_->business_rejects_out.add(); break;
+      case '2': m_->resend_requests_out.add(); break;
+      case '4': m_->sequence_resets_out.add(); break;
+      default: break;
     }
-    // A message starts: its header "8=...|9=LEN|" gives its length.
-    const std::size_t take = std::min<std::size_t>(sizeof out_head_ - out_head_len_, static_cast<std::size_t>(end - p));
-    std::memcpy(out_head_ + out_head_len_, p, take);
-    const std::size_t have = out_head_len_ + take;
-    const char* h = out_head_;
-    const char* soh1 = static_cast<const char*>(std::memchr(h, '\x01', have));
-    const char* soh2 =
-        soh1 != nullptr
-            ? static_cast<const char*>(std::memchr(soh1 + 1, '\x01', have - static_cast<std::size_t>(soh1 + 1 - h)))
-            : nullptr;
-    const char* soh3 =
-        soh2 != nullptr
-            ? static_cast<const char*>(std::memchr(soh2 + 1, '\x01', have - static_cast<std::size_t>(soh2 + 1 - h)))
-            : nullptr;
-    if (soh3 == nullptr) {
-      if (have < sizeof out_head_) {  // split by this commit: the rest comes with the next one
-        out_head_len_ = have;
-        return;
-      }
-      out_head_len_ = 0;  // not FIX: count the bytes only
-      return;
-    }
-    std::size_t body_len = 0;
-    for (const char* q = soh1 + 3; q < soh2 && *q >= '0' && *q <= '9'; ++q)
-      body_len = body_len * 10 + static_cast<std::size_t>(*q - '0');
-    const std::size_t header_len = static_cast<std::size_t>(soh2 + 1 - h);
-    const std::size_t total = header_len + body_len + 7;     // "10=NNN|"
-    const std::size_t consumed_here = have - out_head_len_;  // bytes of this commit copied into out_head_
-    const std::size_t msg_start_offset = out_head_len_;      // bytes of the message from earlier commits
-    out_head_len_ = 0;
-    const char* msg_here = p - msg_start_offset;  // valid only when msg_start_offset == 0
-    const std::size_t here = std::min<std::size_t>(total - msg_start_offset, static_cast<std::size_t>(end - p));
-    sent_message(h, static_cast<std::size_t>(soh3 + 1 - h), p, here);
-    if (logging && msg_start_offset == 0 && here == total) mlog_->write(false, clock_.now_ns(), {msg_here, total});
-    (void)consumed_here;
-    p += here;
-    out_remaining_ = total - msg_start_offset - here;
   }
+  if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire))
+    mlog_->write(false, clock_.now_ns(), m.bytes);
 }
 
 int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
@@ -445,7 +390,8 @@ int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
     }
     return 0;
   }
-  const int work = session_->on_timer();
+  int work = session_->on_timer();
+  if (port_ != nullptr && port_->pending()) work += drain_port();
   if (m_ != nullptr) {
     publish();
     if (mlog_ != nullptr) {
@@ -466,7 +412,7 @@ int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
 std::int64_t SessionConnection::timer_quiet_ns() noexcept {
   // A FakeClock's time does not pass with the engine's: tests that move it
   // expect the next turn to see it.
-  if (closed_ || session_ == nullptr || metrics_ != nullptr || !system_clock_) return 0;
+  if (closed_ || session_ == nullptr || metrics_ != nullptr || !system_clock_ || port_waiting_) return 0;
   constexpr std::int64_t kLongest = 10 * session::kNsPerSec;
   const std::int64_t q = session_->timer_quiet_ns();
   return q < kLongest ? q : kLongest;
@@ -481,6 +427,7 @@ void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexce
       publish();
       if (mlog_ != nullptr) mlog_->flush(0, true);
     }
+    session_->observe(nullptr);
     session_->unbind();
   }
   if (registry_ != nullptr) {
@@ -488,6 +435,8 @@ void SessionConnection::on_disconnected(const char* reason, std::int64_t) noexce
     mlog_ = nullptr;
   }
   bound_by_logon_ = false;
+  port_ = nullptr;
+  port_waiting_ = false;
   if (registry_ != nullptr) session_ = nullptr;
   output_.bind(nullptr);
   out_ = nullptr;
@@ -533,7 +482,7 @@ engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view
     if (oldest == nullptr || c->opened_order() < oldest->opened_order()) oldest = c.get();
     if (same && (oldest_here == nullptr || c->opened_order() < oldest_here->opened_order())) oldest_here = c.get();
   }
-  const std::size_t held = in_use_ - evicted;
+  const std::size_t held = in_use_.load(std::memory_order_relaxed) - evicted;
   SessionConnection* victim = nullptr;
   const char* why = nullptr;
   std::size_t limit = 0;
@@ -564,7 +513,7 @@ engine::Protocol* AcceptorFactory::open_from(int connection_id, std::string_view
   free_.pop_back();
   c->set_connection_id(connection_id, peer);
   c->open_gate(++opened_, now);
-  ++in_use_;
+  in_use_.fetch_add(1, std::memory_order_release);
   return c;
 }
 
@@ -587,11 +536,21 @@ void AcceptorFactory::release(engine::Protocol* p) noexcept {
   if (p == nullptr) return;
   static_cast<SessionConnection*>(p)->close_gate();
   free_.push_back(static_cast<SessionConnection*>(p));
-  --in_use_;
+  in_use_.fetch_sub(1, std::memory_order_release);
 }
 
-InitiatorFactory::InitiatorFactory(Session& session, const Clock& clock, Logger& log)
-    : session_(session), conn_(session, clock, log) {}
+void AcceptorFactory::open_ports(std::size_t send_bytes) {
+  ports_.clear();
+  port_ptrs_.clear();
+  for (std::size_t i = 0; i < registry_.size(); ++i) {
+    ports_.push_back(std::make_unique<CommandPort>(send_bytes));
+    port_ptrs_.push_back(ports_.back().get());
+  }
+  for (auto& c : pool_) c->serve(port_ptrs_.data(), port_ptrs_.size());
+}
+
+InitiatorFactory::InitiatorFactory(Session& session, const Clock& clock, Logger& log, std::size_t send_bytes)
+    : session_(session), port_(send_bytes), conn_(session, clock, log, &port_) {}
 
 engine::Protocol* InitiatorFactory::open(int connection_id) noexcept {
   if (in_use_) return nullptr;

@@ -233,12 +233,22 @@ bool Session::finish_admin(bool store_it) noexcept {
     return false;
   }
   if (store_it) keep(msg_seq_, {msg_buf_, n});
+  if (observer_ != nullptr) [[unlikely]]
+    report_sent(n);  // before the commit: a HeldOutput may move the bytes
   if (msg_in_overflow_)
     overflow_len_ += n;
   else
     out_->commit(n);
   last_sent_ns_ = now();
   return true;
+}
+
+void Session::report_sent(std::size_t n) noexcept {
+  SentMessage m;
+  m.msg_type = writer_.msg_type();
+  m.bytes = std::string_view(msg_buf_, n);
+  m.reject_reason = m.msg_type == "3" ? sent_reject_reason_ : -1;
+  observer_->on_sent(m);
 }
 
 void Session::keep(std::uint64_t seq, std::string_view msg) noexcept {
@@ -285,6 +295,8 @@ SendResult Session::finish_app() noexcept {
   // Stored before it is published: a crash in between leaves a message the
   // peer never saw but can ask for again.
   keep(msg_seq_, {msg_buf_, n});
+  if (observer_ != nullptr) [[unlikely]]
+    report_sent(n);
   out_->commit(n);
   last_sent_ns_ = now();
   return last_send_ = SendResult::ok;
@@ -433,7 +445,10 @@ void Session::send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, 
   }
   if (!text.empty()) w->add_string(tag::Text, text);
   app_.before_send_admin(*this, "3", *w);
-  if (finish_admin())
+  sent_reject_reason_ = settings_.before_fix42() ? -1 : static_cast<std::int32_t>(reason);
+  const bool sent = finish_admin();
+  sent_reject_reason_ = -1;
+  if (sent)
     log_.logf(LogLevel::warn, id_, "Reject of %llu (%.*s): reason %d tag %.*s: %.*s",
               static_cast<unsigned long long>(ref_seq), static_cast<int>(ref_msg_type.size()), ref_msg_type.data(),
               static_cast<int>(reason), ref_tag.empty() ? 1 : static_cast<int>(ref_tag.size()),

@@ -8,7 +8,6 @@
 // and the setting ("kite.toml: [engine]: setting model: ...").
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "kite/app/order_app.hpp"
 #include "kite/engine/engine.hpp"
+#include "kite/link/command_port.hpp"
 #include "kite/link/connection.hpp"
 #include "kite/link/message_log.hpp"
 #include "kite/link/metrics.hpp"
@@ -58,33 +58,29 @@ struct AcceptorConfig {
   AdminConfig admin;                       // [admin]
   MessageLogConfig message_log;            // [message_log]
   LogFormat log_format = LogFormat::text;  // [log] format: "text" or "json" (JSON lines)
+  // Per session: room for application messages queued from other threads
+  // (the C API's kite_session_send; not read from the file). 0: none.
+  std::size_t queue_bytes = 0;
 };
 
 AcceptorConfig load_acceptor_config(const std::string& path);
 AcceptorConfig parse_acceptor_config(std::string_view text, const std::string& name);
 
-class GuardedConnection;
 class AdminServer;
 class LoggerEvents;
 
-// What an operator asks of one session (kite-admin). Run by the thread that
-// owns the session's connection, or, when it has none, by the caller.
-struct SessionCommand {
-  enum class Kind : std::uint8_t { logout, disconnect, set_seq, reset };
-  Kind kind = Kind::logout;
-  std::string_view text;      // logout: the Logout's Text
-  std::uint64_t next_in = 0;  // set_seq: 0 leaves it
-  std::uint64_t next_out = 0;
-  bool force = false;  // set_seq, reset: also while logged on
-};
+// What an operator asks of one session (kite-admin): link::Command. Run by
+// the thread that owns the session's connection, or, when it has none, by
+// the caller.
+using SessionCommand = link::Command;
 struct CommandResult {
   bool ok = false;
   std::string text;  // what was done, or why not
 };
 
 // What an embedding (the C API) changes in an Acceptor: each session's
-// application and a timer turn per connection. Engine threads' hooks go in
-// AcceptorConfig::engine.thread_hooks.
+// application. Engine threads' hooks go in AcceptorConfig::engine.thread_hooks;
+// requests to a session from other threads go through post().
 class AcceptorHooks {
  public:
   virtual ~AcceptorHooks() = default;
@@ -97,12 +93,6 @@ class AcceptorHooks {
     (void)s;
     (void)builtin;
     return nullptr;
-  }
-  // A timer turn of a connection bound to `s`, on the connection's thread
-  // (at most every EngineConfig::timer_interval_us). Returns work done.
-  virtual int on_timer(session::Session& s) noexcept {
-    (void)s;
-    return 0;
   }
 };
 
@@ -122,25 +112,24 @@ class Acceptor {
   bool start(std::string& error);
   std::uint16_t port() const noexcept;
   // Asks every logged-on session to log out (done by its own thread on its
-  // next timer turn). Returns at once.
+  // next timer turn; a session whose port is full is logged). Returns at once.
   void request_logout() noexcept;
   // Connections still open.
-  int open_connections() const noexcept { return open_.load(std::memory_order_acquire); }
+  int open_connections() const noexcept;
   // Waits (bounded) until no connection is open. True if none is.
   bool wait_disconnected(int timeout_ms) const noexcept;
   // request_logout(), wait up to shutdown_wait_ms, then stop().
   void shutdown() noexcept;
   void stop() noexcept;
 
-  // Test hook: every connected session's next outbound sequence number jumps
-  // by n (on its own thread), so that the peer sees a gap and asks for a
-  // resend, which the session serves with a SequenceReset-GapFill.
-  void skip_outbound(std::uint64_t n) noexcept;
-
   // --- operations (kite-admin); any thread ---------------------------------
   // Runs `cmd` on session i (its connection's thread, waited for up to
   // timeout_ms). Bad requests change nothing.
   CommandResult run(std::size_t session, const SessionCommand& cmd, int timeout_ms = 3000);
+  // Queues `cmd` for session i's thread without waiting for it (a send, the
+  // shutdown Logout); session < registry().size(). full / too_large:
+  // nothing queued. Any thread.
+  link::PortStatus post(std::size_t session, const SessionCommand& cmd) noexcept;
   // Switches session i's message log ([message_log] dir must be set).
   CommandResult set_message_log(std::size_t session, bool on);
   // Counters and published state; nullptr when neither [admin] nor
@@ -159,9 +148,6 @@ class Acceptor {
   OrderApplication& app(std::size_t i) noexcept { return *apps_[i]; }
 
  private:
-  friend class GuardedConnection;
-  class Factory;
-  struct Control;
   void publish_idle(std::size_t i);
   AcceptorConfig config_;
   session::Logger& log_;
@@ -173,18 +159,12 @@ class Acceptor {
   std::vector<std::unique_ptr<OrderApplication>> apps_;
   std::unique_ptr<session::SessionRegistry> registry_;
   std::unique_ptr<link::AcceptorFactory> inner_;
-  std::unique_ptr<Factory> factory_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<link::Metrics> metrics_;
   std::vector<std::unique_ptr<link::MessageLog>> logs_;
   std::vector<link::MessageLog*> log_ptrs_;
-  std::unique_ptr<Control[]> controls_;
   std::unique_ptr<AdminServer> admin_;
   std::int64_t started_ns_ = 0;
-  std::atomic<int> open_{0};
-  std::atomic<std::uint32_t> logout_generation_{0};
-  std::atomic<std::uint32_t> skip_generation_{0};
-  std::atomic<std::uint64_t> skip_by_{0};
 };
 
 }  // namespace kite::app

@@ -46,8 +46,10 @@ class InitiatorHost final : public engine::ProtocolFactory, engine::ThreadHooks 
   // `sessions`: every one must be an initiator with a SocketConnectPort
   // (ConfigError naming the session otherwise). engine.host, port, sessions
   // and connect_at_start are set here; engine.thread_hooks is chained.
+  // `queue_bytes`: per session, room for application messages posted from
+  // other threads (link::CommandPort).
   InitiatorHost(const session::Config& sessions, engine::InitiatorConfig engine, session::Logger& log,
-                InitiatorHooks& hooks);
+                InitiatorHooks& hooks, std::size_t queue_bytes = 0);
   ~InitiatorHost() override;
 
   // Starts the threads and the connector. With `connect_first`, every
@@ -59,6 +61,9 @@ class InitiatorHost final : public engine::ProtocolFactory, engine::ThreadHooks 
   void request_logout() noexcept;
   // Stops connecting (sessions that disconnect stay down).
   void stop_connecting() noexcept;
+  // Queues `c` for session i's thread (its next timer turn); i < size().
+  // full / too_large: nothing queued. Any thread.
+  link::PortStatus post(std::size_t i, const link::Command& c) noexcept;
   // Waits (bounded) until no session is connected. True if none is.
   bool wait_disconnected(int timeout_ms) const noexcept;
   // Stops the connector and the engine's threads (open connections close).
@@ -113,7 +118,6 @@ class InitiatorHost final : public engine::ProtocolFactory, engine::ThreadHooks 
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::atomic<bool> connecting_{true};
-  std::atomic<std::uint32_t> logout_generation_{0};
   std::atomic<int> open_{0};
 };
 

@@ -191,6 +191,14 @@ class MessageWriter {
   // Bytes written so far (the message is not valid before finish()).
   std::size_t written() const noexcept { return static_cast<std::size_t>(p_ - buf_); }
   TimePrecision precision() const noexcept { return precision_; }
+  // The MsgType begin() wrote (empty when even that did not fit).
+  std::string_view msg_type() const noexcept {
+    if (body_ == nullptr || p_ - body_ < 4) return {};
+    const char* t = body_ + 3;  // "35="
+    const char* e = t;
+    while (e < p_ && *e != kSoh) ++e;
+    return {t, static_cast<std::size_t>(e - t)};
+  }
 
  private:
   // Whether n more bytes fit; once one call fails, every later one does too:

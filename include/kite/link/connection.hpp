@@ -19,6 +19,10 @@
 // Initiator side: the connection is bound at construction and the Session
 // sends its Logon in on_connected().
 //
+// Requests from other threads reach the session through its CommandPort,
+// drained at every timer turn of the connection that holds it; a connection
+// that takes the session first drops what was queued before (not its own).
+//
 // Back-pressure loses nothing: an application message is handed to the
 // Session only when the send buffer can take its replies (2 x SendClaimBytes
 // free: replies totalling up to SendClaimBytes);
@@ -42,6 +46,7 @@
 #include "kite/codec/field_index.hpp"
 #include "kite/codec/header.hpp"
 #include "kite/engine/protocol.hpp"
+#include "kite/link/command_port.hpp"
 #include "kite/link/message_log.hpp"
 #include "kite/link/metrics.hpp"
 #include "kite/session/registry.hpp"
@@ -49,28 +54,20 @@
 
 namespace kite::link {
 
-class SessionConnection;
-
-// The session's SessionOutput over an engine::Outbound. With a watcher (the
-// operator's counters are on) each commit is shown to it.
+// The session's SessionOutput over an engine::Outbound.
 class OutboundOutput final : public session::SessionOutput {
  public:
   void bind(engine::Outbound* out) noexcept { out_ = out; }
-  void watch(SessionConnection* w) noexcept { watch_ = w; }
-  char* claim(std::size_t min) noexcept override {
-    if (out_ == nullptr) return nullptr;
-    last_ = out_->claim(min);
-    return last_;
+  char* claim(std::size_t min) noexcept override { return out_ != nullptr ? out_->claim(min) : nullptr; }
+  void commit(std::size_t n) noexcept override {
+    if (out_ != nullptr) out_->commit(n);
   }
-  inline void commit(std::size_t n) noexcept override;
   void disconnect(const char* reason) noexcept override {
     if (out_) out_->close(reason, true);
   }
 
  private:
   engine::Outbound* out_ = nullptr;
-  SessionConnection* watch_ = nullptr;
-  char* last_ = nullptr;
 };
 
 // Limits on the acceptor's connections (before a session is known).
@@ -100,15 +97,17 @@ class alignas(64) SessionConnection final : public engine::Protocol {
  public:
   // Acceptor connection: bound by the first Logon.
   SessionConnection(session::SessionRegistry& registry, const AcceptorLimits& limits);
-  // Initiator connection bound to `session`.
-  SessionConnection(session::Session& session, const session::Clock& clock, session::Logger& log);
+  // Initiator connection bound to `session`; `port` (may be null) is its command port.
+  SessionConnection(session::Session& session, const session::Clock& clock, session::Logger& log,
+                    CommandPort* port = nullptr);
 
   void on_connected(engine::Outbound& out, std::int64_t now_ns) noexcept override;
   std::size_t on_data(const char* data, std::size_t n, std::int64_t now_ns) noexcept override;
   int on_timer(std::int64_t now_ns) noexcept override;
   // The bound session's Session::timer_quiet_ns() (at most 10 s) when its
-  // clock is the system's and nothing is counted (operator's counters and
-  // message logs are served by every turn); 0 otherwise.
+  // clock is the system's, nothing is counted (operator's counters and
+  // message logs are served by every turn) and its port holds nothing that
+  // waits; 0 otherwise. A command posted wakes the engine (set_waker).
   std::int64_t timer_quiet_ns() noexcept override;
   void on_disconnected(const char* reason, std::int64_t now_ns) noexcept override;
 
@@ -117,8 +116,12 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   // sessions) and each session's message log (nullptr entries: none). Set at
   // set-up, before the connection is used; nullptr turns counting off.
   void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
-  // Bytes [p, p + n) were committed to the send buffer (OutboundOutput).
-  void on_sent(const char* p, std::size_t n) noexcept;
+  // Acceptor: each session's command port (indexed as the registry's
+  // sessions; nullptr: none). Set-up only.
+  void serve(CommandPort* const* ports, std::size_t n) noexcept {
+    ports_ = ports;
+    nports_ = n;
+  }
   // A label for logs ("conn 7", "conn 7 from 192.0.2.7").
   void set_connection_id(int id, std::string_view peer = {}) noexcept;
   bool closed() const noexcept { return closed_; }
@@ -163,6 +166,11 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   void watch_session() noexcept;
   void publish() noexcept;
   std::size_t session_index(const session::Session* s) const noexcept;
+  // The session was bound: its port, with what was queued before dropped.
+  void take_port(CommandPort* p) noexcept;
+  int drain_port() noexcept;
+  // A message the session sent (its SendObserver, while counting).
+  void sent(const session::SentMessage& m) noexcept;
 
   // Hot: what every message reads, in the object's first line (aligned):
   // the session, the output its replies claim room through, and the checks
@@ -170,9 +178,11 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   session::Session* session_ = nullptr;
   Metrics* metrics_ = nullptr;
   OutboundOutput output_;
+  CommandPort* port_ = nullptr;  // the bound session's
   bool closed_ = false;
   bool bound_by_logon_ = false;    // holds the session's binding
   bool system_clock_ = false;      // clock_ is a SystemClock: quiet spans are real time
+  bool port_waiting_ = false;      // the last turn left a command that could not run yet
   std::uint32_t garbled_run_ = 0;  // bytes discarded since the last whole frame (below the size limit)
   // Counting (observe()): the bound session's slot, its log, and the time the
   // current inbound bytes arrived (monotonic; 0 once their first reply went).
@@ -194,19 +204,17 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   MessageLog* mlog_ = nullptr;
   bool mlog_logged_error_ = false;
   std::uint8_t last_state_ = 0;
-  // Outbound parsing across commits: bytes left of the current message, and
-  // the start of a header split by a commit.
-  std::size_t out_remaining_ = 0;
-  char out_head_[48] = {};
-  std::size_t out_head_len_ = 0;
-  void sent_message(const char* head, std::size_t head_len, const char* body, std::size_t body_len) noexcept;
+  CommandPort* const* ports_ = nullptr;
+  std::size_t nports_ = 0;
+  CommandPort* own_port_ = nullptr;  // initiator: the session's
+  // Runs the port's commands on the bound session; hears what it sends.
+  struct Hands final : CommandPort::Runner, session::SendObserver {
+    explicit Hands(SessionConnection& c) noexcept : c_(c) {}
+    bool run(const Command& c, Answer& a) noexcept override;
+    void on_sent(const session::SentMessage& m) noexcept override { c_.sent(m); }
+    SessionConnection& c_;
+  } hands_{*this};
 };
-
-inline void OutboundOutput::commit(std::size_t n) noexcept {
-  if (out_ == nullptr) return;
-  if (watch_ != nullptr && n != 0) watch_->on_sent(last_, n);
-  out_->commit(n);
-}
 
 // ProtocolFactory for an acceptor: a pool of AcceptorLimits::table_size()
 // connections made at construction; open() refuses (nullptr, logged) when
@@ -220,18 +228,26 @@ class AcceptorFactory final : public engine::ProtocolFactory {
   engine::Protocol* open_from(int connection_id, std::string_view peer) noexcept override;
   void refused(int connection_id, std::string_view peer, const char* reason) noexcept override;
   void release(engine::Protocol* p) noexcept override;
-  std::size_t open_connections() const noexcept { return in_use_; }
+  // Connections lent (any thread).
+  std::size_t open_connections() const noexcept { return in_use_.load(std::memory_order_acquire); }
   // Connections lent and not yet logged on (an evicted one no longer counts).
   std::size_t unauthenticated() const noexcept;
   // Counting for every connection (see SessionConnection::observe); set-up only.
   void observe(Metrics* metrics, MessageLog* const* logs) noexcept;
+  // One command port per registry session, each with `send_bytes` of room
+  // for queued sends; set-up only.
+  void open_ports(std::size_t send_bytes);
+  // Session i's port (nullptr before open_ports, or out of range).
+  CommandPort* port(std::size_t i) noexcept { return i < ports_.size() ? ports_[i].get() : nullptr; }
 
  private:
   session::SessionRegistry& registry_;
   AcceptorLimits limits_;
   std::vector<std::unique_ptr<SessionConnection>> pool_;
   std::vector<SessionConnection*> free_;
-  std::size_t in_use_ = 0;
+  std::vector<std::unique_ptr<CommandPort>> ports_;
+  std::vector<CommandPort*> port_ptrs_;
+  std::atomic<std::size_t> in_use_{0};
   std::uint64_t opened_ = 0;  // connections lent so far: their order of arrival
 };
 
@@ -239,13 +255,17 @@ class AcceptorFactory final : public engine::ProtocolFactory {
 // connects (at session.next_connect_time()); one connection at a time.
 class InitiatorFactory final : public engine::ProtocolFactory {
  public:
-  InitiatorFactory(session::Session& session, const session::Clock& clock, session::Logger& log);
+  // `send_bytes`: the command port's room for queued sends.
+  InitiatorFactory(session::Session& session, const session::Clock& clock, session::Logger& log,
+                   std::size_t send_bytes = 0);
   engine::Protocol* open(int connection_id) noexcept override;
   void release(engine::Protocol* p) noexcept override;
   session::Session& session() noexcept { return session_; }
+  CommandPort& port() noexcept { return port_; }
 
  private:
   session::Session& session_;
+  CommandPort port_;
   SessionConnection conn_;
   bool in_use_ = false;
 };

@@ -82,6 +82,23 @@ class SessionOutput {
   virtual void disconnect(const char* reason) noexcept = 0;
 };
 
+// A message as the session sent it (committed to its output, or queued in
+// its overflow buffer behind what the output could not take yet).
+struct SentMessage {
+  std::string_view msg_type;
+  std::string_view bytes;           // the whole message; valid during the call only
+  std::int32_t reject_reason = -1;  // a Reject's SessionRejectReason (373); -1 when it carries none
+};
+
+// Told of every message a session sends (the link counts and logs them from
+// it, instead of reading the bytes back). Called on the session's thread;
+// must not send on the session.
+class SendObserver {
+ public:
+  virtual ~SendObserver() = default;
+  virtual void on_sent(const SentMessage& m) noexcept = 0;
+};
+
 // The application above a session.
 class Application {
  public:
@@ -254,6 +271,9 @@ class alignas(64) Session {
   std::uint64_t stored_unsent_count() const noexcept { return stored_unsent_; }
   std::size_t overflow_pending() const noexcept { return overflow_len_; }
   void set_validator(const MessageValidator* v) noexcept { validator_ = v; }
+  // Who hears of each message sent (nullptr: nobody). From the thread that
+  // holds the session.
+  void observe(SendObserver* o) noexcept { observer_ = o; }
 
   // --- initiator back-off ------------------------------------------------------
   // When the runtime should next try to connect (UTC ns): now after a clean
@@ -274,6 +294,8 @@ class alignas(64) Session {
   // (resends resume later) instead of disconnecting.
   codec::MessageWriter* begin_admin(std::string_view msg_type, std::uint64_t seq, bool wait = false) noexcept;
   bool finish_admin(bool store_it = true) noexcept;
+  // The message just written ([msg_buf_, +n)) to observer_ (set).
+  void report_sent(std::size_t n) noexcept;
   // For a Reject, Logout or BusinessMessageReject answering `answering_`:
   // its routing fields reversed (OnBehalfOf* <-> DeliverTo*, the peer's
   // Sender/Target Sub and Location IDs unless configured), and on FIXT the
@@ -391,6 +413,7 @@ class alignas(64) Session {
   // The message being written: in claimed room, or in the overflow buffer.
   char* msg_buf_ = nullptr;
   std::uint64_t msg_seq_ = 0;
+  SendObserver* observer_ = nullptr;
   // Copies of the settings read per message or per timer turn (settings_
   // spans a dozen lines; these are the few scalars the hot path needs).
   std::size_t send_claim_bytes_;
@@ -429,7 +452,8 @@ class alignas(64) Session {
   std::uint64_t test_request_counter_ = 0;
   char test_req_id_[48] = {};  // "TEST-<UTC ns>-<counter>": unique across restarts too
   std::size_t test_req_id_len_ = 0;
-  bool reset_requested_ = false;  // we sent ResetSeqNumFlag=Y in our Logon
+  bool reset_requested_ = false;          // we sent ResetSeqNumFlag=Y in our Logon
+  std::int32_t sent_reject_reason_ = -1;  // the Reject being written carries 373 = this
 
   std::uint64_t resend_next_ = 0;
   std::uint64_t gap_run_start_ = 0;  // first seq of a pending gap-fill run, or 0
