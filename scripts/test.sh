@@ -26,6 +26,10 @@ if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
   ctest --test-dir build/fuzz -L fuzz --no-tests=error --output-on-failure
 fi
 
-step "release: unit, integration, interop, lab and site tests"
-ctest --test-dir build/release -L 'unit|integration|interop|lab|site' -LE long --no-tests=error --output-on-failure
+# Unit and integration tests use their own ports and folders: they run side
+# by side. Interop, lab and site tests measure or serve: one at a time.
+step "release: unit and integration tests"
+ctest --test-dir build/release -L 'unit|integration' -LE 'long|interop|lab|site' --no-tests=error --output-on-failure -j "$jobs"
+step "release: interop, lab and site tests"
+ctest --test-dir build/release -L 'interop|lab|site' -LE long --no-tests=error --output-on-failure
 step "every test passed"
