@@ -596,6 +596,14 @@ void read_pair_on(const TomlReader& r, const toml::table& root, Matrix& m) {
 
 }  // namespace
 
+namespace {
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+}  // namespace
+
 Matrix parse_matrix(const std::string& text, const std::string& name) {
   const TomlReader r(name);
   toml::table root = r.parse(text);
@@ -730,6 +738,12 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
       r.fail("rounds.budget_rounds", "must be min_rounds..max_rounds (or 0: max_rounds)");
   }
   read_pair_on(r, root, m);
+  // A paired run's client lives for its warm-up and run only, and the audit
+  // judges it by whole samples: two must fit, or every run ends unverified.
+  if (m.pairing == "rounds" && m.audit_interval_s > (m.warmup_s + m.duration_s) / 2)
+    r.fail("audit.interval_s", "must be at most half of warmup_s + duration_s in a paired matrix (" +
+                                   seconds_text(m.audit_interval_s) + " against runs of " +
+                                   seconds_text(m.warmup_s + m.duration_s) + "): every run would be unverified");
   return m;
 }
 

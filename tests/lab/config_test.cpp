@@ -187,6 +187,13 @@ TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
   EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=21\n", "q"); }),
               HasSubstr("rounds.budget_rounds: must be min_rounds..max_rounds"));
   EXPECT_THAT(error_of([&] { parse_matrix(rounds + "budget_rounds=4\n", "q"); }), HasSubstr("rounds.budget_rounds"));
+  // A paired run's client lives warm-up + run: two audit samples must fit in it.
+  const std::string short_runs = ok + "warmup_s=0.1\nduration_s=0.15\npairing='rounds'\n";
+  EXPECT_THAT(error_of([&] { parse_matrix(short_runs, "q"); }),
+              HasSubstr("audit.interval_s: must be at most half of warmup_s + duration_s in a paired matrix (0.2 s "
+                        "against runs of 0.25 s)"));
+  EXPECT_EQ(parse_matrix(short_runs + "[audit]\ninterval_s=0.1\n", "q").audit_interval_s, 0.1);
+  EXPECT_NO_THROW(parse_matrix(ok + "warmup_s=0.1\nduration_s=0.15\n", "q")) << "a sequential client lives all its runs";
 }
 
 TEST(MatrixFile, anUnknownFlavourIsReportedWithItsMissingFile) {
