@@ -239,11 +239,12 @@ AdminAnswer status_answer(const Acceptor& a, bool json) {
 
 }  // namespace
 
-std::string metrics_text(const Acceptor& a) {
-  const Metrics* mx = a.metrics();
-  const auto& reg = const_cast<Acceptor&>(a).registry();
+namespace {
+
+// Prometheus text exposition: a family's HELP and TYPE lines, then its samples.
+struct MetricsWriter {
   std::string out;
-  auto family = [&](const char* name, const char* type, const char* help) {  // HELP and TYPE lines
+  void family(const char* name, const char* type, const char* help) {
     out += "# HELP ";
     out += name;
     out += ' ';
@@ -253,16 +254,19 @@ std::string metrics_text(const Acceptor& a) {
     out += ' ';
     out += type;
     out += '\n';
-  };
-  auto sample = [&](const char* name, const std::string& labels, std::uint64_t v) {
+  }
+  void sample(const char* name, const std::string& labels, std::uint64_t v) {
     out += name;
     if (!labels.empty()) out += "{" + labels + "}";
     out += ' ';
     out += std::to_string(v);
     out += '\n';
-  };
-  std::vector<std::string> sl;
-  for (std::size_t i = 0; i < reg.size(); ++i) sl.push_back("session=\"" + label_value(reg.at(i).id()) + "\"");
+  }
+};
+
+bool logged_on(const SessionMetrics& m) { return m.state.load() == static_cast<std::uint8_t>(SessionState::active); }
+
+void session_counters(MetricsWriter& w, const Metrics& mx, const std::vector<std::string>& sl) {
   struct PerSession {
     const char* name;
     const char* help;
@@ -289,62 +293,72 @@ std::string metrics_text(const Acceptor& a) {
        &SessionMetrics::refused_logons},
   };
   for (const PerSession& c : counters) {
-    family(c.name, "counter", c.help);
-    for (std::size_t i = 0; i < reg.size(); ++i) sample(c.name, sl[i], (mx->session(i).*c.field).get());
+    w.family(c.name, "counter", c.help);
+    for (std::size_t i = 0; i < sl.size(); ++i) w.sample(c.name, sl[i], (mx.session(i).*c.field).get());
   }
-  family("kite_rejects_sent_total", "counter",
-         "Session-level Rejects (35=3) sent, by SessionRejectReason (none: no 373).");
-  for (std::size_t i = 0; i < reg.size(); ++i)
+}
+
+// Counters with a second label: rejects by reason, disconnects by cause.
+void session_breakdowns(MetricsWriter& w, const Metrics& mx, const std::vector<std::string>& sl) {
+  w.family("kite_rejects_sent_total", "counter",
+           "Session-level Rejects (35=3) sent, by SessionRejectReason (none: no 373).");
+  for (std::size_t i = 0; i < sl.size(); ++i)
     for (std::size_t r = 0; r < link::kRejectReasonSlots; ++r) {
-      const std::uint64_t v = mx->session(i).rejects_out[r].get();
+      const std::uint64_t v = mx.session(i).rejects_out[r].get();
       if (v != 0)
-        sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"", v);
+        w.sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"",
+                 v);
     }
-  family("kite_disconnects_total", "counter", "Connections of the session that ended, by cause.");
-  for (std::size_t i = 0; i < reg.size(); ++i) {
-    const SessionMetrics& m = mx->session(i);
+  w.family("kite_disconnects_total", "counter", "Connections of the session that ended, by cause.");
+  for (std::size_t i = 0; i < sl.size(); ++i) {
+    const SessionMetrics& m = mx.session(i);
     for (std::size_t k = 0; k < link::kDisconnectCauses; ++k) {
       const char* cause = m.disconnect_cause[k].load(std::memory_order_acquire);
       if (cause == nullptr) break;
-      sample("kite_disconnects_total", sl[i] + ",cause=\"" + label_value(cause) + "\"", m.disconnects[k].get());
+      w.sample("kite_disconnects_total", sl[i] + ",cause=\"" + label_value(cause) + "\"", m.disconnects[k].get());
     }
     if (const std::uint64_t v = m.disconnects[link::kDisconnectCauses].get(); v != 0)
-      sample("kite_disconnects_total", sl[i] + ",cause=\"other\"", v);
+      w.sample("kite_disconnects_total", sl[i] + ",cause=\"other\"", v);
   }
-  family("kite_session_logged_on", "gauge", "1 while the session is logged on.");
-  for (std::size_t i = 0; i < reg.size(); ++i)
-    sample("kite_session_logged_on", sl[i],
-           mx->session(i).state.load() == static_cast<std::uint8_t>(SessionState::active) ? 1 : 0);
-  family("kite_next_seq_in", "gauge", "The MsgSeqNum expected next from the counterparty.");
-  for (std::size_t i = 0; i < reg.size(); ++i) sample("kite_next_seq_in", sl[i], mx->session(i).next_in.load());
-  family("kite_next_seq_out", "gauge", "The MsgSeqNum of the next message sent.");
-  for (std::size_t i = 0; i < reg.size(); ++i) sample("kite_next_seq_out", sl[i], mx->session(i).next_out.load());
+}
 
+void session_gauges(MetricsWriter& w, const Metrics& mx, const std::vector<std::string>& sl) {
+  w.family("kite_session_logged_on", "gauge", "1 while the session is logged on.");
+  for (std::size_t i = 0; i < sl.size(); ++i) w.sample("kite_session_logged_on", sl[i], logged_on(mx.session(i)));
+  w.family("kite_next_seq_in", "gauge", "The MsgSeqNum expected next from the counterparty.");
+  for (std::size_t i = 0; i < sl.size(); ++i) w.sample("kite_next_seq_in", sl[i], mx.session(i).next_in.load());
+  w.family("kite_next_seq_out", "gauge", "The MsgSeqNum of the next message sent.");
+  for (std::size_t i = 0; i < sl.size(); ++i) w.sample("kite_next_seq_out", sl[i], mx.session(i).next_out.load());
+}
+
+void acceptor_gauges(MetricsWriter& w, const Acceptor& a, const Metrics& mx, std::size_t sessions) {
+  const auto& reg = const_cast<Acceptor&>(a).registry();
   const engine::EngineStats st = a.engine_stats();
-  std::uint64_t logged_on = 0;
-  for (std::size_t i = 0; i < reg.size(); ++i)
-    logged_on += mx->session(i).state.load() == static_cast<std::uint8_t>(SessionState::active) ? 1 : 0;
-  family("kite_sessions_logged_on", "gauge", "Sessions logged on.");
-  sample("kite_sessions_logged_on", "", logged_on);
-  family("kite_connections_open", "gauge", "Connections open (logged on or not).");
-  sample("kite_connections_open", "", static_cast<std::uint64_t>(a.open_connections()));
-  family("kite_logons_paused", "gauge", "1 while logons are paused (kite-admin pause-logons).");
-  sample("kite_logons_paused", "", reg.logons_paused() ? 1 : 0);
-  family("kite_connections_accepted_total", "counter", "Connections accepted by the engine.");
-  sample("kite_connections_accepted_total", "", st.accepted);
-  family("kite_connections_refused_total", "counter", "Connections refused at accept (MaxConnections).");
-  sample("kite_connections_refused_total", "", st.refused);
-  family("kite_slow_consumers_total", "counter", "Connections closed because their send buffer stayed full.");
-  sample("kite_slow_consumers_total", "", st.slow_consumers);
-  family("kite_send_full_events_total", "counter", "Times a send buffer had no room for a message (back-pressure).");
-  sample("kite_send_full_events_total", "", st.send_full_events);
-  family("kite_send_buffer_high_water_bytes", "gauge", "Most bytes pending in one connection's send buffer.");
-  sample("kite_send_buffer_high_water_bytes", "", st.tx_high_water);
+  std::uint64_t on = 0;
+  for (std::size_t i = 0; i < sessions; ++i) on += logged_on(mx.session(i));
+  w.family("kite_sessions_logged_on", "gauge", "Sessions logged on.");
+  w.sample("kite_sessions_logged_on", "", on);
+  w.family("kite_connections_open", "gauge", "Connections open (logged on or not).");
+  w.sample("kite_connections_open", "", static_cast<std::uint64_t>(a.open_connections()));
+  w.family("kite_logons_paused", "gauge", "1 while logons are paused (kite-admin pause-logons).");
+  w.sample("kite_logons_paused", "", reg.logons_paused() ? 1 : 0);
+  w.family("kite_connections_accepted_total", "counter", "Connections accepted by the engine.");
+  w.sample("kite_connections_accepted_total", "", st.accepted);
+  w.family("kite_connections_refused_total", "counter", "Connections refused at accept (MaxConnections).");
+  w.sample("kite_connections_refused_total", "", st.refused);
+  w.family("kite_slow_consumers_total", "counter", "Connections closed because their send buffer stayed full.");
+  w.sample("kite_slow_consumers_total", "", st.slow_consumers);
+  w.family("kite_send_full_events_total", "counter", "Times a send buffer had no room for a message (back-pressure).");
+  w.sample("kite_send_full_events_total", "", st.send_full_events);
+  w.family("kite_send_buffer_high_water_bytes", "gauge", "Most bytes pending in one connection's send buffer.");
+  w.sample("kite_send_buffer_high_water_bytes", "", st.tx_high_water);
+}
 
-  family("kite_reply_latency_seconds", "histogram",
-         "Time from inbound bytes reaching the session to its first reply, per engine thread.");
+void reply_latency(MetricsWriter& w, const Metrics& mx) {
+  w.family("kite_reply_latency_seconds", "histogram",
+           "Time from inbound bytes reaching the session to its first reply, per engine thread.");
   for (std::size_t t = 0; t < Metrics::kMaxThreads; ++t) {
-    const link::ThreadLatency& h = mx->thread(t);
+    const link::ThreadLatency& h = mx.thread(t);
     if (!h.claimed.load(std::memory_order_acquire)) continue;
     const std::string th = "thread=\"" + label_value(h.name) + "\"";
     std::uint64_t cum = 0;
@@ -355,17 +369,32 @@ std::string metrics_text(const Acceptor& a) {
         std::snprintf(le, sizeof le, "+Inf");
       else
         std::snprintf(le, sizeof le, "%.9g", static_cast<double>(link::ThreadLatency::bucket_bound_ns(b)) / 1e9);
-      out += "kite_reply_latency_seconds_bucket{" + th + ",le=\"" + le + "\"} " + std::to_string(cum) + "\n";
+      w.out += "kite_reply_latency_seconds_bucket{" + th + ",le=\"" + le + "\"} " + std::to_string(cum) + "\n";
     }
     char sum[48];
     std::snprintf(sum, sizeof sum, "%.9f", static_cast<double>(h.sum_ns.get()) / 1e9);
-    out += "kite_reply_latency_seconds_sum{" + th + "} " + sum + "\n";
-    out += "kite_reply_latency_seconds_count{" + th + "} " + std::to_string(h.count.get()) + "\n";
+    w.out += "kite_reply_latency_seconds_sum{" + th + "} " + sum + "\n";
+    w.out += "kite_reply_latency_seconds_count{" + th + "} " + std::to_string(h.count.get()) + "\n";
   }
-  family("kite_uptime_seconds", "gauge", "Seconds since the acceptor started.");
-  sample("kite_uptime_seconds", "",
-         static_cast<std::uint64_t>((session::SystemClock{}.now_ns() - a.started_ns()) / 1'000'000'000));
-  return out;
+}
+
+}  // namespace
+
+std::string metrics_text(const Acceptor& a) {
+  const Metrics& mx = *a.metrics();
+  const auto& reg = const_cast<Acceptor&>(a).registry();
+  std::vector<std::string> sl;  // each session's label
+  for (std::size_t i = 0; i < reg.size(); ++i) sl.push_back("session=\"" + label_value(reg.at(i).id()) + "\"");
+  MetricsWriter w;
+  session_counters(w, mx, sl);
+  session_breakdowns(w, mx, sl);
+  session_gauges(w, mx, sl);
+  acceptor_gauges(w, a, mx, sl.size());
+  reply_latency(w, mx);
+  w.family("kite_uptime_seconds", "gauge", "Seconds since the acceptor started.");
+  w.sample("kite_uptime_seconds", "",
+           static_cast<std::uint64_t>((session::SystemClock{}.now_ns() - a.started_ns()) / 1'000'000'000));
+  return w.out;
 }
 
 AdminAnswer admin_command(Acceptor& a, const std::vector<std::string>& w) {
