@@ -14,6 +14,8 @@
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
 
+#include "result_schema.hpp"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -142,10 +144,9 @@ struct Ratio {
 // A v2 member's ratio to its group's reference; nullopt for the reference or a member without one.
 std::optional<Ratio> ratio_of(const StoredResult* r) {
   if (!r || !r->measured()) return std::nullopt;
-  const json& p = r->data.value("pairing", json::object());
-  const json& x = p.value("ratio", json());
-  if (!x.is_object()) return std::nullopt;
-  return Ratio{x.value("median", 0.0), x.value("low", 0.0), x.value("high", 0.0), p.value("verdict", "")};
+  const PairingRecord* p = pairing_of(*r);
+  if (!p || !p->ratio) return std::nullopt;
+  return Ratio{p->ratio->median, p->ratio->low, p->ratio->high, p->verdict.value_or("")};
 }
 
 std::string ratio_text(const std::optional<Ratio>& r) {
@@ -159,8 +160,7 @@ void compare_ratios(const StoredSitting& a, const StoredSitting& b, Comparison& 
     const auto now = ratio_of(&rb);
     const auto before = ratio_of(a.find(rb.cell));
     if (!now && !before) continue;
-    if (c.reference.empty() && rb.data.contains("pairing"))
-      c.reference = rb.data["pairing"].value("reference", std::string());
+    if (const PairingRecord* p = pairing_of(rb); c.reference.empty() && p) c.reference = p->reference.value_or("");
     std::string change = "-";
     if (now && before) change = now->low > before->high ? "up" : now->high < before->low ? "down" : "same";
     c.ratios.push_back({rb.cell.transport + "/" + rb.cell.model + "/" + rb.cell.loop, rb.cell.member(),
@@ -186,9 +186,10 @@ std::pair<const StoredResult*, const StoredSitting*> newest(const std::vector<co
   return any;
 }
 
-double figure(const StoredResult& r, const char* key) {
-  const json& x = r.data.value("summary", json::object()).value("service", json::object());
-  return x.contains(key) && x[key].is_number() ? x[key].get<double>() : -1;
+// A service-time figure of the result's summary; -1 when it has none.
+double figure(const StoredResult& r, std::optional<double> LatencyRecord::*key) {
+  const LatencyRecord* x = summary_of(r).view("service");
+  return x && (x->*key) ? *(x->*key) : -1;
 }
 
 Comparison::Side side_of(const StoredResult* r, const StoredSitting* s) {
@@ -203,13 +204,13 @@ Comparison::Side side_of(const StoredResult* r, const StoredSitting* s) {
   const std::string sha = r->binary.empty() ? b.sha256 : r->binary;
   d.binary = (b.path.empty() ? std::string("unknown binary") : fs::path(b.path).filename().string()) +
              (sha.empty() ? "" : " " + sha.substr(0, 8)) + (b.install.empty() ? "" : " (install " + b.install + ")");
-  if (!r->measured() || figure(*r, "p50") < 0) {
+  if (!r->measured() || figure(*r, &LatencyRecord::p50) < 0) {
     d.word = r->word();
     return d;
   }
-  d.p50 = figure(*r, "p50");
-  d.p99 = figure(*r, "p99");
-  d.max = figure(*r, "max");
+  d.p50 = figure(*r, &LatencyRecord::p50);
+  d.p99 = figure(*r, &LatencyRecord::p99);
+  d.max = figure(*r, &LatencyRecord::max);
   return d;
 }
 

@@ -12,6 +12,8 @@
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
 
+#include "result_schema.hpp"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -96,26 +98,12 @@ struct Job {
   }
 };
 
-const json& path_of(const json& j, std::initializer_list<const char*> keys) {
-  static const json null;
-  const json* at = &j;
-  for (const char* k : keys) {
-    if (!at->is_object() || !at->contains(k)) return null;
-    at = &(*at)[k];
-  }
-  return *at;
-}
-
-double number(const json& j, std::initializer_list<const char*> keys, double fallback = -1) {
-  const json& v = path_of(j, keys);
-  return v.is_number() ? v.get<double>() : fallback;
-}
-
-json latency4(const json& l) {
-  if (!l.is_object()) return nullptr;
-  json out = json::object();
-  for (const char* k : {"p50", "p99", "p999", "max"})
-    if (l.contains(k)) out[k] = l[k];
+// A step keeps p50, p99, p99.9 and max of a view.
+std::optional<LatencyRecord> four(const std::optional<LatencyRecord>& l) {
+  if (!l) return std::nullopt;
+  LatencyRecord out = *l;
+  out.p90.reset();
+  out.mean_max.reset();
   return out;
 }
 
@@ -132,9 +120,9 @@ std::optional<double> slope(const std::vector<std::pair<double, double>>& pts) {
 }
 
 // Latency in the table: three significant figures or whole microseconds.
-std::string lat(const json& l, const char* k) {
-  if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
-  const double v = l[k].get<double>();
+std::string lat(const std::optional<LatencyRecord>& l, std::optional<double> LatencyRecord::*k) {
+  if (!l || !((*l).*k)) return "-";
+  const double v = *((*l).*k);
   return v < 10 ? fmt("%.2f", v) : v < 1000 ? fmt("%.1f", v) : fmt("%.0f", v);
 }
 
@@ -148,73 +136,83 @@ int open_file_limit() {
 
 std::string step_limit(const json& r) {
   if (r.value("verdict", json()) != "saturated") return "";
-  const double late = number(r, {"summary", "client", "lateness", "p50"});
-  const double response = number(r, {"summary", "response", "p50"});
+  const SummaryRecord s = result_record_from_json(r).summary;
+  const double late = s.lateness ? s.lateness->p50.value_or(-1) : -1;
+  const double response = s.response ? s.response->p50.value_or(-1) : -1;
   if (late >= 0 && response > 0 && late >= 0.5 * response) return "client";
   return "server";
 }
 
+namespace {
+
+// A step's record from its result: the figures of a measured one, the reason of another.
+SweepStepRecord step_record(const StepResult& s, std::size_t index) {
+  const json& r = s.result;
+  SweepStepRecord st;
+  st.step = static_cast<int>(index + 1);
+  st.file = fs::path(s.file).filename().string();
+  st.rate = s.step.rate;
+  st.sessions = s.step.sessions;
+  st.state = to_string(s.outcome.state);
+  if (!s.outcome.verdict.empty()) st.verdict = s.outcome.verdict;
+  st.verdict_reasons = r.value("verdict_reasons", json::array());
+  if (!st.measured()) st.reason = s.outcome.reason;
+  if (st.measured()) {
+    const SummaryRecord sum = result_record_from_json(r).summary;
+    st.response = four(sum.response);
+    st.service = four(sum.service);
+    st.achieved_rate = sum.achieved_rate;
+    st.max_in_flight = sum.max_in_flight;
+    st.cap_hits = sum.cap_hits;
+    st.lateness = four(sum.lateness);
+    st.busy_share = sum.client_busy_share;
+    st.client_threads = r.value("client_threads", 1);
+    if (const std::string limit = step_limit(r); !limit.empty()) st.limit = limit;
+  }
+  st.server = r.value("server", json());
+  return st;
+}
+
+// The knee: the highest step not saturated; what limited the lowest saturated step above it.
+void mark_knee(SweepRecord& d) {
+  const std::string& x = d.series;
+  const SweepStepRecord* knee = nullptr;
+  for (const auto& st : d.steps)
+    if (st.measured() && st.verdict != "saturated" && (!knee || st.x(x) > knee->x(x))) knee = &st;
+  const SweepStepRecord* first_saturated = nullptr;
+  for (const auto& st : d.steps)
+    if (st.measured() && st.verdict == "saturated" && (!knee || st.x(x) > knee->x(x)) &&
+        (!first_saturated || st.x(x) < first_saturated->x(x)))
+      first_saturated = &st;
+  if (knee) d.knee = SweepMarkRecord{knee->x(x), knee->step, knee->response, std::nullopt};
+  if (first_saturated)
+    d.saturated_from =
+        SweepMarkRecord{first_saturated->x(x), first_saturated->step, std::nullopt, first_saturated->limit};
+}
+
+}  // namespace
+
 json sweep_document(const std::string& flavour, const std::string& series, const std::vector<StepResult>& steps,
                     const json& settings) {
-  const bool by_rate = series == "rate";
-  json doc = {{"schema", 1},        {"kind", "sweep"},  {"method", kSequentialMethodVersion},
-              {"flavour", flavour}, {"series", series}, {"settings", settings}};
+  SweepRecord d;
+  d.flavour = flavour;
+  d.series = series;
+  d.method = kSequentialMethodVersion;
+  d.settings = settings;
   if (!steps.empty()) {
-    doc["transport"] = steps.front().step.cell.transport;
-    doc["model"] = steps.front().step.cell.model;
+    d.transport = steps.front().step.cell.transport;
+    d.model = steps.front().step.cell.model;
   }
-  json out = json::array();
   std::vector<std::pair<double, double>> memory;  // (sessions, resident kB)
-  const json* knee = nullptr;
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const StepResult& s = steps[i];
-    const json& r = s.result;
-    json st = {{"step", i + 1},
-               {"file", fs::path(s.file).filename().string()},
-               {"rate", s.step.rate},
-               {"sessions", s.step.sessions},
-               {"state", to_string(s.outcome.state)},
-               {"verdict", s.outcome.verdict.empty() ? json() : json(s.outcome.verdict)},
-               {"verdict_reasons", r.value("verdict_reasons", json::array())}};
-    if (s.outcome.state != CellState::measured) st["reason"] = s.outcome.reason;
-    if (s.outcome.state == CellState::measured) {
-      const json& sum = r["summary"];
-      st["response"] = latency4(sum.value("response", json()));
-      st["service"] = latency4(sum.value("service", json()));
-      st["achieved_rate"] = sum.value("achieved_rate", json());
-      st["max_in_flight"] = sum.value("max_in_flight", json());
-      st["cap_hits"] = sum.value("cap_hits", json());
-      st["client"] = {{"lateness", latency4(path_of(sum, {"client", "lateness"}))},
-                      {"busy_share", path_of(sum, {"client", "busy_share"})},
-                      {"threads", r.value("client_threads", 1)}};
-      const std::string limit = step_limit(r);
-      st["limit"] = limit.empty() ? json() : json(limit);
-    }
-    st["server"] = r.value("server", json());
-    const double rss = number(r, {"server", "rss_kb"});
-    if (s.outcome.state == CellState::measured && rss > 0) memory.emplace_back(s.step.sessions, rss);
-    out.push_back(std::move(st));
+    const SweepStepRecord& st = d.steps.emplace_back(step_record(steps[i], i));
+    if (const double rss = st.server_rss_kb().value_or(-1); st.measured() && rss > 0)
+      memory.emplace_back(st.sessions, rss);
   }
-  // The knee: the highest step not saturated; what limited the lowest saturated step above it.
-  const char* x = by_rate ? "rate" : "sessions";
-  for (const auto& st : out)
-    if (st["state"] == "measured" && st["verdict"] != "saturated" && (!knee || st[x] > (*knee)[x])) knee = &st;
-  const json* first_saturated = nullptr;
-  for (const auto& st : out)
-    if (st["state"] == "measured" && st["verdict"] == "saturated" && (!knee || st[x] > (*knee)[x]) &&
-        (!first_saturated || st[x] < (*first_saturated)[x]))
-      first_saturated = &st;
-  doc["knee"] = knee ? json({{x, (*knee)[x]}, {"step", (*knee)["step"]}, {"response", (*knee)["response"]}}) : json();
-  doc["saturated_from"] = first_saturated ? json({{x, (*first_saturated)[x]},
-                                                  {"step", (*first_saturated)["step"]},
-                                                  {"limit", (*first_saturated)["limit"]}})
-                                          : json();
-  doc["steps"] = std::move(out);
-  if (!by_rate) {
-    auto per = slope(memory);
-    doc["memory_per_session_bytes"] = per ? json(std::round(*per * 1024)) : json();
-  }
-  return doc;
+  mark_knee(d);
+  if (!d.by_rate())
+    if (const auto per = slope(memory)) d.memory_per_session_bytes = std::round(*per * 1024);
+  return to_json(d);
 }
 
 void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
@@ -413,70 +411,86 @@ SweepResult run_sweep(SweepOptions o) {
   return res;
 }
 
-std::string sweep_table(const SweepSeries& s) {
-  const json& d = s.doc;
-  const json& set = d.value("settings", json::object());
-  const bool by_rate = s.series == "rate";
+namespace {
+
+// The series' first line: what it ran with.
+std::string sweep_heading(const SweepRecord& d) {
+  const json& set = d.settings;
   std::ostringstream out;
-  out << s.flavour << " " << d.value("transport", "") << "/" << d.value("model", "") << ", " << s.series << " series: ";
-  if (by_rate)
+  out << d.flavour << " " << d.transport.value_or("") << "/" << d.model.value_or("") << ", " << d.series << " series: ";
+  if (d.by_rate())
     out << set.value("sessions", 0) << " sessions";
   else
     out << set.value("rate", 0) << " orders/s";
   out << "; " << set.value("runs", 0) << " runs of " << set.value("duration_s", 0.0) << " s after "
       << set.value("warmup_s", 0.0) << " s; idle " << set.value("idle", "") << "; " << set.value("client_threads", 1)
       << " client thread(s); latency in us\n";
+  return out.str();
+}
+
+std::string step_line(const SweepStepRecord& st) {
+  // -1 for a figure the step lacks, as a negative one prints.
+  auto whole = [](double v, const char* f, double scale = 1) { return v >= 0 ? fmt(f, v / scale) : std::string("-"); };
+  std::string verdict = st.measured() ? st.verdict.value_or("?") : (st.state.empty() ? "?" : st.state);
+  if (st.limit) verdict += " (" + *st.limit + ")";
+  const double flight = st.max_in_flight ? static_cast<double>(*st.max_in_flight) : -1;
+  using L = LatencyRecord;
+  char line[512];
+  std::snprintf(line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
+                st.step, st.rate, st.sessions, whole(st.achieved_rate.value_or(-1), "%.0f").c_str(),
+                lat(st.response, &L::p50).c_str(), lat(st.response, &L::p99).c_str(),
+                lat(st.response, &L::p999).c_str(), lat(st.response, &L::max).c_str(), lat(st.service, &L::p50).c_str(),
+                lat(st.service, &L::p99).c_str(), lat(st.service, &L::p999).c_str(), lat(st.service, &L::max).c_str(),
+                whole(flight, "%.0f").c_str(), lat(st.lateness, &L::p50).c_str(),
+                whole(st.server_cpu_us_per_order().value_or(-1), "%.2f").c_str(),
+                whole(st.server_rss_kb().value_or(-1), "%.1f", 1024).c_str(), verdict.c_str());
+  return line;
+}
+
+// The knee, what saturated above it, and the sessions series' memory per session.
+std::string knee_lines(const SweepRecord& d) {
+  const char* unit = d.by_rate() ? "/s" : " sessions";
+  std::ostringstream out;
+  out << "knee: ";
+  if (d.knee)
+    out << d.knee->x << unit << " (the highest step not saturated)";
+  else
+    out << "none (every measured step saturated, or none was measured)";
+  if (d.saturated_from) {
+    out << "; saturated from " << d.saturated_from->x << unit;
+    if (d.saturated_from->limit == "client")
+      out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
+    else if (d.saturated_from->limit == "server")
+      out << ": the server was the limit";
+  } else if (d.knee) {
+    out << "; no step saturated";
+  }
+  out << "\n";
+  if (!d.by_rate() && d.memory_per_session_bytes)
+    out << "server memory per session: " << fmt("%.0f", *d.memory_per_session_bytes)
+        << " bytes (the slope of its resident memory over the session counts)\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string sweep_table(const SweepSeries& s) {
+  SweepRecord d = sweep_record_from_json(s.doc);
+  d.flavour = s.flavour;  // the series as run_sweep named it
+  d.series = s.series;
+  std::ostringstream out;
+  out << sweep_heading(d);
   char line[512];
   std::snprintf(line, sizeof line, "%4s %8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
                 "step", "rate/s", "sessions", "achieved", "resp p50", "p99", "p99.9", "max", "serv p50", "p99", "p99.9",
                 "max", "flight", "late p50", "cpu/ord", "rss MB", "verdict");
   out << line;
   // Rows by rate or sessions; the step number keeps the order they ran in.
-  std::vector<json> steps = d.value("steps", std::vector<json>{});
-  const char* xkey = by_rate ? "rate" : "sessions";
+  std::vector<SweepStepRecord> steps = d.steps;
   std::stable_sort(steps.begin(), steps.end(),
-                   [xkey](const json& a, const json& b) { return a.value(xkey, 0) < b.value(xkey, 0); });
-  for (const auto& st : steps) {
-    const json resp = st.value("response", json()), serv = st.value("service", json());
-    const json late = path_of(st, {"client", "lateness"});
-    const double ach = number(st, {"achieved_rate"});
-    const double cpu = number(st, {"server", "cpu_us_per_order"});
-    const double rss = number(st, {"server", "rss_kb"});
-    const double flight = number(st, {"max_in_flight"});
-    std::string verdict =
-        st["state"] == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
-    if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
-    std::snprintf(
-        line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
-        st.value("step", 0), st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
-        lat(resp, "p50").c_str(), lat(resp, "p99").c_str(), lat(resp, "p999").c_str(), lat(resp, "max").c_str(),
-        lat(serv, "p50").c_str(), lat(serv, "p99").c_str(), lat(serv, "p999").c_str(), lat(serv, "max").c_str(),
-        flight < 0 ? "-" : fmt("%.0f", flight).c_str(), lat(late, "p50").c_str(),
-        cpu < 0 ? "-" : fmt("%.2f", cpu).c_str(), rss < 0 ? "-" : fmt("%.1f", rss / 1024).c_str(), verdict.c_str());
-    out << line;
-  }
-  const char* x = by_rate ? "rate" : "sessions";
-  const json& knee = d.value("knee", json());
-  const json& sat = d.value("saturated_from", json());
-  out << "knee: ";
-  if (knee.is_object())
-    out << knee[x].dump() << (by_rate ? "/s" : " sessions") << " (the highest step not saturated)";
-  else
-    out << "none (every measured step saturated, or none was measured)";
-  if (sat.is_object()) {
-    out << "; saturated from " << sat[x].dump() << (by_rate ? "/s" : " sessions");
-    if (sat["limit"] == "client")
-      out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
-    else if (sat["limit"] == "server")
-      out << ": the server was the limit";
-  } else if (knee.is_object()) {
-    out << "; no step saturated";
-  }
-  out << "\n";
-  if (!by_rate && d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
-    out << "server memory per session: " << fmt("%.0f", d["memory_per_session_bytes"].get<double>())
-        << " bytes (the slope of its resident memory over the session counts)\n";
-  return out.str();
+                   [&](const SweepStepRecord& a, const SweepStepRecord& b) { return a.x(d.series) < b.x(d.series); });
+  for (const auto& st : steps) out << step_line(st);
+  return out.str() + knee_lines(d);
 }
 
 }  // namespace kite::lab
