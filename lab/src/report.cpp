@@ -242,6 +242,44 @@ void add_sources(Comparison& c, const std::string& column, const std::vector<std
   c.sources.insert(c.sources.end(), out.begin(), out.end());
 }
 
+// The two sides' names and the machine, CPU, epoch and method of the newest Now sitting.
+void name_sides(const StoredSitting& a, const std::vector<const StoredSitting*>& now, const CompareOptions& o,
+                Comparison& c) {
+  const StoredSitting& b = *now.front();
+  c.before = a.name;
+  c.now = b.name;
+  for (const StoredSitting* s : now) c.now_sittings.push_back(s->name);
+  c.flavour = o.flavour;
+  c.peer = o.peer;
+  c.machine = b.stamp.value("machine", b.host);
+  c.cpu_model = b.cpu_model;
+  c.epoch = b.epoch;
+  c.method = b.method;
+}
+
+// The host provenance that differs between A and each Now sitting that gave a row.
+void add_host_differences(const StoredSitting& a, const std::vector<const StoredSitting*>& now_used, Comparison& c) {
+  for (const StoredSitting* s : now_used)
+    for (const auto& d :
+         provenance_differences(a.stamp.value("provenance", json()), s->stamp.value("provenance", json())))
+      c.host_differences.push_back(now_used.size() > 1 ? s->name + ": " + d : d);
+}
+
+// Verdicts that changed from A to B, and the cells only one of them has.
+void add_verdict_changes(const StoredSitting& a, const StoredSitting& b, Comparison& c) {
+  for (const auto& r : b.results) {
+    const StoredResult* before = a.find(r.cell);
+    if (!before) {
+      ++c.only_now;
+      continue;
+    }
+    std::string v0 = verdict_word(before), v1 = verdict_word(&r);
+    if (v0 != v1) c.verdict_changes.push_back(r.cell.id() + ": " + v0 + " to " + v1);
+  }
+  for (const auto& r : a.results)
+    if (!b.find(r.cell)) ++c.only_before;
+}
+
 std::vector<const StoredSitting*> newest_first(std::vector<const StoredSitting*> v) {
   std::stable_sort(v.begin(), v.end(), [](const StoredSitting* x, const StoredSitting* y) {
     return x->start != y->start ? x->start > y->start : x->name > y->name;
@@ -265,15 +303,7 @@ Comparison compare(const StoredSitting& a, const std::vector<const StoredSitting
     return c;
   }
   const StoredSitting& b = *now.front();
-  c.before = a.name;
-  c.now = b.name;
-  for (const StoredSitting* s : now) c.now_sittings.push_back(s->name);
-  c.flavour = o.flavour;
-  c.peer = o.peer;
-  c.machine = b.stamp.value("machine", b.host);
-  c.cpu_model = b.cpu_model;
-  c.epoch = b.epoch;
-  c.method = b.method;
+  name_sides(a, now, o, c);
   for (const StoredSitting* s : now)
     if (c.refusal = refusal_between(a, *s); !c.refusal.empty()) return c;
   for (const StoredSitting* s : peer_from)
@@ -310,23 +340,10 @@ Comparison compare(const StoredSitting& a, const std::vector<const StoredSitting
   }
   add_sources(c, "Now (" + o.flavour + ")", now_rows);
   add_sources(c, o.peer, peer_rows);
-  for (const StoredSitting* s : now_used)
-    for (const auto& d :
-         provenance_differences(a.stamp.value("provenance", json()), s->stamp.value("provenance", json())))
-      c.host_differences.push_back(now_used.size() > 1 ? s->name + ": " + d : d);
+  add_host_differences(a, now_used, c);
   for (const auto& [d, rows] : touched)
     c.differences.push_back(d + ": " + (rows.size() == rows_total ? std::string("every row") : join(rows, ", ")));
-  for (const auto& r : b.results) {
-    const StoredResult* before = a.find(r.cell);
-    if (!before) {
-      ++c.only_now;
-      continue;
-    }
-    std::string v0 = verdict_word(before), v1 = verdict_word(&r);
-    if (v0 != v1) c.verdict_changes.push_back(r.cell.id() + ": " + v0 + " to " + v1);
-  }
-  for (const auto& r : a.results)
-    if (!b.find(r.cell)) ++c.only_before;
+  add_verdict_changes(a, b, c);
   if (c.method == kMethodVersion) compare_ratios(a, b, c);
   c.ok = true;
   return c;

@@ -205,6 +205,42 @@ std::string ratio_html(const StoredResult& r) {
          fixed(x.high, 3) + "] " + esc(verdict) + "</span>";
 }
 
+// A matrix cell: p50 and verdict (tails and, paired, the ratio beside them), or what stands in their place.
+std::string matrix_cell_html(const View& v, const Cell& cell) {
+  const ComposedCell* c = v.m->at(cell);
+  if (!c || !c->shown) return "<td class=\"absent\" data-cell=\"" + esc(cell.id()) + "\">-</td>";
+  const StoredResult& r = *c->shown;
+  const std::string& l = cell.loop;
+  std::ostringstream h;
+  std::string href = "cell/" + cell_page_name(cell);
+  std::string sup;
+  if (auto it = v.index.find(c->from); it != v.index.end())
+    sup = "<sup class=\"from\" title=\"from sitting " + esc(c->from->name) + "\">" + std::to_string(it->second) +
+          "</sup>";
+  h << "<td class=\"" << verdict_class(r) << "\" data-cell=\"" << esc(cell.id()) << "\" data-state=\"" << esc(r.word())
+    << "\"";
+  if (r.measured()) {
+    std::string view = l == "open" && r.p50("response") >= 0 ? "response" : "service";
+    auto tail_of = [&](const std::string& v2) {
+      const LatencyRecord* x = summary_of(r).view(v2);
+      return "p99 " + us(x ? figure(x->p99) : -1) + ", max " + us(x ? figure(x->max) : -1);
+    };
+    std::string tail = view + " " + tail_of(view);
+    h << " data-view=\"" << view << "\"";
+    if (l == "open") {
+      h << " data-response=\"" << us(r.p50("response")) << "\" data-service=\"" << us(r.p50("service"))
+        << "\" data-tail-response=\"" << tail_of("response") << "\" data-tail-service=\"" << tail_of("service") << "\"";
+    }
+    h << " title=\"" << esc(tail) << "\"><a href=\"" << href << "\"><span class=\"p50\">" << us(r.p50(view))
+      << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << ratio_html(r)
+      << "<span class=\"tail\"> " << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
+  } else {
+    h << " title=\"" << esc(r.reason) << "\"><a href=\"" << href << "\"><span class=\"verdict\">" << esc(r.word())
+      << "</span>" << sup << "</a></td>";
+  }
+  return h.str();
+}
+
 std::string matrix_html(const View& v) {
   const ComposedMatrix& m = *v.m;
   std::ostringstream h;
@@ -229,42 +265,7 @@ std::string matrix_html(const View& v) {
   for (const auto& row : m.rows) {
     std::string t = row.substr(0, row.find('/')), mo = row.substr(row.find('/') + 1);
     h << "<tr><th class=\"row\">" << esc(row) << "</th>";
-    for (const auto& [l, f] : m.cols) {
-      const Cell cell = member_cell(f, t, mo, l);
-      const ComposedCell* c = m.at(cell);
-      if (!c || !c->shown) {
-        h << "<td class=\"absent\" data-cell=\"" << esc(cell.id()) << "\">-</td>";
-        continue;
-      }
-      const StoredResult& r = *c->shown;
-      std::string href = "cell/" + cell_page_name(cell);
-      std::string sup;
-      if (auto it = v.index.find(c->from); it != v.index.end())
-        sup = "<sup class=\"from\" title=\"from sitting " + esc(c->from->name) + "\">" + std::to_string(it->second) +
-              "</sup>";
-      h << "<td class=\"" << verdict_class(r) << "\" data-cell=\"" << esc(cell.id()) << "\" data-state=\""
-        << esc(r.word()) << "\"";
-      if (r.measured()) {
-        std::string view = l == "open" && r.p50("response") >= 0 ? "response" : "service";
-        auto tail_of = [&](const std::string& v2) {
-          const LatencyRecord* x = summary_of(r).view(v2);
-          return "p99 " + us(x ? figure(x->p99) : -1) + ", max " + us(x ? figure(x->max) : -1);
-        };
-        std::string tail = view + " " + tail_of(view);
-        h << " data-view=\"" << view << "\"";
-        if (l == "open") {
-          h << " data-response=\"" << us(r.p50("response")) << "\" data-service=\"" << us(r.p50("service"))
-            << "\" data-tail-response=\"" << tail_of("response") << "\" data-tail-service=\"" << tail_of("service")
-            << "\"";
-        }
-        h << " title=\"" << esc(tail) << "\"><a href=\"" << href << "\"><span class=\"p50\">" << us(r.p50(view))
-          << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << ratio_html(r)
-          << "<span class=\"tail\"> " << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
-      } else {
-        h << " title=\"" << esc(r.reason) << "\"><a href=\"" << href << "\"><span class=\"verdict\">" << esc(r.word())
-          << "</span>" << sup << "</a></td>";
-      }
-    }
+    for (const auto& [l, f] : m.cols) h << matrix_cell_html(v, member_cell(f, t, mo, l));
     h << "</tr>\n";
   }
   h << "</tbody></table>\n";
@@ -654,6 +655,55 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
   return h.str();
 }
 
+// What the lab says of the cell: its state, why, its attempts, its flavour's check and its workers.
+std::string lab_html(const StoredResult& r) {
+  const json& lab = r.data.value("lab", json::object());
+  std::vector<std::pair<std::string, std::string>> labrows = {{"state", esc(num(lab.value("state", json())))},
+                                                              {"reason", esc(num(lab.value("reason", json())))}};
+  if (lab.contains("attempts")) labrows.push_back({"attempts", esc(num(lab["attempts"]))});
+  if (lab.contains("failed_attempts") && !lab["failed_attempts"].empty())
+    labrows.push_back({"failed attempts", esc(argv_text(lab["failed_attempts"]))});
+  if (lab.contains("check")) labrows.push_back({"check-flavour", code(num(lab["check"]))});
+  if (lab.contains("workers")) labrows.push_back({"workers", code(num(lab["workers"]))});
+  return kv_table(labrows, "lab");
+}
+
+// The CDF of a measured cell with the other flavours of its transport, model and loop laid over it.
+std::string cdf_html(const View& v, const StoredResult& r, const StoredSitting& s) {
+  std::ostringstream h;
+  json series = json::array();
+  series.push_back(cdf_series(r, r.cell.member(), true));
+  std::vector<std::string> peers;
+  const std::vector<const StoredResult*> group = group_of(r, s);
+  if (!group.empty()) {  // paired: only the members measured in the same rounds
+    for (const StoredResult* m : group) {
+      if (m == &r) continue;
+      series.push_back(cdf_series(*m, m->cell.member(), false));
+      peers.push_back(m->cell.member());
+    }
+  } else {
+    for (const auto& [l, fl] : v.m->cols) {
+      if (l != r.cell.loop || fl == r.cell.member()) continue;
+      const ComposedCell* p = v.m->at(member_cell(fl, r.cell.transport, r.cell.model, l));
+      if (!p || !p->shown || !p->shown->measured() || pairing_of(*p->shown)) continue;
+      series.push_back(cdf_series(*p->shown, fl, false));
+      peers.push_back(fl + " (sitting " + p->from->name + ")");
+    }
+  }
+  std::string view = r.cell.loop == "open" ? "response" : "service";
+  h << "<h2>CDF of " << view << " time</h2>\n<p>Cumulative fraction of orders against latency (log axis) from "
+    << "the raw samples of every run";
+  if (!peers.empty())
+    h << ", with " << esc(join(peers, ", ")) << " laid over it"
+      << (group.empty() ? "" : " (the same rounds of this sitting; each round weighs the same)");
+  h << ".</p>\n<div class=\"cdf\" id=\"cdf\" data-view=\"" << view << "\"></div>\n"
+    << "<script type=\"application/json\" id=\"cdf-data\">" << script_json({{"view", view}, {"series", series}})
+    << "</script>\n<noscript><p>The chart needs scripts; its points are in the result file.</p></noscript>\n";
+  if (site_asset("uPlot.iife.min.js").empty())
+    h << "<p class=\"flag\">This bench-run was built without the chart library (lab/site, npm ci): no chart.</p>\n";
+  return h.str();
+}
+
 void write_cell_page(const fs::path& site, const CellContext& cc) {
   const View& v = *cc.view;
   const StoredResult& r = *cc.r;
@@ -690,52 +740,14 @@ void write_cell_page(const fs::path& site, const CellContext& cc) {
     << esc(fs::path(r.file).filename().string()) << "</a>.</p>\n";
   if (r.measured()) {
     h << "<h2>Figures (us)</h2>\n" << latency_table(r) << race_html(r, *cc.s);
-    // The CDF with the other flavours of this transport, model and loop laid over it.
-    json series = json::array();
-    series.push_back(cdf_series(r, r.cell.member(), true));
-    std::vector<std::string> peers;
-    const std::vector<const StoredResult*> group = group_of(r, *cc.s);
-    if (!group.empty()) {  // paired: only the members measured in the same rounds
-      for (const StoredResult* m : group) {
-        if (m == &r) continue;
-        series.push_back(cdf_series(*m, m->cell.member(), false));
-        peers.push_back(m->cell.member());
-      }
-    } else {
-      for (const auto& [l, fl] : v.m->cols) {
-        if (l != r.cell.loop || fl == r.cell.member()) continue;
-        const ComposedCell* p = v.m->at(member_cell(fl, r.cell.transport, r.cell.model, l));
-        if (!p || !p->shown || !p->shown->measured() || pairing_of(*p->shown)) continue;
-        series.push_back(cdf_series(*p->shown, fl, false));
-        peers.push_back(fl + " (sitting " + p->from->name + ")");
-      }
-    }
-    std::string view = r.cell.loop == "open" ? "response" : "service";
-    h << "<h2>CDF of " << view << " time</h2>\n<p>Cumulative fraction of orders against latency (log axis) from "
-      << "the raw samples of every run";
-    if (!peers.empty())
-      h << ", with " << esc(join(peers, ", ")) << " laid over it"
-        << (group.empty() ? "" : " (the same rounds of this sitting; each round weighs the same)");
-    h << ".</p>\n<div class=\"cdf\" id=\"cdf\" data-view=\"" << view << "\"></div>\n"
-      << "<script type=\"application/json\" id=\"cdf-data\">" << script_json({{"view", view}, {"series", series}})
-      << "</script>\n<noscript><p>The chart needs scripts; its points are in the result file.</p></noscript>\n";
-    if (site_asset("uPlot.iife.min.js").empty())
-      h << "<p class=\"flag\">This bench-run was built without the chart library (lab/site, npm ci): no chart.</p>\n";
+    h << cdf_html(v, r, *cc.s);
     h << "<h2>Judged against</h2>\n" << judged_html(r);
     h << "<h2>Runs</h2>\n" << runs_table(r.data.value("runs", json::array()));
   }
   h << "<h2>Effective settings</h2>\n" << effective_html(r);
   h << "<h2>Stamp</h2>\n" << stamp_html(r, *cc.s);
   h << "<h2>Audit</h2>\n" << audit_html(r.data.value("audit", json()));
-  const json& lab = r.data.value("lab", json::object());
-  std::vector<std::pair<std::string, std::string>> labrows = {{"state", esc(num(lab.value("state", json())))},
-                                                              {"reason", esc(num(lab.value("reason", json())))}};
-  if (lab.contains("attempts")) labrows.push_back({"attempts", esc(num(lab["attempts"]))});
-  if (lab.contains("failed_attempts") && !lab["failed_attempts"].empty())
-    labrows.push_back({"failed attempts", esc(argv_text(lab["failed_attempts"]))});
-  if (lab.contains("check")) labrows.push_back({"check-flavour", code(num(lab["check"]))});
-  if (lab.contains("workers")) labrows.push_back({"workers", code(num(lab["workers"]))});
-  h << "<h2>Lab</h2>\n" << kv_table(labrows, "lab");
+  h << "<h2>Lab</h2>\n" << lab_html(r);
   f.chart = r.measured();
   write_file(site / v.dir / "cell" / cell_page_name(r.cell), page(f, h.str()));
 }
@@ -858,36 +870,29 @@ std::string sweeps_list(const Host& host) {
   return "<section id=\"sweeps\"><h2>Load sweeps</h2>\n<ul class=\"sweeps\">\n" + o.str() + "</ul></section>\n";
 }
 
-void write_host(const fs::path& site, const Host& host, std::vector<std::string>& index_lines) {
-  const std::vector<Era> eras = eras_of(host);
+// A host's place in its eras: every era, and the current one (null when none is).
+struct HostEras {
+  const Host* host = nullptr;
+  std::vector<Era> eras;
   const Era* current = nullptr;
-  for (const auto& e : eras)
-    if (e.current) current = &e;
-  const std::string hn = host.name;
-  const std::string current_href_from_archive = "../../index.html";
-  std::ostringstream links;
-  links << "<p class=\"links\"><a href=\"host.html\">The host</a> &middot; <a href=\"compare.html\">Compare two "
-           "sittings</a> &middot; <a href=\"#sittings\">Every sitting</a>";
-  if (eras.size() > 1) links << " &middot; <a href=\"#archives\">Archives</a>";
-  links << "</p>\n";
+};
 
-  // Archives first (the current page links to them).
+// Each archived matrix's page and cell pages; returns the list that links them ("" without archives).
+std::string write_archives(const fs::path& site, const HostEras& he) {
+  const std::string hn = he.host->name;
   std::ostringstream archives;
-  archives << "<section id=\"archives\"><h2>Archives</h2>\n<ul>\n";
   int n_archives = 0;
-  std::vector<ComposedMatrix> keep;
-  keep.reserve(eras.size());
-  for (const auto& e : eras) {
+  for (const auto& e : he.eras) {
     if (e.current) continue;
     ++n_archives;
-    keep.push_back(compose_era(e));
+    const ComposedMatrix m = compose_era(e);
     View v;
-    v.host = &host;
-    v.m = &keep.back();
+    v.host = he.host;
+    v.m = &m;
     v.dir = hn + "/archive/" + e.id() + "/";
     v.root = "../../../";
     v.title = "archive " + e.id();
-    v.banner = archive_banner(e, current, hn, v.root + hn + "/index.html", eras);
+    v.banner = archive_banner(e, he.current, hn, v.root + hn + "/index.html", he.eras);
     number_sittings(v);
     PageFrame f;
     f.title = hn + ": archived matrix, " + era_label(e);
@@ -902,14 +907,21 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
              << date_of(e.last) << ", " << e.sittings.size() << (e.sittings.size() == 1 ? " sitting" : " sittings")
              << "</li>\n";
   }
-  archives << "</ul></section>\n";
+  if (!n_archives) return "";
+  return "<section id=\"archives\"><h2>Archives</h2>\n<ul>\n" + archives.str() + "</ul></section>\n";
+}
 
-  // The current matrix.
+// The host's index.html: its current matrix (composed and returned, with its cell pages), archives, sweeps, sittings.
+ComposedMatrix write_current(const fs::path& site, const HostEras& he, const std::string& archives) {
+  const Host& host = *he.host;
+  const std::string hn = host.name;
   std::ostringstream body;
-  body << links.str();
+  body << "<p class=\"links\"><a href=\"host.html\">The host</a> &middot; <a href=\"compare.html\">Compare two "
+          "sittings</a> &middot; <a href=\"#sittings\">Every sitting</a>"
+       << (he.eras.size() > 1 ? " &middot; <a href=\"#archives\">Archives</a>" : "") << "</p>\n";
   ComposedMatrix cm;
-  if (current) {
-    cm = compose_era(*current);
+  if (he.current) {
+    cm = compose_era(*he.current);
     View v;
     v.host = &host;
     v.m = &cm;
@@ -921,83 +933,101 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
     if (!cm.reference || !cm.reference->runs_reference_matrix())
       intro = "<p class=\"flag\">No sitting of the reference matrix (" + std::string(kReferenceMatrix) +
               ") in this epoch and method yet: this matrix takes the newest sitting's settings.</p>\n";
-    body << era_body(v, *current, intro);
+    body << era_body(v, *he.current, intro);
     write_cell_pages(site, v);
   } else {
     body << "<p class=\"flag\">No sitting of this host was measured with the current method (" << kMethodVersion
          << ") on its current hardware: every matrix of it is an archive.</p>\n";
   }
-  if (n_archives) body << archives.str();
-  body << sweeps_list(host);
-  body << "<section id=\"sittings\"><h2>Every sitting</h2>\n" << sittings_table(host, "../", eras) << "</section>\n";
+  body << archives << sweeps_list(host);
+  body << "<section id=\"sittings\"><h2>Every sitting</h2>\n" << sittings_table(host, "../", he.eras) << "</section>\n";
   PageFrame f;
   f.title = hn + ": the current matrix";
   f.root = "../";
   f.kind = "matrix current";
   f.crumbs = {{hn, ""}};
   write_file(site / hn / "index.html", page(f, body.str()));
+  return cm;
+}
 
+// A sitting's stamp as its page shows it.
+std::string sitting_stamp_html(const StoredSitting& s) {
+  return kv_table(
+      {{"started", when(s.start)},
+       {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
+       {"matrix", esc(s.matrix_name)},
+       {"method", esc(s.method)},
+       {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
+       {"hardware epoch", esc(s.epoch)},
+       {"kernel", esc(s.stamp.value("kernel", std::string()))},
+       {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
+       {"command", code(s.stamp.value("command_line", std::string()))},
+       {"overrides", code(num(s.stamp.value("overrides", json::object())))},
+       {"effective", code(num(s.stamp.value("effective", json::object())))},
+       {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
+                       (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
+       {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
+                                   ? s.stamp["vma_internal_thread"].value("env", std::string())
+                                   : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
+      "sitting-stamp");
+}
+
+// Why a sitting of the current era gives no cell to the current matrix `cm` ("" when it gives some).
+std::string not_in_current_html(const StoredSitting& s, const Era* era, const HostEras& he, const ComposedMatrix& cm) {
+  if (!era || !era->current || !he.current || cm.used.empty()) return "";
+  const bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
+  if (in_current || !cm.reference || s.results.empty()) return "";
+  const Cell& c = s.results.front().cell;
+  auto d = settings_differences(cm.reference->settings_for(c.transport, c.model, c.loop), s.results.front().settings);
+  return std::string("<p class=\"flag\">No cell of this sitting is in the current matrix") +
+         (d.empty() ? ": newer results replace them."
+                    : ": its settings differ from the reference's (" + esc(join(d, "; ")) + ").") +
+         "</p>\n";
+}
+
+// A sitting's own matrix page and its cell pages.
+void write_sitting_page(const fs::path& site, const HostEras& he, const StoredSitting& s, const ComposedMatrix& cm) {
+  const std::string hn = he.host->name;
+  ComposedMatrix sm = compose_sitting(s);
+  View v;
+  v.host = he.host;
+  v.m = &sm;
+  v.dir = hn + "/sitting/" + s.name + "/";
+  v.root = "../../../";
+  v.title = "sitting " + s.name;
+  const Era* era = nullptr;
+  for (const auto& e : he.eras)
+    if (e.epoch == s.epoch && e.method == s.method) era = &e;
+  if (era && !era->current) v.banner = archive_banner(*era, he.current, hn, v.root + hn + "/index.html", he.eras);
+  std::ostringstream b;
+  b << sitting_stamp_html(s) << provenance_html(s.stamp) << not_in_current_html(s, era, he, cm);
+  b << "<p>The stamp: <a href=\"" << v.root << "../" << esc(hn) << "/" << esc(s.name)
+    << "/sitting.json\">sitting.json</a>.</p>\n";
+  b << matrix_html(v) << legend_html();
+  PageFrame pf;
+  pf.title = hn + ": sitting " + s.name;
+  pf.root = v.root;
+  pf.kind = "matrix sitting";
+  pf.banner = v.banner;
+  pf.crumbs = {{hn, "../../index.html"}, {"sitting " + s.name, ""}};
+  write_file(site / v.dir / "index.html", page(pf, b.str()));
+  write_cell_pages(site, v);
+}
+
+void write_host(const fs::path& site, const Host& host, std::vector<std::string>& index_lines) {
+  HostEras he{&host, eras_of(host), nullptr};
+  for (const auto& e : he.eras)
+    if (e.current) he.current = &e;
+  // Archives first (the current page links to them).
+  const std::string archives = write_archives(site, he);
+  const ComposedMatrix cm = write_current(site, he, archives);
   // Every sitting's own matrix (a sweep has its own page instead).
-  for (const auto& s : host.sittings) {
-    if (s.sweep) continue;
-    ComposedMatrix sm = compose_sitting(s);
-    View v;
-    v.host = &host;
-    v.m = &sm;
-    v.dir = hn + "/sitting/" + s.name + "/";
-    v.root = "../../../";
-    v.title = "sitting " + s.name;
-    const Era* era = nullptr;
-    for (const auto& e : eras)
-      if (e.epoch == s.epoch && e.method == s.method) era = &e;
-    if (era && !era->current) v.banner = archive_banner(*era, current, hn, v.root + hn + "/index.html", eras);
-    std::ostringstream b;
-    b << kv_table(
-        {{"started", when(s.start)},
-         {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
-         {"matrix", esc(s.matrix_name)},
-         {"method", esc(s.method)},
-         {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
-         {"hardware epoch", esc(s.epoch)},
-         {"kernel", esc(s.stamp.value("kernel", std::string()))},
-         {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
-         {"command", code(s.stamp.value("command_line", std::string()))},
-         {"overrides", code(num(s.stamp.value("overrides", json::object())))},
-         {"effective", code(num(s.stamp.value("effective", json::object())))},
-         {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
-                         (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
-         {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
-                                     ? s.stamp["vma_internal_thread"].value("env", std::string())
-                                     : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
-        "sitting-stamp");
-    b << provenance_html(s.stamp);
-    if (era && era->current && current && !cm.used.empty()) {
-      bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
-      if (!in_current && cm.reference && !s.results.empty()) {
-        const Cell& c = s.results.front().cell;
-        auto d =
-            settings_differences(cm.reference->settings_for(c.transport, c.model, c.loop), s.results.front().settings);
-        b << "<p class=\"flag\">No cell of this sitting is in the current matrix"
-          << (d.empty() ? ": newer results replace them."
-                        : ": its settings differ from the reference's (" + esc(join(d, "; ")) + ").")
-          << "</p>\n";
-      }
-    }
-    b << "<p>The stamp: <a href=\"" << v.root << "../" << esc(hn) << "/" << esc(s.name)
-      << "/sitting.json\">sitting.json</a>.</p>\n";
-    b << matrix_html(v) << legend_html();
-    PageFrame pf;
-    pf.title = hn + ": sitting " + s.name;
-    pf.root = v.root;
-    pf.kind = "matrix sitting";
-    pf.banner = v.banner;
-    pf.crumbs = {{hn, "../../index.html"}, {"sitting " + s.name, ""}};
-    write_file(site / v.dir / "index.html", page(pf, b.str()));
-    write_cell_pages(site, v);
-  }
-
-  std::string cpu = current ? cpu_line(current->cpu_model, current->cpu_text)
-                            : cpu_line(host.sittings.back().cpu_model, host.sittings.back().cpu_text);
+  for (const auto& s : host.sittings)
+    if (!s.sweep) write_sitting_page(site, he, s, cm);
+  const long n_archives = std::count_if(he.eras.begin(), he.eras.end(), [](const Era& e) { return !e.current; });
+  const std::string hn = host.name;
+  std::string cpu = he.current ? cpu_line(he.current->cpu_model, he.current->cpu_text)
+                               : cpu_line(host.sittings.back().cpu_model, host.sittings.back().cpu_text);
   index_lines.push_back("<tr><td><a href=\"" + esc(hn) + "/index.html\">" + esc(hn) + "</a></td><td>" + esc(cpu) +
                         "</td><td>" + std::to_string(host.sittings.size()) + "</td><td>" +
                         when(host.sittings.back().start) + "</td><td>" + std::to_string(n_archives) + "</td></tr>");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -215,6 +216,30 @@ json sweep_document(const std::string& flavour, const std::string& series, const
   return to_json(d);
 }
 
+namespace {
+
+// The sessions series' counts: the defaults, sorted, each checked and within the open-file limit.
+void plan_session_counts(SweepOptions& o, std::vector<std::string>& notes) {
+  if (o.session_counts.empty()) o.session_counts = kSessionCounts;
+  for (int n : o.session_counts)
+    if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
+  std::sort(o.session_counts.begin(), o.session_counts.end());
+  o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
+  const int fds = open_file_limit();
+  std::vector<int> kept;
+  for (int n : o.session_counts) {
+    if (n + kSpareDescriptors > fds)
+      notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
+                      " (ulimit -n)");
+    else
+      kept.push_back(n);
+  }
+  o.session_counts = kept;
+  if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
+}
+
+}  // namespace
+
 void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
   Matrix& mx = o.sitting.matrix;
   const Machine& m = o.sitting.machine;
@@ -249,24 +274,7 @@ void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
     o.series.erase(std::find(o.series.begin(), o.series.end(), "sessions"));
     if (o.series.empty()) throw ConfigError("--series sessions: the single model has one session");
   }
-  if (contains(o.series, "sessions")) {
-    if (o.session_counts.empty()) o.session_counts = kSessionCounts;
-    for (int n : o.session_counts)
-      if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
-    std::sort(o.session_counts.begin(), o.session_counts.end());
-    o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
-    const int fds = open_file_limit();
-    std::vector<int> kept;
-    for (int n : o.session_counts) {
-      if (n + kSpareDescriptors > fds)
-        notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
-                        " (ulimit -n)");
-      else
-        kept.push_back(n);
-    }
-    o.session_counts = kept;
-    if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
-  }
+  if (contains(o.series, "sessions")) plan_session_counts(o, notes);
   // The matrix the stepped sitting checks and records: these cells, these runs.
   mx.name = "sweep";
   mx.flavours = o.flavours;
@@ -279,14 +287,11 @@ void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
   mx.sessions[o.model] = o.rate_sessions;
 }
 
-SweepResult run_sweep(SweepOptions o) {
-  SweepResult res;
-  sweep_plan(o, res.notes);
-  const std::map<std::string, Flavour> flavours = load_flavours(
-      o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir, o.flavours);
-  const int fixed_sessions_rate = o.sessions_rate;
-  int sessions_rate = o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate;
+namespace {
 
+// Every flavour's rate series, then every flavour's sessions series, with the counts each flavour allows.
+std::vector<Job> plan_jobs(const SweepOptions& o, const std::map<std::string, Flavour>& flavours,
+                           std::vector<std::string>& notes) {
   std::vector<Job> jobs;
   for (const auto& series : kSweepSeries) {
     if (!contains(o.series, series)) continue;
@@ -296,8 +301,8 @@ SweepResult run_sweep(SweepOptions o) {
         const int most = flavours.at(f).max_sessions;
         for (int n : o.session_counts) {
           if (most > 0 && n > most)
-            res.notes.push_back(f + ": " + std::to_string(n) +
-                                " sessions left out: its flavour file says max_sessions = " + std::to_string(most));
+            notes.push_back(f + ": " + std::to_string(n) +
+                            " sessions left out: its flavour file says max_sessions = " + std::to_string(most));
           else
             j.counts.push_back(n);
         }
@@ -305,29 +310,54 @@ SweepResult run_sweep(SweepOptions o) {
       jobs.push_back(std::move(j));
     }
   }
-  std::size_t planned = 0;
-  for (const auto& j : jobs) planned += j.planned(o);
+  return jobs;
+}
 
-  std::size_t job = 0;
+// Chooses each next step from the steps run so far: the jobs in turn, each until its series is done.
+struct SweepPlanner {
+  const SweepOptions& o;
+  std::vector<Job> jobs;
+  int sessions_rate;  // the sessions series' rate: the option's, else set below every knee once the rates ran
+  std::size_t planned = 0, job = 0;
   bool sessions_rate_set = false;
-  StepPlanner next = [&](const std::vector<StepResult>& done) -> std::optional<Step> {
+
+  // One rate for every flavour's sessions series, below every knee the rate series found.
+  void set_sessions_rate(const std::vector<StepResult>& done) {
+    sessions_rate_set = true;
+    int lowest = -1;
+    for (const auto& f : o.flavours) {
+      int knee = -1;
+      for (const auto& s : done)
+        if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
+            s.outcome.state == CellState::measured)
+          knee = std::max(knee, s.step.rate);
+      if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
+    }
+    if (o.sessions_rate <= 0 && lowest > 0)
+      sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
+  }
+
+  // The step of job `j` at rate or session count `x`.
+  Step step_for(const Job& j, int x) const {
+    Step st;
+    st.cell = {j.flavour, o.transport, o.model, "open"};
+    st.sessions = j.series == "rate" ? o.rate_sessions : x;
+    st.rate = j.series == "rate" ? x : sessions_rate;
+    st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
+    st.dir = "sweep/" + j.flavour + "/" + j.series;
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02zu", j.issued);
+    st.name = name;
+    st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
+               "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
+    st.planned = planned;
+    return st;
+  }
+
+  std::optional<Step> operator()(const std::vector<StepResult>& done) {
     while (job < jobs.size()) {
       Job& j = jobs[job];
-      if (j.series == "sessions" && !sessions_rate_set) {
-        sessions_rate_set = true;
-        // One rate for every flavour, below every knee the rate series found.
-        int lowest = -1;
-        for (const auto& f : o.flavours) {
-          int knee = -1;
-          for (const auto& s : done)
-            if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
-                s.outcome.state == CellState::measured)
-              knee = std::max(knee, s.step.rate);
-          if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
-        }
-        if (fixed_sessions_rate <= 0 && lowest > 0)
-          sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
-      }
+      if (j.series == "sessions" && !sessions_rate_set) set_sessions_rate(done);
       std::optional<std::pair<int, Judged>> last;
       if (j.issued > 0) {
         const StepResult& s = done.back();
@@ -339,37 +369,29 @@ SweepResult run_sweep(SweepOptions o) {
         continue;
       }
       ++j.issued;
-      Step st;
-      st.cell = {j.flavour, o.transport, o.model, "open"};
-      st.sessions = j.series == "rate" ? o.rate_sessions : *x;
-      st.rate = j.series == "rate" ? *x : sessions_rate;
-      st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
-      st.dir = "sweep/" + j.flavour + "/" + j.series;
-      char name[32];
-      std::snprintf(name, sizeof name, "step-%02zu", j.issued);
-      st.name = name;
-      st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
-                 "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
-      st.planned = planned;
-      return st;
+      return step_for(j, *x);
     }
     return std::nullopt;
-  };
+  }
+};
 
-  std::vector<StepResult> steps;
-  res.sitting = run_stepped_sitting(o.sitting, next, steps);
+// What every series of the sweep ran with.
+json common_settings(const SweepOptions& o) {
+  return {{"transport", o.transport},
+          {"model", o.model},
+          {"warmup_s", o.warmup_s},
+          {"duration_s", o.duration_s},
+          {"runs", o.runs},
+          {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
+          {"max_in_flight", o.sitting.matrix.max_in_flight},
+          {"client_threads", o.client_threads},
+          {"thresholds",
+           {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
+            {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
+}
 
-  const json common = {{"transport", o.transport},
-                       {"model", o.model},
-                       {"warmup_s", o.warmup_s},
-                       {"duration_s", o.duration_s},
-                       {"runs", o.runs},
-                       {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
-                       {"max_in_flight", o.sitting.matrix.max_in_flight},
-                       {"client_threads", o.client_threads},
-                       {"thresholds",
-                        {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
-                         {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
+// Writes each flavour's series' sweep.json into res; returns the files by "<flavour>/<series>".
+json write_series(const SweepOptions& o, const std::vector<StepResult>& steps, int sessions_rate, SweepResult& res) {
   json record = json::object();
   for (const auto& series : kSweepSeries) {
     if (!contains(o.series, series)) continue;
@@ -378,7 +400,7 @@ SweepResult run_sweep(SweepOptions o) {
       for (const auto& s : steps)
         if (s.step.dir == "sweep/" + f + "/" + series) mine.push_back(s);
       if (mine.empty()) continue;
-      json settings = common;
+      json settings = common_settings(o);
       if (series == "rate") {
         settings["sessions"] = o.rate_sessions;
         settings["start_rate"] = o.start_rate;
@@ -394,15 +416,31 @@ SweepResult run_sweep(SweepOptions o) {
       res.series.push_back(std::move(s));
     }
   }
+  return record;
+}
+
+}  // namespace
+
+SweepResult run_sweep(SweepOptions o) {
+  SweepResult res;
+  sweep_plan(o, res.notes);
+  const std::map<std::string, Flavour> flavours = load_flavours(
+      o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir, o.flavours);
+  SweepPlanner planner{o, plan_jobs(o, flavours, res.notes),
+                       o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate};
+  for (const auto& j : planner.jobs) planner.planned += j.planned(o);
+  std::vector<StepResult> steps;
+  res.sitting = run_stepped_sitting(o.sitting, std::ref(planner), steps);
+  const json record = write_series(o, steps, planner.sessions_rate, res);
   // sitting.json says what the sweep was and where its series are.
   try {
     json stamp = json::parse(read_text(res.sitting.dir + "/sitting.json"));
     stamp["sweep"] = {{"flavours", o.flavours},
                       {"series", o.series},
-                      {"settings", common},
+                      {"settings", common_settings(o)},
                       {"files", record},
                       {"notes", res.notes},
-                      {"sessions_rate", sessions_rate},
+                      {"sessions_rate", planner.sessions_rate},
                       {"rate_sessions", o.rate_sessions}};
     write_text_atomic(res.sitting.dir + "/sitting.json", stamp.dump(1));
   } catch (const std::exception& e) {
