@@ -594,27 +594,8 @@ void read_pair_on(const TomlReader& r, const toml::table& root, Matrix& m) {
     r.fail("rounds.reference", "'" + m.rounds.reference + "' is not one of the matrix's stores (pair_on = \"store\")");
 }
 
-}  // namespace
-
-namespace {
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
-}  // namespace
-
-Matrix parse_matrix(const std::string& text, const std::string& name) {
-  const TomlReader r(name);
-  toml::table root = r.parse(text);
-  r.only(root, "",
-         {"name",       "flavours",         "transports", "models",  "loops",  "idle",       "runs",  "warmup_s",
-          "duration_s", "sessions",         "open",       "closed",  "server", "thresholds", "audit", "cell",
-          "installed",  "transport_models", "cells",      "pairing", "rounds", "pair_on",    "stores"});
-  Matrix m;
-  m.source_text = text;
-  m.source_name = name;
-  m.name = r.string(root, "name", "").value_or("");
+// The cells: flavours, transports (and the models each allows), models and loops.
+void read_cell_dimensions(const TomlReader& r, const toml::table& root, Matrix& m) {
   auto need = [&](const char* k) {
     auto v = r.strings(root, k, "");
     if (!v || v->empty()) r.fail(k, "missing or empty");
@@ -648,6 +629,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
       m.transport_models[t] = *models;
     }
   }
+}
+
+// Which cells, and how each is run: idle strategy, installed binaries, runs, warm-up and duration.
+void read_runs(const TomlReader& r, const toml::table& root, Matrix& m) {
   m.cells = r.strings(root, "cells", "").value_or(std::vector<std::string>{});
   if (std::string bad = check_cell_selection(m, m.cells); !bad.empty()) r.fail("cells", bad);
   m.idle = r.string(root, "idle", "").value_or("spin");
@@ -659,6 +644,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
   m.duration_s = r.number(root, "duration_s", "").value_or(5.0);
   if (m.warmup_s < 0) r.fail("warmup_s", "must be >= 0");
   if (m.duration_s <= 0) r.fail("duration_s", "must be > 0");
+}
+
+// [sessions] per model.
+void read_sessions(const TomlReader& r, const toml::table& root, Matrix& m) {
   if (const toml::table* s = r.table(root, "sessions", "")) {
     r.only(*s, "sessions.", {"single", "mono", "pool", "shard"});
     for (const auto& model : kModels)
@@ -668,6 +657,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
       }
     if (m.sessions["single"] != 1) r.fail("sessions.single", "the single model has exactly one session");
   }
+}
+
+// [open] and [closed]: the load of each loop.
+void read_load(const TomlReader& r, const toml::table& root, Matrix& m) {
   if (const toml::table* o = r.table(root, "open", "")) {
     r.only(*o, "open.", {"rate", "max_in_flight"});
     m.rate = static_cast<int>(r.integer(*o, "rate", "open.").value_or(m.rate));
@@ -680,6 +673,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     m.think_us = static_cast<int>(r.integer(*c, "think_us", "closed.").value_or(0));
     if (m.think_us < 0) r.fail("closed.think_us", "must be >= 0");
   }
+}
+
+// [server]: workers and the session store.
+void read_server(const TomlReader& r, const toml::table& root, Matrix& m) {
   if (const toml::table* s = r.table(root, "server", "")) {
     r.only(*s, "server.", {"workers", "store"});
     if (const toml::node* w = s->get("workers")) {
@@ -693,6 +690,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     m.store = r.string(*s, "store", "server.").value_or("null");
     check_one_of(r, "server.store", m.store, kStoreSettings, "store");
   }
+}
+
+// [thresholds], [audit] and [cell]: how a cell is judged, audited and retried.
+void read_judging(const TomlReader& r, const toml::table& root, Matrix& m) {
   if (const toml::table* t = r.table(root, "thresholds", "")) {
     r.only(*t, "thresholds.", {"cv_p50", "cv_p99", "rate_fraction", "response_over_service"});
     m.thresholds.cv_p50 = r.number(*t, "cv_p50", "thresholds.").value_or(m.thresholds.cv_p50);
@@ -716,6 +717,10 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
     m.attempts = static_cast<int>(r.integer(*c, "attempts", "cell.").value_or(m.attempts));
     if (m.attempts < 1 || m.attempts > 5) r.fail("cell.attempts", "must be 1..5");
   }
+}
+
+// `pairing` and [rounds]: paired groups and when they stop.
+void read_rounds(const TomlReader& r, const toml::table& root, Matrix& m) {
   m.pairing = r.string(root, "pairing", "").value_or("sequential");
   check_one_of(r, "pairing", m.pairing, {"sequential", "rounds"}, "pairing");
   if (const toml::table* t = r.table(root, "rounds", "")) {
@@ -737,13 +742,40 @@ Matrix parse_matrix(const std::string& text, const std::string& name) {
         (m.rounds.budget_rounds < m.rounds.min_rounds || m.rounds.budget_rounds > m.rounds.max_rounds))
       r.fail("rounds.budget_rounds", "must be min_rounds..max_rounds (or 0: max_rounds)");
   }
-  read_pair_on(r, root, m);
-  // A paired run's client lives for its warm-up and run only, and the audit
-  // judges it by whole samples: two must fit, or every run ends unverified.
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+// A paired run's client lives for its warm-up and run only, and the audit
+// judges it by whole samples: two must fit, or every run ends unverified.
+void check_paired_audit(const TomlReader& r, const toml::table&, Matrix& m) {
   if (m.pairing == "rounds" && m.audit_interval_s > (m.warmup_s + m.duration_s) / 2)
     r.fail("audit.interval_s", "must be at most half of warmup_s + duration_s in a paired matrix (" +
                                    seconds_text(m.audit_interval_s) + " against runs of " +
                                    seconds_text(m.warmup_s + m.duration_s) + "): every run would be unverified");
+}
+
+}  // namespace
+
+Matrix parse_matrix(const std::string& text, const std::string& name) {
+  const TomlReader r(name);
+  toml::table root = r.parse(text);
+  r.only(root, "",
+         {"name",       "flavours",         "transports", "models",  "loops",  "idle",       "runs",  "warmup_s",
+          "duration_s", "sessions",         "open",       "closed",  "server", "thresholds", "audit", "cell",
+          "installed",  "transport_models", "cells",      "pairing", "rounds", "pair_on",    "stores"});
+  Matrix m;
+  m.source_text = text;
+  m.source_name = name;
+  m.name = r.string(root, "name", "").value_or("");
+  // Read in this order, each section checked against the ones before it: the first mistake found is named.
+  for (auto section : {read_cell_dimensions, read_runs, read_sessions, read_load, read_server, read_judging,
+                       read_rounds, read_pair_on, check_paired_audit})
+    section(r, root, m);
   return m;
 }
 
@@ -756,6 +788,50 @@ Matrix load_matrix(const std::string& path) {
   }
   return parse_matrix(text, path);
 }
+
+namespace {
+
+// build, requires, artifacts (docs/flavours.md "Build and identity"): commands and names, none empty;
+// `probe` gives every placeholder a value, so a misspelt one in a build command fails now.
+void read_flavour_build(const TomlReader& r, const toml::table& root, const std::map<std::string, std::string>& probe,
+                        Flavour& f) {
+  auto nonempty = [&](const char* key, const std::vector<std::string>& v) {
+    for (const auto& e : v)
+      if (trim(e).empty()) r.fail(key, "holds an empty string");
+  };
+  if (auto b = r.strings(root, "build", "")) {
+    if (b->empty()) r.fail("build", "empty (leave it out when the server is built elsewhere)");
+    nonempty("build", *b);
+    for (const auto& a : *b) expand(a, probe, f.source_name + ": build");
+    f.build = *b;
+  }
+  f.required_tools = r.strings(root, "requires", "").value_or(std::vector<std::string>{});
+  nonempty("requires", f.required_tools);
+  for (const auto& t : f.required_tools)
+    if (t.find_first_of(" \t/") != std::string::npos)
+      r.fail("requires", "'" + t + "' is not a command name (a name looked up on PATH, like \"cargo\")");
+  f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
+  nonempty("artifacts", f.artifacts);
+}
+
+// A table of reasons (cannot, not_claimed, build_only): each key one of `allowed`, each value why.
+std::map<std::string, std::string> read_reasons(const TomlReader& r, const toml::table& root, const char* key,
+                                                const std::vector<std::string>& allowed, const char* what) {
+  std::map<std::string, std::string> out;
+  if (const toml::table* t = r.table(root, key, ""))
+    for (const auto& [k, v] : *t) {
+      const std::string path = std::string(key) + "." + std::string(k.str());
+      if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
+      out[std::string(k.str())] = std::string(*v.as_string());
+    }
+  for (const auto& [k, why] : out) {
+    check_one_of(r, std::string(key) + "." + k, k, allowed, what);
+    if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
+  }
+  return out;
+}
+
+}  // namespace
 
 Flavour parse_flavour(const std::string& text, const std::string& name) {
   const TomlReader r(name);
@@ -786,44 +862,12 @@ Flavour parse_flavour(const std::string& text, const std::string& name) {
   std::map<std::string, std::string> probe;
   for (const auto& k : kPlaceholders) probe[k] = "x";
   for (const auto& a : f.args) expand(a, probe, name + ": args");
-
-  // ---- build, requires, artifacts, cannot, not_claimed (docs/flavours.md "Build and identity").
-  auto nonempty = [&](const char* key, const std::vector<std::string>& v) {
-    for (const auto& e : v)
-      if (trim(e).empty()) r.fail(key, "holds an empty string");
-  };
-  if (auto b = r.strings(root, "build", "")) {
-    if (b->empty()) r.fail("build", "empty (leave it out when the server is built elsewhere)");
-    nonempty("build", *b);
-    for (const auto& a : *b) expand(a, probe, name + ": build");
-    f.build = *b;
-  }
-  f.required_tools = r.strings(root, "requires", "").value_or(std::vector<std::string>{});
-  nonempty("requires", f.required_tools);
-  for (const auto& t : f.required_tools)
-    if (t.find_first_of(" \t/") != std::string::npos)
-      r.fail("requires", "'" + t + "' is not a command name (a name looked up on PATH, like \"cargo\")");
-  f.artifacts = r.strings(root, "artifacts", "").value_or(std::vector<std::string>{});
-  nonempty("artifacts", f.artifacts);
-  auto reasons = [&](const char* key, const std::vector<std::string>& allowed, const char* what) {
-    std::map<std::string, std::string> out;
-    if (const toml::table* t = r.table(root, key, ""))
-      for (const auto& [k, v] : *t) {
-        const std::string path = std::string(key) + "." + std::string(k.str());
-        if (!v.is_string()) r.wrong_type(v, path, "a string (the reason)");
-        out[std::string(k.str())] = std::string(*v.as_string());
-      }
-    for (const auto& [k, why] : out) {
-      check_one_of(r, std::string(key) + "." + k, k, allowed, what);
-      if (trim(why).empty()) r.fail(std::string(key) + "." + k, "needs the reason as its value");
-    }
-    return out;
-  };
-  f.cannot = reasons("cannot", kCannotSettings, "transport setting");
+  read_flavour_build(r, root, probe, f);
+  f.cannot = read_reasons(r, root, "cannot", kCannotSettings, "transport setting");
   std::vector<std::string> claimable = kContractParts;
   claimable.insert(claimable.end(), kContractChecks.begin(), kContractChecks.end());
-  f.not_claimed = reasons("not_claimed", claimable, "contract part or check");
-  f.build_only = reasons("build_only", transport_names(), "transport");
+  f.not_claimed = read_reasons(r, root, "not_claimed", claimable, "contract part or check");
+  f.build_only = read_reasons(r, root, "build_only", transport_names(), "transport");
   for (const auto& [t, why] : f.build_only)
     if (std::find(f.transports.begin(), f.transports.end(), t) == f.transports.end())
       r.fail("build_only." + t, "'" + t + "' is not one of the flavour's transports (declare it there too)");

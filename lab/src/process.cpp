@@ -84,6 +84,43 @@ Child& Child::operator=(Child&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// The child's environment: the lab's, with `env` replacing and adding.
+std::vector<std::string> child_environment(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && env.count(kv.substr(0, eq))) continue;
+    envs.push_back(kv);
+  }
+  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+  return envs;
+}
+
+// The child between fork and exec: its own process group, default signals, the
+// namespace and the descriptors; async-signal-safe calls only.
+[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int nsfd, int out_fd, int err_fd) {
+  setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) _exit(126);
+  int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, 0);
+  dup2(out_fd, 1);
+  dup2(err_fd, 2);
+  execve(path, argv, envp);
+  _exit(127);
+}
+
+}  // namespace
+
 Child Child::spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) throw std::runtime_error("spawn: empty command");
   // Everything the child needs is prepared before fork: after it, only
@@ -92,14 +129,7 @@ Child Child::spawn(const SpawnSpec& spec) {
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && spec.env.count(kv.substr(0, eq))) continue;
-    envs.push_back(kv);
-  }
-  for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+  std::vector<std::string> envs = child_environment(spec.env);
   std::vector<char*> envp;
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -123,23 +153,7 @@ Child Child::spawn(const SpawnSpec& spec) {
   }
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("spawn: fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) _exit(126);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out_fd, 1);
-    dup2(err_fd, 2);
-    execve(path.c_str(), argv.data(), envp.data());
-    _exit(127);
-  }
+  if (pid == 0) exec_child(path.c_str(), argv.data(), envp.data(), nsfd, out_fd, err_fd);
   setpgid(pid, pid);
   if (nsfd >= 0) close(nsfd);
   close(out_fd);

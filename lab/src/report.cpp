@@ -14,6 +14,8 @@
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
 
+#include "result_schema.hpp"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -142,10 +144,9 @@ struct Ratio {
 // A v2 member's ratio to its group's reference; nullopt for the reference or a member without one.
 std::optional<Ratio> ratio_of(const StoredResult* r) {
   if (!r || !r->measured()) return std::nullopt;
-  const json& p = r->data.value("pairing", json::object());
-  const json& x = p.value("ratio", json());
-  if (!x.is_object()) return std::nullopt;
-  return Ratio{x.value("median", 0.0), x.value("low", 0.0), x.value("high", 0.0), p.value("verdict", "")};
+  const PairingRecord* p = pairing_of(*r);
+  if (!p || !p->ratio) return std::nullopt;
+  return Ratio{p->ratio->median, p->ratio->low, p->ratio->high, p->verdict.value_or("")};
 }
 
 std::string ratio_text(const std::optional<Ratio>& r) {
@@ -159,8 +160,7 @@ void compare_ratios(const StoredSitting& a, const StoredSitting& b, Comparison& 
     const auto now = ratio_of(&rb);
     const auto before = ratio_of(a.find(rb.cell));
     if (!now && !before) continue;
-    if (c.reference.empty() && rb.data.contains("pairing"))
-      c.reference = rb.data["pairing"].value("reference", std::string());
+    if (const PairingRecord* p = pairing_of(rb); c.reference.empty() && p) c.reference = p->reference.value_or("");
     std::string change = "-";
     if (now && before) change = now->low > before->high ? "up" : now->high < before->low ? "down" : "same";
     c.ratios.push_back({rb.cell.transport + "/" + rb.cell.model + "/" + rb.cell.loop, rb.cell.member(),
@@ -186,9 +186,10 @@ std::pair<const StoredResult*, const StoredSitting*> newest(const std::vector<co
   return any;
 }
 
-double figure(const StoredResult& r, const char* key) {
-  const json& x = r.data.value("summary", json::object()).value("service", json::object());
-  return x.contains(key) && x[key].is_number() ? x[key].get<double>() : -1;
+// A service-time figure of the result's summary; -1 when it has none.
+double figure(const StoredResult& r, std::optional<double> LatencyRecord::*key) {
+  const LatencyRecord* x = summary_of(r).view("service");
+  return x && (x->*key) ? *(x->*key) : -1;
 }
 
 Comparison::Side side_of(const StoredResult* r, const StoredSitting* s) {
@@ -203,13 +204,13 @@ Comparison::Side side_of(const StoredResult* r, const StoredSitting* s) {
   const std::string sha = r->binary.empty() ? b.sha256 : r->binary;
   d.binary = (b.path.empty() ? std::string("unknown binary") : fs::path(b.path).filename().string()) +
              (sha.empty() ? "" : " " + sha.substr(0, 8)) + (b.install.empty() ? "" : " (install " + b.install + ")");
-  if (!r->measured() || figure(*r, "p50") < 0) {
+  if (!r->measured() || figure(*r, &LatencyRecord::p50) < 0) {
     d.word = r->word();
     return d;
   }
-  d.p50 = figure(*r, "p50");
-  d.p99 = figure(*r, "p99");
-  d.max = figure(*r, "max");
+  d.p50 = figure(*r, &LatencyRecord::p50);
+  d.p99 = figure(*r, &LatencyRecord::p99);
+  d.max = figure(*r, &LatencyRecord::max);
   return d;
 }
 
@@ -241,6 +242,44 @@ void add_sources(Comparison& c, const std::string& column, const std::vector<std
   c.sources.insert(c.sources.end(), out.begin(), out.end());
 }
 
+// The two sides' names and the machine, CPU, epoch and method of the newest Now sitting.
+void name_sides(const StoredSitting& a, const std::vector<const StoredSitting*>& now, const CompareOptions& o,
+                Comparison& c) {
+  const StoredSitting& b = *now.front();
+  c.before = a.name;
+  c.now = b.name;
+  for (const StoredSitting* s : now) c.now_sittings.push_back(s->name);
+  c.flavour = o.flavour;
+  c.peer = o.peer;
+  c.machine = b.stamp.value("machine", b.host);
+  c.cpu_model = b.cpu_model;
+  c.epoch = b.epoch;
+  c.method = b.method;
+}
+
+// The host provenance that differs between A and each Now sitting that gave a row.
+void add_host_differences(const StoredSitting& a, const std::vector<const StoredSitting*>& now_used, Comparison& c) {
+  for (const StoredSitting* s : now_used)
+    for (const auto& d :
+         provenance_differences(a.stamp.value("provenance", json()), s->stamp.value("provenance", json())))
+      c.host_differences.push_back(now_used.size() > 1 ? s->name + ": " + d : d);
+}
+
+// Verdicts that changed from A to B, and the cells only one of them has.
+void add_verdict_changes(const StoredSitting& a, const StoredSitting& b, Comparison& c) {
+  for (const auto& r : b.results) {
+    const StoredResult* before = a.find(r.cell);
+    if (!before) {
+      ++c.only_now;
+      continue;
+    }
+    std::string v0 = verdict_word(before), v1 = verdict_word(&r);
+    if (v0 != v1) c.verdict_changes.push_back(r.cell.id() + ": " + v0 + " to " + v1);
+  }
+  for (const auto& r : a.results)
+    if (!b.find(r.cell)) ++c.only_before;
+}
+
 std::vector<const StoredSitting*> newest_first(std::vector<const StoredSitting*> v) {
   std::stable_sort(v.begin(), v.end(), [](const StoredSitting* x, const StoredSitting* y) {
     return x->start != y->start ? x->start > y->start : x->name > y->name;
@@ -264,15 +303,7 @@ Comparison compare(const StoredSitting& a, const std::vector<const StoredSitting
     return c;
   }
   const StoredSitting& b = *now.front();
-  c.before = a.name;
-  c.now = b.name;
-  for (const StoredSitting* s : now) c.now_sittings.push_back(s->name);
-  c.flavour = o.flavour;
-  c.peer = o.peer;
-  c.machine = b.stamp.value("machine", b.host);
-  c.cpu_model = b.cpu_model;
-  c.epoch = b.epoch;
-  c.method = b.method;
+  name_sides(a, now, o, c);
   for (const StoredSitting* s : now)
     if (c.refusal = refusal_between(a, *s); !c.refusal.empty()) return c;
   for (const StoredSitting* s : peer_from)
@@ -309,23 +340,10 @@ Comparison compare(const StoredSitting& a, const std::vector<const StoredSitting
   }
   add_sources(c, "Now (" + o.flavour + ")", now_rows);
   add_sources(c, o.peer, peer_rows);
-  for (const StoredSitting* s : now_used)
-    for (const auto& d :
-         provenance_differences(a.stamp.value("provenance", json()), s->stamp.value("provenance", json())))
-      c.host_differences.push_back(now_used.size() > 1 ? s->name + ": " + d : d);
+  add_host_differences(a, now_used, c);
   for (const auto& [d, rows] : touched)
     c.differences.push_back(d + ": " + (rows.size() == rows_total ? std::string("every row") : join(rows, ", ")));
-  for (const auto& r : b.results) {
-    const StoredResult* before = a.find(r.cell);
-    if (!before) {
-      ++c.only_now;
-      continue;
-    }
-    std::string v0 = verdict_word(before), v1 = verdict_word(&r);
-    if (v0 != v1) c.verdict_changes.push_back(r.cell.id() + ": " + v0 + " to " + v1);
-  }
-  for (const auto& r : a.results)
-    if (!b.find(r.cell)) ++c.only_before;
+  add_verdict_changes(a, b, c);
   if (c.method == kMethodVersion) compare_ratios(a, b, c);
   c.ok = true;
   return c;

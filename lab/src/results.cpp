@@ -8,6 +8,8 @@
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
 
+#include "result_schema.hpp"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -70,12 +72,8 @@ std::string StoredResult::word() const {
 
 double StoredResult::p50(const std::string& view) const {
   if (!measured()) return -1;
-  auto s = data.find("summary");
-  if (s == data.end() || !s->is_object()) return -1;
-  auto v = s->find(view);
-  if (v == s->end() || !v->is_object()) return -1;
-  auto p = v->find("p50");
-  return p != v->end() && p->is_number() ? p->get<double>() : -1;
+  const LatencyRecord* v = summary_of(*this).view(view);
+  return v && v->p50 ? *v->p50 : -1;
 }
 
 Settings StoredSitting::settings_for(const std::string& transport, const std::string& model,
@@ -173,6 +171,11 @@ StoredSitting load_stored_sitting(const std::string& dir, const std::string& hos
   for (const auto& f : files) {
     StoredResult r;
     r.data = json::parse(read_text(f.string()));
+    try {
+      r.record = std::make_shared<const ResultRecord>(result_record_from_json(r.data));
+    } catch (const ResultSchemaError& e) {
+      throw ResultSchemaError(f.filename().string() + ": " + e.what());
+    }
     CellOutcome o = outcome_from_json(r.data);
     r.cell = o.cell;
     r.state = o.state;

@@ -16,6 +16,7 @@
 #include "kite/lab/report.hpp"
 #include "kite/lab/results.hpp"
 #include "kite/lab/util.hpp"
+#include "result_schema.hpp"
 #include "site_assets.hpp"
 
 namespace fs = std::filesystem;
@@ -86,12 +87,8 @@ const json& at(const json& j, std::initializer_list<const char*> path) {
   return *p;
 }
 
-// A figure of a summary or run object; -1 when the file lacks it.
-double figure(const json& j, const char* key) {
-  if (!j.is_object()) return -1;
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : -1;
-}
+// A figure of a summary; -1 when the file lacks it.
+double figure(const std::optional<double>& v) { return v.value_or(-1); }
 
 std::string date_of(const std::string& iso) { return iso.size() >= 10 ? iso.substr(0, 10) : iso; }
 std::string when(const std::string& iso) {
@@ -196,15 +193,52 @@ std::string legend_html() {
 
 // A paired member's ratio to its group's reference ("" for a result of sequential rounds).
 std::string ratio_html(const StoredResult& r) {
-  const json& p = r.data.value("pairing", json());
-  if (!p.is_object()) return "";
-  if (p.value("reference", "") == r.cell.member()) return " <span class=\"ratio r-reference\">reference</span>";
-  const json& x = p.value("ratio", json());
-  if (!x.is_object()) return "";
-  const std::string verdict = p.value("verdict", "");
+  const PairingRecord* p = pairing_of(r);
+  if (!p) return "";
+  const std::string reference = p->reference.value_or("");
+  if (reference == r.cell.member()) return " <span class=\"ratio r-reference\">reference</span>";
+  if (!p->ratio) return "";
+  const std::string verdict = p->verdict.value_or("");
+  const RatioRecord& x = *p->ratio;
   return " <span class=\"ratio r-" + esc(verdict) + "\" title=\"median of the per-round p50 ratios to " +
-         esc(p.value("reference", "")) + ", 95% interval\">&times;" + fixed(x.value("median", 0.0), 3) + " [" +
-         fixed(x.value("low", 0.0), 3) + ", " + fixed(x.value("high", 0.0), 3) + "] " + esc(verdict) + "</span>";
+         esc(reference) + ", 95% interval\">&times;" + fixed(x.median, 3) + " [" + fixed(x.low, 3) + ", " +
+         fixed(x.high, 3) + "] " + esc(verdict) + "</span>";
+}
+
+// A matrix cell: p50 and verdict (tails and, paired, the ratio beside them), or what stands in their place.
+std::string matrix_cell_html(const View& v, const Cell& cell) {
+  const ComposedCell* c = v.m->at(cell);
+  if (!c || !c->shown) return "<td class=\"absent\" data-cell=\"" + esc(cell.id()) + "\">-</td>";
+  const StoredResult& r = *c->shown;
+  const std::string& l = cell.loop;
+  std::ostringstream h;
+  std::string href = "cell/" + cell_page_name(cell);
+  std::string sup;
+  if (auto it = v.index.find(c->from); it != v.index.end())
+    sup = "<sup class=\"from\" title=\"from sitting " + esc(c->from->name) + "\">" + std::to_string(it->second) +
+          "</sup>";
+  h << "<td class=\"" << verdict_class(r) << "\" data-cell=\"" << esc(cell.id()) << "\" data-state=\"" << esc(r.word())
+    << "\"";
+  if (r.measured()) {
+    std::string view = l == "open" && r.p50("response") >= 0 ? "response" : "service";
+    auto tail_of = [&](const std::string& v2) {
+      const LatencyRecord* x = summary_of(r).view(v2);
+      return "p99 " + us(x ? figure(x->p99) : -1) + ", max " + us(x ? figure(x->max) : -1);
+    };
+    std::string tail = view + " " + tail_of(view);
+    h << " data-view=\"" << view << "\"";
+    if (l == "open") {
+      h << " data-response=\"" << us(r.p50("response")) << "\" data-service=\"" << us(r.p50("service"))
+        << "\" data-tail-response=\"" << tail_of("response") << "\" data-tail-service=\"" << tail_of("service") << "\"";
+    }
+    h << " title=\"" << esc(tail) << "\"><a href=\"" << href << "\"><span class=\"p50\">" << us(r.p50(view))
+      << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << ratio_html(r)
+      << "<span class=\"tail\"> " << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
+  } else {
+    h << " title=\"" << esc(r.reason) << "\"><a href=\"" << href << "\"><span class=\"verdict\">" << esc(r.word())
+      << "</span>" << sup << "</a></td>";
+  }
+  return h.str();
 }
 
 std::string matrix_html(const View& v) {
@@ -231,43 +265,7 @@ std::string matrix_html(const View& v) {
   for (const auto& row : m.rows) {
     std::string t = row.substr(0, row.find('/')), mo = row.substr(row.find('/') + 1);
     h << "<tr><th class=\"row\">" << esc(row) << "</th>";
-    for (const auto& [l, f] : m.cols) {
-      const Cell cell = member_cell(f, t, mo, l);
-      const ComposedCell* c = m.at(cell);
-      if (!c || !c->shown) {
-        h << "<td class=\"absent\" data-cell=\"" << esc(cell.id()) << "\">-</td>";
-        continue;
-      }
-      const StoredResult& r = *c->shown;
-      std::string href = "cell/" + cell_page_name(cell);
-      std::string sup;
-      if (auto it = v.index.find(c->from); it != v.index.end())
-        sup = "<sup class=\"from\" title=\"from sitting " + esc(c->from->name) + "\">" + std::to_string(it->second) +
-              "</sup>";
-      h << "<td class=\"" << verdict_class(r) << "\" data-cell=\"" << esc(cell.id()) << "\" data-state=\""
-        << esc(r.word()) << "\"";
-      if (r.measured()) {
-        std::string view = l == "open" && r.p50("response") >= 0 ? "response" : "service";
-        const json& sum = at(r.data, {"summary", view.c_str()});
-        std::string tail = view + " p99 " + us(figure(sum, "p99")) + ", max " + us(figure(sum, "max"));
-        h << " data-view=\"" << view << "\"";
-        if (l == "open") {
-          auto tail_of = [&](const char* v2) {
-            const json& x = at(r.data, {"summary", v2});
-            return "p99 " + us(figure(x, "p99")) + ", max " + us(figure(x, "max"));
-          };
-          h << " data-response=\"" << us(r.p50("response")) << "\" data-service=\"" << us(r.p50("service"))
-            << "\" data-tail-response=\"" << tail_of("response") << "\" data-tail-service=\"" << tail_of("service")
-            << "\"";
-        }
-        h << " title=\"" << esc(tail) << "\"><a href=\"" << href << "\"><span class=\"p50\">" << us(r.p50(view))
-          << "</span> <span class=\"verdict\">" << esc(r.verdict) << "</span>" << sup << ratio_html(r)
-          << "<span class=\"tail\"> " << esc(tail.substr(view.size() + 1)) << "</span></a></td>";
-      } else {
-        h << " title=\"" << esc(r.reason) << "\"><a href=\"" << href << "\"><span class=\"verdict\">" << esc(r.word())
-          << "</span>" << sup << "</a></td>";
-      }
-    }
+    for (const auto& [l, f] : m.cols) h << matrix_cell_html(v, member_cell(f, t, mo, l));
     h << "</tr>\n";
   }
   h << "</tbody></table>\n";
@@ -444,11 +442,11 @@ std::string latency_table(const StoredResult& r) {
   h << "<table class=\"figures\"><thead><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>"
        "<th>mean of run maxima</th></tr></thead><tbody>\n";
   for (const char* view : {"response", "service"}) {
-    const json& s = at(r.data, {"summary", view});
-    if (!s.is_object()) continue;
+    const LatencyRecord* s = summary_of(r).view(view);
+    if (!s) continue;
     h << "<tr><th>" << view << "</th>";
-    for (const char* k : {"p50", "p90", "p99", "p999", "max", "mean_max"})
-      h << "<td>" << (s.contains(k) && s[k].is_number() ? us(s[k].get<double>()) : "-") << "</td>";
+    for (const auto& k : {s->p50, s->p90, s->p99, s->p999, s->max, s->mean_max})
+      h << "<td>" << (k ? us(*k) : "-") << "</td>";
     h << "</tr>\n";
   }
   h << "</tbody></table>\n";
@@ -481,32 +479,34 @@ std::string runs_table(const json& runs) {
   return h.str();
 }
 
+// An optional figure as num() prints a JSON one: integers whole, other numbers to three places, "-" when absent.
+std::string num(const std::optional<double>& v) { return v ? fixed(*v, 3) : "-"; }
+std::string num(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "-"; }
+
 std::string judged_html(const StoredResult& r) {
-  const json& s = r.data.value("summary", json::object());
+  const SummaryRecord& s = summary_of(r);
   const json& t = r.data.value("thresholds", json::object());
   std::vector<std::pair<std::string, std::string>> rows;
   std::string base = r.cell.loop == "open" ? "response" : "service";
   auto limit = [&](const char* key) { return t.contains(key) ? num(t[key]) : std::string("-"); };
-  rows.push_back(
-      {"CV of p50 (" + base + ", across runs)", num(at(s, {"cv", "p50"})) + " (limit " + limit("cv_p50") + ")"});
-  rows.push_back(
-      {"CV of p99 (" + base + ", across runs)", num(at(s, {"cv", "p99"})) + " (limit " + limit("cv_p99") + ")"});
+  rows.push_back({"CV of p50 (" + base + ", across runs)", num(s.cv_p50) + " (limit " + limit("cv_p50") + ")"});
+  rows.push_back({"CV of p99 (" + base + ", across runs)", num(s.cv_p99) + " (limit " + limit("cv_p99") + ")"});
+  const std::string achieved = fixed(s.achieved_rate.value_or(0.0), 0) + " /s";
   if (r.cell.loop == "open") {
     double rate = r.data.value("rate", 0.0);
-    rows.push_back({"achieved rate", fixed(s.value("achieved_rate", 0.0), 0) + " /s (target " + fixed(rate, 0) +
-                                         ", at least " + limit("rate_fraction") + " of it)"});
-    rows.push_back({"response p50 over service p50",
-                    (at(s, {"service", "p50"}).is_number() && at(s, {"service", "p50"}).get<double>() > 0 &&
-                             at(s, {"response", "p50"}).is_number()
-                         ? fixed(at(s, {"response", "p50"}).get<double>() / at(s, {"service", "p50"}).get<double>(), 3)
-                         : std::string("-")) +
-                        " (limit " + limit("response_over_service") + ")"});
-    rows.push_back({"in-flight cap hits", num(s.value("cap_hits", json()))});
+    rows.push_back({"achieved rate",
+                    achieved + " (target " + fixed(rate, 0) + ", at least " + limit("rate_fraction") + " of it)"});
+    const LatencyRecord *service = s.view("service"), *response = s.view("response");
+    const bool over = service && service->p50 && *service->p50 > 0 && response && response->p50;
+    rows.push_back(
+        {"response p50 over service p50", (over ? fixed(*response->p50 / *service->p50, 3) : std::string("-")) +
+                                              " (limit " + limit("response_over_service") + ")"});
+    rows.push_back({"in-flight cap hits", num(s.cap_hits)});
   } else {
-    rows.push_back({"achieved rate", fixed(s.value("achieved_rate", 0.0), 0) + " /s"});
+    rows.push_back({"achieved rate", achieved});
   }
-  rows.push_back({"most orders in flight", num(s.value("max_in_flight", json()))});
-  rows.push_back({"orders measured", num(s.value("count", json())) + ", errors " + num(s.value("errors", json()))});
+  rows.push_back({"most orders in flight", num(s.max_in_flight)});
+  rows.push_back({"orders measured", num(s.count) + ", errors " + num(s.errors)});
   return kv_table(rows, "judged");
 }
 
@@ -583,9 +583,9 @@ struct CellContext {
 // The members of a paired result's group, from the same sitting (the same rounds).
 std::vector<const StoredResult*> group_of(const StoredResult& r, const StoredSitting& s) {
   std::vector<const StoredResult*> out;
-  const json& p = r.data.value("pairing", json());
-  if (!p.is_object()) return out;
-  for (const auto& name : p.value("members", std::vector<std::string>{}))
+  const PairingRecord* p = pairing_of(r);
+  if (!p || !p->members) return out;
+  for (const auto& name : *p->members)
     if (const StoredResult* m = s.find(member_cell(name, r.cell.transport, r.cell.model, r.cell.loop));
         m && m->measured())
       out.push_back(m);
@@ -603,15 +603,15 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
   std::vector<Entry> es;
   std::string reference;
   for (const StoredResult* m : group_of(r, s)) {
-    const json& p = m->data["pairing"];
-    reference = p.value("reference", "");
-    Entry e{m->cell.member(), p.value("verdict", json()).is_string() ? p["verdict"].get<std::string>() : ""};
+    const PairingRecord* p = pairing_of(*m);
+    if (!p) continue;  // a member of another kind of sitting: no ratio to draw
+    reference = p->reference.value_or("");
+    Entry e{m->cell.member(), p->verdict.value_or("")};
     e.reference = m->cell.member() == reference;
-    const json& x = p.value("ratio", json());
-    if (x.is_object()) {
-      e.median = x.value("median", 1.0);
-      e.low = x.value("low", 1.0);
-      e.high = x.value("high", 1.0);
+    if (p->ratio) {
+      e.median = p->ratio->median;
+      e.low = p->ratio->low;
+      e.high = p->ratio->high;
     } else if (!e.reference) {
       continue;  // no round beside a measured reference
     }
@@ -625,13 +625,14 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
   hi *= 1.03;
   const double w = 300;
   auto x = [&](double v) { return fixed(10 + w * (v - lo) / (hi - lo), 1); };
-  const json& p = r.data["pairing"];
+  const PairingRecord& p = *pairing_of(r);  // group_of found the members through it
   std::ostringstream h;
-  h << "<h2>Race</h2>\n<p>The members of group " << esc(p.value("group", "")) << " by the median of their per-round "
-    << "p50 ratios to " << esc(reference) << ", with 95% intervals, over " << num(p.value("rounds", json()))
-    << " rounds (stopped: " << esc(p.value("stop", "")) << ", widest interval +-"
-    << fixed(100 * p.value("width_reached", 0.0), 1) << "%). A member whose interval reaches within "
-    << fixed(100 * p.value("resolution", 0.0), 0) << "% of 1 is level with " << esc(reference)
+  h << "<h2>Race</h2>\n<p>The members of group " << esc(p.group.value_or("")) << " by the median of their per-round "
+    << "p50 ratios to " << esc(reference) << ", with 95% intervals, over "
+    << (p.rounds ? std::to_string(*p.rounds) : "-") << " rounds (stopped: " << esc(p.stop.value_or(""))
+    << ", widest interval +-" << fixed(100 * p.width_reached.value_or(0.0), 1)
+    << "%). A member whose interval reaches within " << fixed(100 * p.resolution.value_or(0.0), 0)
+    << "% of 1 is level with " << esc(reference)
     << ": no order among level members is claimed.</p>\n<table class=\"race\"><thead><tr><th>member</th>"
        "<th>ratio [95% interval]</th><th>against "
     << esc(reference) << "</th><th></th></tr></thead><tbody>\n";
@@ -651,6 +652,55 @@ std::string race_html(const StoredResult& r, const StoredSitting& s) {
       << x(e.median) << "\" x2=\"" << x(e.median) << "\" y1=\"2\" y2=\"14\"/></svg></td></tr>\n";
   }
   h << "</tbody></table>\n";
+  return h.str();
+}
+
+// What the lab says of the cell: its state, why, its attempts, its flavour's check and its workers.
+std::string lab_html(const StoredResult& r) {
+  const json& lab = r.data.value("lab", json::object());
+  std::vector<std::pair<std::string, std::string>> labrows = {{"state", esc(num(lab.value("state", json())))},
+                                                              {"reason", esc(num(lab.value("reason", json())))}};
+  if (lab.contains("attempts")) labrows.push_back({"attempts", esc(num(lab["attempts"]))});
+  if (lab.contains("failed_attempts") && !lab["failed_attempts"].empty())
+    labrows.push_back({"failed attempts", esc(argv_text(lab["failed_attempts"]))});
+  if (lab.contains("check")) labrows.push_back({"check-flavour", code(num(lab["check"]))});
+  if (lab.contains("workers")) labrows.push_back({"workers", code(num(lab["workers"]))});
+  return kv_table(labrows, "lab");
+}
+
+// The CDF of a measured cell with the other flavours of its transport, model and loop laid over it.
+std::string cdf_html(const View& v, const StoredResult& r, const StoredSitting& s) {
+  std::ostringstream h;
+  json series = json::array();
+  series.push_back(cdf_series(r, r.cell.member(), true));
+  std::vector<std::string> peers;
+  const std::vector<const StoredResult*> group = group_of(r, s);
+  if (!group.empty()) {  // paired: only the members measured in the same rounds
+    for (const StoredResult* m : group) {
+      if (m == &r) continue;
+      series.push_back(cdf_series(*m, m->cell.member(), false));
+      peers.push_back(m->cell.member());
+    }
+  } else {
+    for (const auto& [l, fl] : v.m->cols) {
+      if (l != r.cell.loop || fl == r.cell.member()) continue;
+      const ComposedCell* p = v.m->at(member_cell(fl, r.cell.transport, r.cell.model, l));
+      if (!p || !p->shown || !p->shown->measured() || pairing_of(*p->shown)) continue;
+      series.push_back(cdf_series(*p->shown, fl, false));
+      peers.push_back(fl + " (sitting " + p->from->name + ")");
+    }
+  }
+  std::string view = r.cell.loop == "open" ? "response" : "service";
+  h << "<h2>CDF of " << view << " time</h2>\n<p>Cumulative fraction of orders against latency (log axis) from "
+    << "the raw samples of every run";
+  if (!peers.empty())
+    h << ", with " << esc(join(peers, ", ")) << " laid over it"
+      << (group.empty() ? "" : " (the same rounds of this sitting; each round weighs the same)");
+  h << ".</p>\n<div class=\"cdf\" id=\"cdf\" data-view=\"" << view << "\"></div>\n"
+    << "<script type=\"application/json\" id=\"cdf-data\">" << script_json({{"view", view}, {"series", series}})
+    << "</script>\n<noscript><p>The chart needs scripts; its points are in the result file.</p></noscript>\n";
+  if (site_asset("uPlot.iife.min.js").empty())
+    h << "<p class=\"flag\">This bench-run was built without the chart library (lab/site, npm ci): no chart.</p>\n";
   return h.str();
 }
 
@@ -690,52 +740,14 @@ void write_cell_page(const fs::path& site, const CellContext& cc) {
     << esc(fs::path(r.file).filename().string()) << "</a>.</p>\n";
   if (r.measured()) {
     h << "<h2>Figures (us)</h2>\n" << latency_table(r) << race_html(r, *cc.s);
-    // The CDF with the other flavours of this transport, model and loop laid over it.
-    json series = json::array();
-    series.push_back(cdf_series(r, r.cell.member(), true));
-    std::vector<std::string> peers;
-    const std::vector<const StoredResult*> group = group_of(r, *cc.s);
-    if (!group.empty()) {  // paired: only the members measured in the same rounds
-      for (const StoredResult* m : group) {
-        if (m == &r) continue;
-        series.push_back(cdf_series(*m, m->cell.member(), false));
-        peers.push_back(m->cell.member());
-      }
-    } else {
-      for (const auto& [l, fl] : v.m->cols) {
-        if (l != r.cell.loop || fl == r.cell.member()) continue;
-        const ComposedCell* p = v.m->at(member_cell(fl, r.cell.transport, r.cell.model, l));
-        if (!p || !p->shown || !p->shown->measured() || p->shown->data.contains("pairing")) continue;
-        series.push_back(cdf_series(*p->shown, fl, false));
-        peers.push_back(fl + " (sitting " + p->from->name + ")");
-      }
-    }
-    std::string view = r.cell.loop == "open" ? "response" : "service";
-    h << "<h2>CDF of " << view << " time</h2>\n<p>Cumulative fraction of orders against latency (log axis) from "
-      << "the raw samples of every run";
-    if (!peers.empty())
-      h << ", with " << esc(join(peers, ", ")) << " laid over it"
-        << (group.empty() ? "" : " (the same rounds of this sitting; each round weighs the same)");
-    h << ".</p>\n<div class=\"cdf\" id=\"cdf\" data-view=\"" << view << "\"></div>\n"
-      << "<script type=\"application/json\" id=\"cdf-data\">" << script_json({{"view", view}, {"series", series}})
-      << "</script>\n<noscript><p>The chart needs scripts; its points are in the result file.</p></noscript>\n";
-    if (site_asset("uPlot.iife.min.js").empty())
-      h << "<p class=\"flag\">This bench-run was built without the chart library (lab/site, npm ci): no chart.</p>\n";
+    h << cdf_html(v, r, *cc.s);
     h << "<h2>Judged against</h2>\n" << judged_html(r);
     h << "<h2>Runs</h2>\n" << runs_table(r.data.value("runs", json::array()));
   }
   h << "<h2>Effective settings</h2>\n" << effective_html(r);
   h << "<h2>Stamp</h2>\n" << stamp_html(r, *cc.s);
   h << "<h2>Audit</h2>\n" << audit_html(r.data.value("audit", json()));
-  const json& lab = r.data.value("lab", json::object());
-  std::vector<std::pair<std::string, std::string>> labrows = {{"state", esc(num(lab.value("state", json())))},
-                                                              {"reason", esc(num(lab.value("reason", json())))}};
-  if (lab.contains("attempts")) labrows.push_back({"attempts", esc(num(lab["attempts"]))});
-  if (lab.contains("failed_attempts") && !lab["failed_attempts"].empty())
-    labrows.push_back({"failed attempts", esc(argv_text(lab["failed_attempts"]))});
-  if (lab.contains("check")) labrows.push_back({"check-flavour", code(num(lab["check"]))});
-  if (lab.contains("workers")) labrows.push_back({"workers", code(num(lab["workers"]))});
-  h << "<h2>Lab</h2>\n" << kv_table(labrows, "lab");
+  h << "<h2>Lab</h2>\n" << lab_html(r);
   f.chart = r.measured();
   write_file(site / v.dir / "cell" / cell_page_name(r.cell), page(f, h.str()));
 }
@@ -845,12 +857,10 @@ std::string sweeps_list(const Host& host) {
   for (auto it = host.sittings.rbegin(); it != host.sittings.rend(); ++it) {
     if (!it->sweep) continue;
     std::vector<std::string> knees;
-    for (const auto& d : it->sweeps) {
-      const bool by_rate = d.value("series", "") == "rate";
-      const json& k = d.value("knee", json());
-      knees.push_back(
-          d.value("flavour", "") + " " + d.value("series", "") + " knee " +
-          (k.is_object() ? num(k[by_rate ? "rate" : "sessions"]) + (by_rate ? "/s" : " sessions") : "none"));
+    for (const auto& doc : it->sweeps) {
+      const SweepRecord d = sweep_record_from_json(doc);
+      knees.push_back(d.flavour + " " + d.series + " knee " +
+                      (d.knee ? std::to_string(d.knee->x) + (d.by_rate() ? "/s" : " sessions") : "none"));
     }
     o << "<li><a href=\"sweep/" << esc(it->name) << ".html\">" << esc(it->name) << "</a> (" << when(it->start)
       << "): " << esc(join(knees, "; ")) << "</li>\n";
@@ -860,36 +870,29 @@ std::string sweeps_list(const Host& host) {
   return "<section id=\"sweeps\"><h2>Load sweeps</h2>\n<ul class=\"sweeps\">\n" + o.str() + "</ul></section>\n";
 }
 
-void write_host(const fs::path& site, const Host& host, std::vector<std::string>& index_lines) {
-  const std::vector<Era> eras = eras_of(host);
+// A host's place in its eras: every era, and the current one (null when none is).
+struct HostEras {
+  const Host* host = nullptr;
+  std::vector<Era> eras;
   const Era* current = nullptr;
-  for (const auto& e : eras)
-    if (e.current) current = &e;
-  const std::string hn = host.name;
-  const std::string current_href_from_archive = "../../index.html";
-  std::ostringstream links;
-  links << "<p class=\"links\"><a href=\"host.html\">The host</a> &middot; <a href=\"compare.html\">Compare two "
-           "sittings</a> &middot; <a href=\"#sittings\">Every sitting</a>";
-  if (eras.size() > 1) links << " &middot; <a href=\"#archives\">Archives</a>";
-  links << "</p>\n";
+};
 
-  // Archives first (the current page links to them).
+// Each archived matrix's page and cell pages; returns the list that links them ("" without archives).
+std::string write_archives(const fs::path& site, const HostEras& he) {
+  const std::string hn = he.host->name;
   std::ostringstream archives;
-  archives << "<section id=\"archives\"><h2>Archives</h2>\n<ul>\n";
   int n_archives = 0;
-  std::vector<ComposedMatrix> keep;
-  keep.reserve(eras.size());
-  for (const auto& e : eras) {
+  for (const auto& e : he.eras) {
     if (e.current) continue;
     ++n_archives;
-    keep.push_back(compose_era(e));
+    const ComposedMatrix m = compose_era(e);
     View v;
-    v.host = &host;
-    v.m = &keep.back();
+    v.host = he.host;
+    v.m = &m;
     v.dir = hn + "/archive/" + e.id() + "/";
     v.root = "../../../";
     v.title = "archive " + e.id();
-    v.banner = archive_banner(e, current, hn, v.root + hn + "/index.html", eras);
+    v.banner = archive_banner(e, he.current, hn, v.root + hn + "/index.html", he.eras);
     number_sittings(v);
     PageFrame f;
     f.title = hn + ": archived matrix, " + era_label(e);
@@ -904,14 +907,21 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
              << date_of(e.last) << ", " << e.sittings.size() << (e.sittings.size() == 1 ? " sitting" : " sittings")
              << "</li>\n";
   }
-  archives << "</ul></section>\n";
+  if (!n_archives) return "";
+  return "<section id=\"archives\"><h2>Archives</h2>\n<ul>\n" + archives.str() + "</ul></section>\n";
+}
 
-  // The current matrix.
+// The host's index.html: its current matrix (composed and returned, with its cell pages), archives, sweeps, sittings.
+ComposedMatrix write_current(const fs::path& site, const HostEras& he, const std::string& archives) {
+  const Host& host = *he.host;
+  const std::string hn = host.name;
   std::ostringstream body;
-  body << links.str();
+  body << "<p class=\"links\"><a href=\"host.html\">The host</a> &middot; <a href=\"compare.html\">Compare two "
+          "sittings</a> &middot; <a href=\"#sittings\">Every sitting</a>"
+       << (he.eras.size() > 1 ? " &middot; <a href=\"#archives\">Archives</a>" : "") << "</p>\n";
   ComposedMatrix cm;
-  if (current) {
-    cm = compose_era(*current);
+  if (he.current) {
+    cm = compose_era(*he.current);
     View v;
     v.host = &host;
     v.m = &cm;
@@ -923,83 +933,101 @@ void write_host(const fs::path& site, const Host& host, std::vector<std::string>
     if (!cm.reference || !cm.reference->runs_reference_matrix())
       intro = "<p class=\"flag\">No sitting of the reference matrix (" + std::string(kReferenceMatrix) +
               ") in this epoch and method yet: this matrix takes the newest sitting's settings.</p>\n";
-    body << era_body(v, *current, intro);
+    body << era_body(v, *he.current, intro);
     write_cell_pages(site, v);
   } else {
     body << "<p class=\"flag\">No sitting of this host was measured with the current method (" << kMethodVersion
          << ") on its current hardware: every matrix of it is an archive.</p>\n";
   }
-  if (n_archives) body << archives.str();
-  body << sweeps_list(host);
-  body << "<section id=\"sittings\"><h2>Every sitting</h2>\n" << sittings_table(host, "../", eras) << "</section>\n";
+  body << archives << sweeps_list(host);
+  body << "<section id=\"sittings\"><h2>Every sitting</h2>\n" << sittings_table(host, "../", he.eras) << "</section>\n";
   PageFrame f;
   f.title = hn + ": the current matrix";
   f.root = "../";
   f.kind = "matrix current";
   f.crumbs = {{hn, ""}};
   write_file(site / hn / "index.html", page(f, body.str()));
+  return cm;
+}
 
+// A sitting's stamp as its page shows it.
+std::string sitting_stamp_html(const StoredSitting& s) {
+  return kv_table(
+      {{"started", when(s.start)},
+       {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
+       {"matrix", esc(s.matrix_name)},
+       {"method", esc(s.method)},
+       {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
+       {"hardware epoch", esc(s.epoch)},
+       {"kernel", esc(s.stamp.value("kernel", std::string()))},
+       {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
+       {"command", code(s.stamp.value("command_line", std::string()))},
+       {"overrides", code(num(s.stamp.value("overrides", json::object())))},
+       {"effective", code(num(s.stamp.value("effective", json::object())))},
+       {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
+                       (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
+       {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
+                                   ? s.stamp["vma_internal_thread"].value("env", std::string())
+                                   : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
+      "sitting-stamp");
+}
+
+// Why a sitting of the current era gives no cell to the current matrix `cm` ("" when it gives some).
+std::string not_in_current_html(const StoredSitting& s, const Era* era, const HostEras& he, const ComposedMatrix& cm) {
+  if (!era || !era->current || !he.current || cm.used.empty()) return "";
+  const bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
+  if (in_current || !cm.reference || s.results.empty()) return "";
+  const Cell& c = s.results.front().cell;
+  auto d = settings_differences(cm.reference->settings_for(c.transport, c.model, c.loop), s.results.front().settings);
+  return std::string("<p class=\"flag\">No cell of this sitting is in the current matrix") +
+         (d.empty() ? ": newer results replace them."
+                    : ": its settings differ from the reference's (" + esc(join(d, "; ")) + ").") +
+         "</p>\n";
+}
+
+// A sitting's own matrix page and its cell pages.
+void write_sitting_page(const fs::path& site, const HostEras& he, const StoredSitting& s, const ComposedMatrix& cm) {
+  const std::string hn = he.host->name;
+  ComposedMatrix sm = compose_sitting(s);
+  View v;
+  v.host = he.host;
+  v.m = &sm;
+  v.dir = hn + "/sitting/" + s.name + "/";
+  v.root = "../../../";
+  v.title = "sitting " + s.name;
+  const Era* era = nullptr;
+  for (const auto& e : he.eras)
+    if (e.epoch == s.epoch && e.method == s.method) era = &e;
+  if (era && !era->current) v.banner = archive_banner(*era, he.current, hn, v.root + hn + "/index.html", he.eras);
+  std::ostringstream b;
+  b << sitting_stamp_html(s) << provenance_html(s.stamp) << not_in_current_html(s, era, he, cm);
+  b << "<p>The stamp: <a href=\"" << v.root << "../" << esc(hn) << "/" << esc(s.name)
+    << "/sitting.json\">sitting.json</a>.</p>\n";
+  b << matrix_html(v) << legend_html();
+  PageFrame pf;
+  pf.title = hn + ": sitting " + s.name;
+  pf.root = v.root;
+  pf.kind = "matrix sitting";
+  pf.banner = v.banner;
+  pf.crumbs = {{hn, "../../index.html"}, {"sitting " + s.name, ""}};
+  write_file(site / v.dir / "index.html", page(pf, b.str()));
+  write_cell_pages(site, v);
+}
+
+void write_host(const fs::path& site, const Host& host, std::vector<std::string>& index_lines) {
+  HostEras he{&host, eras_of(host), nullptr};
+  for (const auto& e : he.eras)
+    if (e.current) he.current = &e;
+  // Archives first (the current page links to them).
+  const std::string archives = write_archives(site, he);
+  const ComposedMatrix cm = write_current(site, he, archives);
   // Every sitting's own matrix (a sweep has its own page instead).
-  for (const auto& s : host.sittings) {
-    if (s.sweep) continue;
-    ComposedMatrix sm = compose_sitting(s);
-    View v;
-    v.host = &host;
-    v.m = &sm;
-    v.dir = hn + "/sitting/" + s.name + "/";
-    v.root = "../../../";
-    v.title = "sitting " + s.name;
-    const Era* era = nullptr;
-    for (const auto& e : eras)
-      if (e.epoch == s.epoch && e.method == s.method) era = &e;
-    if (era && !era->current) v.banner = archive_banner(*era, current, hn, v.root + hn + "/index.html", eras);
-    std::ostringstream b;
-    b << kv_table(
-        {{"started", when(s.start)},
-         {"ended", s.end.empty() ? "(unfinished or interrupted)" : when(s.end)},
-         {"matrix", esc(s.matrix_name)},
-         {"method", esc(s.method)},
-         {"CPU", esc(cpu_line(s.cpu_model, s.cpu_text))},
-         {"hardware epoch", esc(s.epoch)},
-         {"kernel", esc(s.stamp.value("kernel", std::string()))},
-         {"git", esc(s.stamp.value("git", json::object()).value("revision", std::string("?")))},
-         {"command", code(s.stamp.value("command_line", std::string()))},
-         {"overrides", code(num(s.stamp.value("overrides", json::object())))},
-         {"effective", code(num(s.stamp.value("effective", json::object())))},
-         {"network", esc(s.stamp.value("effective", json::object()).value("network", std::string("loopback"))) +
-                         (s.stamp.contains("wire") ? ": " + esc(wire_text(s.stamp["wire"])) : "")},
-         {"libvma's thread", esc(s.stamp.value("vma_internal_thread", json()).is_object()
-                                     ? s.stamp["vma_internal_thread"].value("env", std::string())
-                                     : std::string("not placed (no [transports.vma] internal_thread_core)"))}},
-        "sitting-stamp");
-    b << provenance_html(s.stamp);
-    if (era && era->current && current && !cm.used.empty()) {
-      bool in_current = std::find(cm.used.begin(), cm.used.end(), &s) != cm.used.end();
-      if (!in_current && cm.reference && !s.results.empty()) {
-        const Cell& c = s.results.front().cell;
-        auto d =
-            settings_differences(cm.reference->settings_for(c.transport, c.model, c.loop), s.results.front().settings);
-        b << "<p class=\"flag\">No cell of this sitting is in the current matrix"
-          << (d.empty() ? ": newer results replace them."
-                        : ": its settings differ from the reference's (" + esc(join(d, "; ")) + ").")
-          << "</p>\n";
-      }
-    }
-    b << "<p>The stamp: <a href=\"" << v.root << "../" << esc(hn) << "/" << esc(s.name)
-      << "/sitting.json\">sitting.json</a>.</p>\n";
-    b << matrix_html(v) << legend_html();
-    PageFrame pf;
-    pf.title = hn + ": sitting " + s.name;
-    pf.root = v.root;
-    pf.kind = "matrix sitting";
-    pf.banner = v.banner;
-    pf.crumbs = {{hn, "../../index.html"}, {"sitting " + s.name, ""}};
-    write_file(site / v.dir / "index.html", page(pf, b.str()));
-    write_cell_pages(site, v);
-  }
-
-  std::string cpu = current ? cpu_line(current->cpu_model, current->cpu_text)
-                            : cpu_line(host.sittings.back().cpu_model, host.sittings.back().cpu_text);
+  for (const auto& s : host.sittings)
+    if (!s.sweep) write_sitting_page(site, he, s, cm);
+  const long n_archives = std::count_if(he.eras.begin(), he.eras.end(), [](const Era& e) { return !e.current; });
+  const std::string hn = host.name;
+  std::string cpu = he.current ? cpu_line(he.current->cpu_model, he.current->cpu_text)
+                               : cpu_line(host.sittings.back().cpu_model, host.sittings.back().cpu_text);
   index_lines.push_back("<tr><td><a href=\"" + esc(hn) + "/index.html\">" + esc(hn) + "</a></td><td>" + esc(cpu) +
                         "</td><td>" + std::to_string(host.sittings.size()) + "</td><td>" +
                         when(host.sittings.back().start) + "</td><td>" + std::to_string(n_archives) + "</td></tr>");
@@ -1068,74 +1096,74 @@ std::string core_map_html(const std::string& machine_text, const std::string& on
 
 // ---------------------------------------------------------------- sweeps
 
-std::string sweep_figure(const json& l, const char* k) {
-  if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
-  return us(l[k].get<double>());
+std::string sweep_figure(const std::optional<LatencyRecord>& l, std::optional<double> LatencyRecord::*k) {
+  return l && (*l).*k ? us(*((*l).*k)) : "-";
+}
+
+// A step's row: its load, its figures and its verdict.
+std::string sweep_step_row(const SweepStepRecord& st, bool is_knee) {
+  using L = LatencyRecord;
+  auto n = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string("-"); };
+  std::string verdict = st.measured() ? st.verdict.value_or("?") : (st.state.empty() ? "?" : st.state);
+  if (st.limit) verdict += " (" + *st.limit + ")";
+  const std::optional<double> rss = st.server_rss_kb();
+  std::ostringstream h;
+  h << "<tr" << (is_knee ? " class=\"knee\"" : "") << "><td>" << st.step << "</td><td>" << st.rate << "</td><td>"
+    << st.sessions << "</td><td>" << n(st.achieved_rate, 0) << "</td>";
+  for (const auto* view : {&st.response, &st.service})
+    for (const auto k : {&L::p50, &L::p99, &L::p999, &L::max}) h << "<td>" << sweep_figure(*view, k) << "</td>";
+  h << "<td>" << (st.max_in_flight ? std::to_string(*st.max_in_flight) : "-") << "</td><td>"
+    << sweep_figure(st.lateness, &L::p50) << "</td><td>" << n(st.server_cpu_us_per_order(), 2) << "</td><td>"
+    << (rss ? fixed(*rss / 1024, 1) : std::string("-")) << "</td><td class=\"verdict\">" << esc(verdict)
+    << (is_knee ? " &middot; <strong>knee</strong>" : "") << "</td></tr>\n";
+  return h.str();
 }
 
 // A series' steps as a table that reads without scripts.
-std::string sweep_steps_table(const json& d) {
+std::string sweep_steps_table(const SweepRecord& d) {
   std::ostringstream h;
-  h << "<table class=\"sweep-steps\" data-flavour=\"" << esc(d.value("flavour", "")) << "\" data-series=\""
-    << esc(d.value("series", "")) << "\"><thead><tr><th>Step</th><th>Rate/s</th><th>Sessions</th><th>Achieved/s</th>"
+  h << "<table class=\"sweep-steps\" data-flavour=\"" << esc(d.flavour) << "\" data-series=\"" << esc(d.series)
+    << "\"><thead><tr><th>Step</th><th>Rate/s</th><th>Sessions</th><th>Achieved/s</th>"
     << "<th>Response p50</th><th>p99</th><th>p99.9</th><th>max</th><th>Service p50</th><th>p99</th><th>p99.9</th>"
     << "<th>max</th><th>In flight</th><th>Client late p50</th><th>Server CPU/order (us)</th><th>Server RSS (MB)</th>"
     << "<th>Verdict</th></tr></thead><tbody>\n";
-  const json& knee = d.value("knee", json());
   // Rows by rate or sessions; the step number keeps the order they ran in.
-  std::vector<json> steps = d.value("steps", std::vector<json>{});
-  const char* x = d.value("series", "") == "rate" ? "rate" : "sessions";
+  std::vector<SweepStepRecord> steps = d.steps;
   std::stable_sort(steps.begin(), steps.end(),
-                   [x](const json& a, const json& b) { return a.value(x, 0) < b.value(x, 0); });
-  for (const auto& st : steps) {
-    const json resp = st.value("response", json()), serv = st.value("service", json());
-    const json server = st.value("server", json());
-    const bool is_knee = knee.is_object() && knee.value("step", 0) == st.value("step", -1);
-    std::string verdict = st.value("state", "") == "measured" ? st.value("verdict", std::string("?"))
-                                                              : st.value("state", std::string("?"));
-    if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
-    auto n = [](const json& v, int digits) {
-      return v.is_number() ? fixed(v.get<double>(), digits) : std::string("-");
-    };
-    h << "<tr" << (is_knee ? " class=\"knee\"" : "") << "><td>" << num(st.value("step", json())) << "</td><td>"
-      << num(st.value("rate", json())) << "</td><td>" << num(st.value("sessions", json())) << "</td><td>"
-      << n(st.value("achieved_rate", json()), 0) << "</td><td>" << sweep_figure(resp, "p50") << "</td><td>"
-      << sweep_figure(resp, "p99") << "</td><td>" << sweep_figure(resp, "p999") << "</td><td>"
-      << sweep_figure(resp, "max") << "</td><td>" << sweep_figure(serv, "p50") << "</td><td>"
-      << sweep_figure(serv, "p99") << "</td><td>" << sweep_figure(serv, "p999") << "</td><td>"
-      << sweep_figure(serv, "max") << "</td><td>" << n(st.value("max_in_flight", json()), 0) << "</td><td>"
-      << sweep_figure(st.value("client", json()).value("lateness", json()), "p50") << "</td><td>"
-      << n(server.is_object() ? server.value("cpu_us_per_order", json()) : json(), 2) << "</td><td>"
-      << (server.is_object() && server.value("rss_kb", json()).is_number()
-              ? fixed(server["rss_kb"].get<double>() / 1024, 1)
-              : std::string("-"))
-      << "</td><td class=\"verdict\">" << esc(verdict) << (is_knee ? " &middot; <strong>knee</strong>" : "")
-      << "</td></tr>\n";
-  }
+                   [&](const SweepStepRecord& a, const SweepStepRecord& b) { return a.x(d.series) < b.x(d.series); });
+  for (const auto& st : steps) h << sweep_step_row(st, d.knee && d.knee->step == st.step);
   h << "</tbody></table>\n";
   return h.str();
 }
 
-std::string knee_text(const json& d) {
-  const bool by_rate = d.value("series", "") == "rate";
-  const char* x = by_rate ? "rate" : "sessions";
-  const char* unit = by_rate ? "/s" : " sessions";
-  const json& knee = d.value("knee", json());
-  const json& sat = d.value("saturated_from", json());
+std::string knee_text(const SweepRecord& d) {
+  const char* unit = d.by_rate() ? "/s" : " sessions";
   std::string t = "Knee: ";
-  t += knee.is_object() ? num(knee[x]) + unit + " (the highest step not saturated)"
-                        : std::string("none (no step unsaturated)");
-  if (sat.is_object()) {
-    t += "; saturated from " + num(sat[x]) + unit;
-    if (sat.value("limit", json()) == "client")
+  t += d.knee ? std::to_string(d.knee->x) + unit + " (the highest step not saturated)"
+              : std::string("none (no step unsaturated)");
+  if (d.saturated_from) {
+    t += "; saturated from " + std::to_string(d.saturated_from->x) + unit;
+    if (d.saturated_from->limit == "client")
       t += ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
-    else if (sat.value("limit", json()) == "server")
+    else if (d.saturated_from->limit == "server")
       t += ": the server was the limit";
   }
-  if (d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
-    t += ". Server memory per session: " + fixed(d["memory_per_session_bytes"].get<double>(), 0) +
+  if (d.memory_per_session_bytes)
+    t += ". Server memory per session: " + fixed(*d.memory_per_session_bytes, 0) +
          " bytes (the slope of its resident memory over the session counts)";
   return t + ".";
+}
+
+// A series' points for the chart: its measured steps' figures.
+json sweep_line(const SweepRecord& d) {
+  json points = json::array();
+  for (const auto& st : d.steps)
+    if (st.measured())
+      points.push_back({{"x", st.x(d.series)},
+                        {"response", st.response ? to_json(*st.response) : json()},
+                        {"service", st.service ? to_json(*st.service) : json()},
+                        {"verdict", st.verdict ? json(*st.verdict) : json()}});
+  return {{"flavour", d.flavour}, {"points", points}, {"knee", d.knee ? json(d.knee->x) : json()}};
 }
 
 void write_sweep_page(const fs::path& site, const Host& host, const StoredSitting& s) {
@@ -1165,21 +1193,12 @@ void write_sweep_page(const fs::path& site, const Host& host, const StoredSittin
            {"rate", "Latency against offered rate"}, {"sessions", "Latency against sessions"}}) {
     json lines = json::array();
     std::ostringstream tables;
-    for (const auto& d : s.sweeps) {
-      if (d.value("series", "") != series) continue;
-      const char* x = series == "rate" ? "rate" : "sessions";
-      json points = json::array();
-      for (const auto& st : d.value("steps", json::array()))
-        if (st.value("state", "") == "measured")
-          points.push_back({{"x", st[x]},
-                            {"response", st.value("response", json())},
-                            {"service", st.value("service", json())},
-                            {"verdict", st.value("verdict", json())}});
-      const json& knee = d.value("knee", json());
-      lines.push_back(
-          {{"flavour", d.value("flavour", "")}, {"points", points}, {"knee", knee.is_object() ? knee[x] : json()}});
-      tables << "<h3>" << esc(d.value("flavour", "")) << "</h3>\n<p class=\"knee-text\">" << esc(knee_text(d))
-             << " The file: <a href=\"../../../" << esc(d.value("file", "")) << "\">sweep.json</a>.</p>\n"
+    for (const auto& doc : s.sweeps) {
+      const SweepRecord d = sweep_record_from_json(doc);
+      if (d.series != series) continue;
+      lines.push_back(sweep_line(d));
+      tables << "<h3>" << esc(d.flavour) << "</h3>\n<p class=\"knee-text\">" << esc(knee_text(d))
+             << " The file: <a href=\"../../../" << esc(d.file.value_or("")) << "\">sweep.json</a>.</p>\n"
              << sweep_steps_table(d);
     }
     if (lines.empty()) continue;

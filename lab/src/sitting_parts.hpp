@@ -33,6 +33,8 @@
 #include "kite/lab/util.hpp"
 #include "kite/lab/wire.hpp"
 
+#include "result_schema.hpp"
+
 namespace kite::lab::detail {
 
 using json = nlohmann::json;
@@ -303,11 +305,11 @@ json check_json(const Setup& c, const std::string& flavour, bool full);
 CellOutcome record_unrun(const Setup& c, const Cell& cell, CellState state, const std::string& marker,
                          const std::string& why);
 CellOutcome record_cell(const Setup& c, const Cell& cell, const Attempts& t, json& stamp);
-json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
-                  const std::vector<std::vector<std::size_t>>& orders, const std::vector<std::vector<double>>& p50s,
-                  std::size_t member);
+PairingRecord pairing_record(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
+                             const std::vector<std::vector<std::size_t>>& orders,
+                             const std::vector<std::vector<double>>& p50s, std::size_t member);
 json member_result(const std::vector<json>& rounds, const std::vector<int>& round_of, double server_cpu_s,
-                   const std::vector<std::string>& refusals, json pairing);
+                   const std::vector<std::string>& refusals, PairingRecord pairing);
 
 // ---- the sitting (sitting.cpp)
 

@@ -255,7 +255,8 @@ bool run_checks(Context& c, const std::vector<Cell>& cells, json& stamp) {
 // The matrix's seed, a resumed sitting's, or a fresh one (recorded in sitting.json).
 std::uint64_t pairing_seed_for(const Matrix& mx, const json& previous) {
   if (mx.rounds.seed != 0) return mx.rounds.seed;
-  if (previous.is_object() && previous.contains("pairing")) return previous["pairing"].value("seed", std::uint64_t{1});
+  if (previous.is_object() && previous.contains("pairing"))
+    return sitting_pairing_record_from_json(previous["pairing"]).seed.value_or(1);
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32 | rd()) | 1;
 }

@@ -121,7 +121,7 @@ void record_members(Context& c, std::vector<Member>& ms, const PairedGroup& g, c
     if (m.rounds.empty() && !m.refusals.empty()) {
       t.last.end = AttemptEnd::refused;  // every round refused: figures withheld
       t.last.result = m.refused_last;
-      t.last.result["pairing"] = pairing_json(g, summary[k], m.cell, orders, p50s, k);
+      t.last.result["pairing"] = to_json(pairing_record(g, summary[k], m.cell, orders, p50s, k));
       t.last.reason = join(m.refusals, "; ");
     } else if (m.rounds.empty()) {
       t.last.end = AttemptEnd::error;
@@ -129,7 +129,7 @@ void record_members(Context& c, std::vector<Member>& ms, const PairedGroup& g, c
     } else {
       t.last.end = AttemptEnd::measured;
       t.last.result = member_result(m.rounds, m.round_of, m.server_cpu_s, m.refusals,
-                                    pairing_json(g, summary[k], m.cell, orders, p50s, k));
+                                    pairing_record(g, summary[k], m.cell, orders, p50s, k));
       // The reference runs several times a round: count rounds, not runs.
       const std::set<int> passed(m.round_of.begin(), m.round_of.end());
       t.last.reason = c.opt.audit ? "audit passed in " + std::to_string(passed.size()) + " of " +

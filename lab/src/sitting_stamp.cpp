@@ -112,6 +112,19 @@ json effective_settings(const Setup& c) {
   return e;
 }
 
+// sitting.json's `pairing`: the rule a paired sitting runs by, and its seed (read back on resume).
+SittingPairingRecord pairing_stamp(const Matrix::Rounds& r, std::uint64_t seed) {
+  SittingPairingRecord p;
+  p.reference = r.reference;
+  p.target = r.target;
+  p.resolution = r.resolution;
+  p.min_rounds = r.min_rounds;
+  p.max_rounds = r.max_rounds;
+  p.budget_rounds = r.budget_rounds > 0 ? r.budget_rounds : r.max_rounds;
+  p.seed = seed;
+  return p;
+}
+
 }  // namespace
 
 std::string ask_version(const std::string& path) {
@@ -253,15 +266,7 @@ json start_stamp(const Setup& c, const json& previous) {
                   {"stepping", cpu.stepping},
                   {"features", cpu.features}};
   if (opt.matrix.pairing == "rounds") {
-    const Matrix::Rounds& r = opt.matrix.rounds;
-    stamp["pairing"] = {{"mode", "rounds"},
-                        {"reference", r.reference},
-                        {"target", r.target},
-                        {"resolution", r.resolution},
-                        {"min_rounds", r.min_rounds},
-                        {"max_rounds", r.max_rounds},
-                        {"budget_rounds", r.budget_rounds > 0 ? r.budget_rounds : r.max_rounds},
-                        {"seed", c.pairing_seed}};
+    stamp["pairing"] = to_json(pairing_stamp(opt.matrix.rounds, c.pairing_seed));
   }
   stamp["method"] = {{"version", method_for(opt.matrix.pairing)}, {"summary", method_summary_for(opt.matrix.pairing)}};
   stamp["binaries"] = binaries_json(c);

@@ -36,8 +36,12 @@ void write_cell(const Setup& c, const Cell& cell, json j) {
   j["cell"] = cell_json(cell);  // the client names the cell by its id: the lab's parts replace it
   j["lab"]["check"] = check_json(c, cell.flavour, false);
   j["method"] = method_for(c.opt.matrix.pairing);
-  if (c.opt.matrix.pairing == "rounds" && !j.contains("pairing"))
-    j["pairing"] = {{"mode", "sequential"}, {"reason", "the only flavour of its group that ran"}};
+  if (c.opt.matrix.pairing == "rounds" && !j.contains("pairing")) {
+    PairingRecord alone;
+    alone.mode = "sequential";
+    alone.reason = "the only flavour of its group that ran";
+    j["pairing"] = to_json(alone);
+  }
   if (pool_or_shard(cell.model)) j["lab"]["workers"] = workers_json(c.workers);
   const std::string path =
       c.step ? c.dir + "/" + c.step->dir + "/" + c.step->name + ".json" : c.dir + "/" + cell.file_name();
@@ -184,45 +188,45 @@ CellOutcome record_cell(const Setup& c, const Cell& cell, const Attempts& t, jso
 }
 
 // The pairing record every member's result carries.
-json pairing_json(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
-                  const std::vector<std::vector<std::size_t>>& orders, const std::vector<std::vector<double>>& p50s,
-                  std::size_t member) {
+PairingRecord pairing_record(const PairedGroup& g, const PairedGroup::Member& s, const Cell& cell,
+                             const std::vector<std::vector<std::size_t>>& orders,
+                             const std::vector<std::vector<double>>& p50s, std::size_t member) {
   // A cell has a store of its own only when its matrix pairs on the store.
   const bool on_store = !cell.store.empty();
-  json j = {{"mode", "rounds"},
-            {"group", (on_store ? cell.flavour + "/" : "") + cell.transport + "/" + cell.model + "/" + cell.loop},
-            {"on", on_store ? "store" : "flavour"},
-            {"members", g.members()},
-            {"reference", g.members()[g.reference()]},
-            {"seed", g.seed()},
-            {"rounds", g.rounds()},
-            {"stop", to_string(g.stop())},
-            {"target", g.rule().target},
-            {"resolution", g.rule().resolution},
-            {"width_reached", g.width_reached()},
-            {"runs", g.runs()},
-            {"budget_runs", g.budget_runs()},
-            {"bracketed", true},
-            {"orders", orders}};
-  json own = json::array();
-  for (const auto& round : p50s) own.push_back(round[member] > 0 ? json(round[member]) : json());
-  j["p50_per_round"] = own;
-  if (s.reference || s.ratios.empty()) {
-    j["ratio"] = nullptr;  // the reference, or a member with no round beside a measured reference
-    if (!s.reference) j["verdict"] = nullptr;
-  } else {
-    j["ratio"] = {{"median", s.interval.median}, {"low", s.interval.low}, {"high", s.interval.high}};
-    j["ratios"] = s.ratios;
-    j["verdict"] = to_string(s.verdict);
+  PairingRecord p;
+  p.mode = "rounds";
+  p.group = (on_store ? cell.flavour + "/" : "") + cell.transport + "/" + cell.model + "/" + cell.loop;
+  p.on = on_store ? "store" : "flavour";
+  p.members = g.members();
+  p.reference = g.members()[g.reference()];
+  p.seed = g.seed();
+  p.rounds = g.rounds();
+  p.stop = to_string(g.stop());
+  p.target = g.rule().target;
+  p.resolution = g.rule().resolution;
+  p.width_reached = g.width_reached();
+  p.runs = g.runs();
+  p.budget_runs = g.budget_runs();
+  p.bracketed = true;
+  p.orders = orders;
+  p.p50_per_round.emplace();
+  for (const auto& round : p50s)
+    p.p50_per_round->push_back(round[member] > 0 ? std::optional<double>(round[member]) : std::nullopt);
+  // The reference, or a member with no round beside a measured reference, has no ratio.
+  p.judged = !s.reference;
+  if (!s.reference && !s.ratios.empty()) {
+    p.ratio = RatioRecord{s.interval.median, s.interval.low, s.interval.high};
+    p.ratios = s.ratios;
+    p.verdict = to_string(s.verdict);
   }
-  return j;
+  return p;
 }
 
 // A member's result from its rounds: the runs of every round it passed, the
 // summary and verdict recomputed over them, the server's CPU per order over
 // its runs alone, and the group's ratio.
 json member_result(const std::vector<json>& rounds, const std::vector<int>& round_of, double server_cpu_s,
-                   const std::vector<std::string>& refusals, json pairing) {
+                   const std::vector<std::string>& refusals, PairingRecord pairing) {
   bench::CellResult all = bench::cell_result_from_json(rounds.front().dump());
   all.runs.clear();
   all.orders_total = 0;
@@ -245,8 +249,8 @@ json member_result(const std::vector<json>& rounds, const std::vector<int>& roun
   j["server"]["cpu_s"] = server_cpu_s;
   j["server"]["cpu_us_per_order"] = all.orders_total ? json(server_cpu_s * 1e6 / all.orders_total) : json();
   j["server_exit_code"] = 0;
-  pairing["refused_rounds"] = refusals;
-  j["pairing"] = std::move(pairing);
+  pairing.refused_rounds = refusals;
+  j["pairing"] = to_json(pairing);
   return j;
 }
 
@@ -293,11 +297,10 @@ CellOutcome outcome_from_json(const json& j) {
   o.marker = j.value("marker", "");
   if (j.contains("verdict") && j["verdict"].is_string()) o.verdict = j["verdict"].get<std::string>();
   o.reason = lab.value("reason", "");
+  const SummaryRecord summary = result_record_from_json(j).summary;
   auto get = [&](const char* view) -> double {
-    if (!j.contains("summary")) return -1;
-    const json& s = j["summary"];
-    if (!s.contains(view) || !s[view].is_object() || !s[view].contains("p50") || !s[view]["p50"].is_number()) return -1;
-    return s[view]["p50"].get<double>();
+    const LatencyRecord* v = summary.view(view);
+    return v && v->p50 ? *v->p50 : -1;
   };
   o.service_p50 = get("service");
   o.p50 = o.cell.loop == "open" ? get("response") : o.service_p50;

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include "kite/lab/method.hpp"
 #include "kite/lab/util.hpp"
+
+#include "result_schema.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -96,26 +99,12 @@ struct Job {
   }
 };
 
-const json& path_of(const json& j, std::initializer_list<const char*> keys) {
-  static const json null;
-  const json* at = &j;
-  for (const char* k : keys) {
-    if (!at->is_object() || !at->contains(k)) return null;
-    at = &(*at)[k];
-  }
-  return *at;
-}
-
-double number(const json& j, std::initializer_list<const char*> keys, double fallback = -1) {
-  const json& v = path_of(j, keys);
-  return v.is_number() ? v.get<double>() : fallback;
-}
-
-json latency4(const json& l) {
-  if (!l.is_object()) return nullptr;
-  json out = json::object();
-  for (const char* k : {"p50", "p99", "p999", "max"})
-    if (l.contains(k)) out[k] = l[k];
+// A step keeps p50, p99, p99.9 and max of a view.
+std::optional<LatencyRecord> four(const std::optional<LatencyRecord>& l) {
+  if (!l) return std::nullopt;
+  LatencyRecord out = *l;
+  out.p90.reset();
+  out.mean_max.reset();
   return out;
 }
 
@@ -132,9 +121,9 @@ std::optional<double> slope(const std::vector<std::pair<double, double>>& pts) {
 }
 
 // Latency in the table: three significant figures or whole microseconds.
-std::string lat(const json& l, const char* k) {
-  if (!l.is_object() || !l.contains(k) || !l[k].is_number()) return "-";
-  const double v = l[k].get<double>();
+std::string lat(const std::optional<LatencyRecord>& l, std::optional<double> LatencyRecord::*k) {
+  if (!l || !((*l).*k)) return "-";
+  const double v = *((*l).*k);
   return v < 10 ? fmt("%.2f", v) : v < 1000 ? fmt("%.1f", v) : fmt("%.0f", v);
 }
 
@@ -148,74 +137,108 @@ int open_file_limit() {
 
 std::string step_limit(const json& r) {
   if (r.value("verdict", json()) != "saturated") return "";
-  const double late = number(r, {"summary", "client", "lateness", "p50"});
-  const double response = number(r, {"summary", "response", "p50"});
+  const SummaryRecord s = result_record_from_json(r).summary;
+  const double late = s.lateness ? s.lateness->p50.value_or(-1) : -1;
+  const double response = s.response ? s.response->p50.value_or(-1) : -1;
   if (late >= 0 && response > 0 && late >= 0.5 * response) return "client";
   return "server";
 }
 
+namespace {
+
+// A step's record from its result: the figures of a measured one, the reason of another.
+SweepStepRecord step_record(const StepResult& s, std::size_t index) {
+  const json& r = s.result;
+  SweepStepRecord st;
+  st.step = static_cast<int>(index + 1);
+  st.file = fs::path(s.file).filename().string();
+  st.rate = s.step.rate;
+  st.sessions = s.step.sessions;
+  st.state = to_string(s.outcome.state);
+  if (!s.outcome.verdict.empty()) st.verdict = s.outcome.verdict;
+  st.verdict_reasons = r.value("verdict_reasons", json::array());
+  if (!st.measured()) st.reason = s.outcome.reason;
+  if (st.measured()) {
+    const SummaryRecord sum = result_record_from_json(r).summary;
+    st.response = four(sum.response);
+    st.service = four(sum.service);
+    st.achieved_rate = sum.achieved_rate;
+    st.max_in_flight = sum.max_in_flight;
+    st.cap_hits = sum.cap_hits;
+    st.lateness = four(sum.lateness);
+    st.busy_share = sum.client_busy_share;
+    st.client_threads = r.value("client_threads", 1);
+    if (const std::string limit = step_limit(r); !limit.empty()) st.limit = limit;
+  }
+  st.server = r.value("server", json());
+  return st;
+}
+
+// The knee: the highest step not saturated; what limited the lowest saturated step above it.
+void mark_knee(SweepRecord& d) {
+  const std::string& x = d.series;
+  const SweepStepRecord* knee = nullptr;
+  for (const auto& st : d.steps)
+    if (st.measured() && st.verdict != "saturated" && (!knee || st.x(x) > knee->x(x))) knee = &st;
+  const SweepStepRecord* first_saturated = nullptr;
+  for (const auto& st : d.steps)
+    if (st.measured() && st.verdict == "saturated" && (!knee || st.x(x) > knee->x(x)) &&
+        (!first_saturated || st.x(x) < first_saturated->x(x)))
+      first_saturated = &st;
+  if (knee) d.knee = SweepMarkRecord{knee->x(x), knee->step, knee->response, std::nullopt};
+  if (first_saturated)
+    d.saturated_from =
+        SweepMarkRecord{first_saturated->x(x), first_saturated->step, std::nullopt, first_saturated->limit};
+}
+
+}  // namespace
+
 json sweep_document(const std::string& flavour, const std::string& series, const std::vector<StepResult>& steps,
                     const json& settings) {
-  const bool by_rate = series == "rate";
-  json doc = {{"schema", 1},        {"kind", "sweep"},  {"method", kSequentialMethodVersion},
-              {"flavour", flavour}, {"series", series}, {"settings", settings}};
+  SweepRecord d;
+  d.flavour = flavour;
+  d.series = series;
+  d.method = kSequentialMethodVersion;
+  d.settings = settings;
   if (!steps.empty()) {
-    doc["transport"] = steps.front().step.cell.transport;
-    doc["model"] = steps.front().step.cell.model;
+    d.transport = steps.front().step.cell.transport;
+    d.model = steps.front().step.cell.model;
   }
-  json out = json::array();
   std::vector<std::pair<double, double>> memory;  // (sessions, resident kB)
-  const json* knee = nullptr;
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const StepResult& s = steps[i];
-    const json& r = s.result;
-    json st = {{"step", i + 1},
-               {"file", fs::path(s.file).filename().string()},
-               {"rate", s.step.rate},
-               {"sessions", s.step.sessions},
-               {"state", to_string(s.outcome.state)},
-               {"verdict", s.outcome.verdict.empty() ? json() : json(s.outcome.verdict)},
-               {"verdict_reasons", r.value("verdict_reasons", json::array())}};
-    if (s.outcome.state != CellState::measured) st["reason"] = s.outcome.reason;
-    if (s.outcome.state == CellState::measured) {
-      const json& sum = r["summary"];
-      st["response"] = latency4(sum.value("response", json()));
-      st["service"] = latency4(sum.value("service", json()));
-      st["achieved_rate"] = sum.value("achieved_rate", json());
-      st["max_in_flight"] = sum.value("max_in_flight", json());
-      st["cap_hits"] = sum.value("cap_hits", json());
-      st["client"] = {{"lateness", latency4(path_of(sum, {"client", "lateness"}))},
-                      {"busy_share", path_of(sum, {"client", "busy_share"})},
-                      {"threads", r.value("client_threads", 1)}};
-      const std::string limit = step_limit(r);
-      st["limit"] = limit.empty() ? json() : json(limit);
-    }
-    st["server"] = r.value("server", json());
-    const double rss = number(r, {"server", "rss_kb"});
-    if (s.outcome.state == CellState::measured && rss > 0) memory.emplace_back(s.step.sessions, rss);
-    out.push_back(std::move(st));
+    const SweepStepRecord& st = d.steps.emplace_back(step_record(steps[i], i));
+    if (const double rss = st.server_rss_kb().value_or(-1); st.measured() && rss > 0)
+      memory.emplace_back(st.sessions, rss);
   }
-  // The knee: the highest step not saturated; what limited the lowest saturated step above it.
-  const char* x = by_rate ? "rate" : "sessions";
-  for (const auto& st : out)
-    if (st["state"] == "measured" && st["verdict"] != "saturated" && (!knee || st[x] > (*knee)[x])) knee = &st;
-  const json* first_saturated = nullptr;
-  for (const auto& st : out)
-    if (st["state"] == "measured" && st["verdict"] == "saturated" && (!knee || st[x] > (*knee)[x]) &&
-        (!first_saturated || st[x] < (*first_saturated)[x]))
-      first_saturated = &st;
-  doc["knee"] = knee ? json({{x, (*knee)[x]}, {"step", (*knee)["step"]}, {"response", (*knee)["response"]}}) : json();
-  doc["saturated_from"] = first_saturated ? json({{x, (*first_saturated)[x]},
-                                                  {"step", (*first_saturated)["step"]},
-                                                  {"limit", (*first_saturated)["limit"]}})
-                                          : json();
-  doc["steps"] = std::move(out);
-  if (!by_rate) {
-    auto per = slope(memory);
-    doc["memory_per_session_bytes"] = per ? json(std::round(*per * 1024)) : json();
-  }
-  return doc;
+  mark_knee(d);
+  if (!d.by_rate())
+    if (const auto per = slope(memory)) d.memory_per_session_bytes = std::round(*per * 1024);
+  return to_json(d);
 }
+
+namespace {
+
+// The sessions series' counts: the defaults, sorted, each checked and within the open-file limit.
+void plan_session_counts(SweepOptions& o, std::vector<std::string>& notes) {
+  if (o.session_counts.empty()) o.session_counts = kSessionCounts;
+  for (int n : o.session_counts)
+    if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
+  std::sort(o.session_counts.begin(), o.session_counts.end());
+  o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
+  const int fds = open_file_limit();
+  std::vector<int> kept;
+  for (int n : o.session_counts) {
+    if (n + kSpareDescriptors > fds)
+      notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
+                      " (ulimit -n)");
+    else
+      kept.push_back(n);
+  }
+  o.session_counts = kept;
+  if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
+}
+
+}  // namespace
 
 void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
   Matrix& mx = o.sitting.matrix;
@@ -251,24 +274,7 @@ void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
     o.series.erase(std::find(o.series.begin(), o.series.end(), "sessions"));
     if (o.series.empty()) throw ConfigError("--series sessions: the single model has one session");
   }
-  if (contains(o.series, "sessions")) {
-    if (o.session_counts.empty()) o.session_counts = kSessionCounts;
-    for (int n : o.session_counts)
-      if (n < 1) throw ConfigError("--sessions: each count must be at least 1");
-    std::sort(o.session_counts.begin(), o.session_counts.end());
-    o.session_counts.erase(std::unique(o.session_counts.begin(), o.session_counts.end()), o.session_counts.end());
-    const int fds = open_file_limit();
-    std::vector<int> kept;
-    for (int n : o.session_counts) {
-      if (n + kSpareDescriptors > fds)
-        notes.push_back(std::to_string(n) + " sessions left out: the open-file limit is " + std::to_string(fds) +
-                        " (ulimit -n)");
-      else
-        kept.push_back(n);
-    }
-    o.session_counts = kept;
-    if (o.session_counts.empty()) throw ConfigError("--sessions: no count fits the open-file limit (ulimit -n)");
-  }
+  if (contains(o.series, "sessions")) plan_session_counts(o, notes);
   // The matrix the stepped sitting checks and records: these cells, these runs.
   mx.name = "sweep";
   mx.flavours = o.flavours;
@@ -281,14 +287,11 @@ void sweep_plan(SweepOptions& o, std::vector<std::string>& notes) {
   mx.sessions[o.model] = o.rate_sessions;
 }
 
-SweepResult run_sweep(SweepOptions o) {
-  SweepResult res;
-  sweep_plan(o, res.notes);
-  const std::map<std::string, Flavour> flavours = load_flavours(
-      o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir, o.flavours);
-  const int fixed_sessions_rate = o.sessions_rate;
-  int sessions_rate = o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate;
+namespace {
 
+// Every flavour's rate series, then every flavour's sessions series, with the counts each flavour allows.
+std::vector<Job> plan_jobs(const SweepOptions& o, const std::map<std::string, Flavour>& flavours,
+                           std::vector<std::string>& notes) {
   std::vector<Job> jobs;
   for (const auto& series : kSweepSeries) {
     if (!contains(o.series, series)) continue;
@@ -298,8 +301,8 @@ SweepResult run_sweep(SweepOptions o) {
         const int most = flavours.at(f).max_sessions;
         for (int n : o.session_counts) {
           if (most > 0 && n > most)
-            res.notes.push_back(f + ": " + std::to_string(n) +
-                                " sessions left out: its flavour file says max_sessions = " + std::to_string(most));
+            notes.push_back(f + ": " + std::to_string(n) +
+                            " sessions left out: its flavour file says max_sessions = " + std::to_string(most));
           else
             j.counts.push_back(n);
         }
@@ -307,29 +310,54 @@ SweepResult run_sweep(SweepOptions o) {
       jobs.push_back(std::move(j));
     }
   }
-  std::size_t planned = 0;
-  for (const auto& j : jobs) planned += j.planned(o);
+  return jobs;
+}
 
-  std::size_t job = 0;
+// Chooses each next step from the steps run so far: the jobs in turn, each until its series is done.
+struct SweepPlanner {
+  const SweepOptions& o;
+  std::vector<Job> jobs;
+  int sessions_rate;  // the sessions series' rate: the option's, else set below every knee once the rates ran
+  std::size_t planned = 0, job = 0;
   bool sessions_rate_set = false;
-  StepPlanner next = [&](const std::vector<StepResult>& done) -> std::optional<Step> {
+
+  // One rate for every flavour's sessions series, below every knee the rate series found.
+  void set_sessions_rate(const std::vector<StepResult>& done) {
+    sessions_rate_set = true;
+    int lowest = -1;
+    for (const auto& f : o.flavours) {
+      int knee = -1;
+      for (const auto& s : done)
+        if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
+            s.outcome.state == CellState::measured)
+          knee = std::max(knee, s.step.rate);
+      if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
+    }
+    if (o.sessions_rate <= 0 && lowest > 0)
+      sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
+  }
+
+  // The step of job `j` at rate or session count `x`.
+  Step step_for(const Job& j, int x) const {
+    Step st;
+    st.cell = {j.flavour, o.transport, o.model, "open"};
+    st.sessions = j.series == "rate" ? o.rate_sessions : x;
+    st.rate = j.series == "rate" ? x : sessions_rate;
+    st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
+    st.dir = "sweep/" + j.flavour + "/" + j.series;
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02zu", j.issued);
+    st.name = name;
+    st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
+               "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
+    st.planned = planned;
+    return st;
+  }
+
+  std::optional<Step> operator()(const std::vector<StepResult>& done) {
     while (job < jobs.size()) {
       Job& j = jobs[job];
-      if (j.series == "sessions" && !sessions_rate_set) {
-        sessions_rate_set = true;
-        // One rate for every flavour, below every knee the rate series found.
-        int lowest = -1;
-        for (const auto& f : o.flavours) {
-          int knee = -1;
-          for (const auto& s : done)
-            if (s.step.dir == "sweep/" + f + "/rate" && judge_step(s) == Judged::unsaturated &&
-                s.outcome.state == CellState::measured)
-              knee = std::max(knee, s.step.rate);
-          if (knee > 0) lowest = lowest < 0 ? knee : std::min(lowest, knee);
-        }
-        if (fixed_sessions_rate <= 0 && lowest > 0)
-          sessions_rate = std::max(1000, std::min(sessions_rate, lowest / 2 / 1000 * 1000));
-      }
+      if (j.series == "sessions" && !sessions_rate_set) set_sessions_rate(done);
       std::optional<std::pair<int, Judged>> last;
       if (j.issued > 0) {
         const StepResult& s = done.back();
@@ -341,37 +369,29 @@ SweepResult run_sweep(SweepOptions o) {
         continue;
       }
       ++j.issued;
-      Step st;
-      st.cell = {j.flavour, o.transport, o.model, "open"};
-      st.sessions = j.series == "rate" ? o.rate_sessions : *x;
-      st.rate = j.series == "rate" ? *x : sessions_rate;
-      st.client_threads = std::max(1, std::min(o.client_threads, st.sessions));
-      st.dir = "sweep/" + j.flavour + "/" + j.series;
-      char name[32];
-      std::snprintf(name, sizeof name, "step-%02zu", j.issued);
-      st.name = name;
-      st.label = j.flavour + " " + j.series + " step " + std::to_string(j.issued) + ": " + std::to_string(st.rate) +
-                 "/s, " + std::to_string(st.sessions) + (st.sessions == 1 ? " session" : " sessions");
-      st.planned = planned;
-      return st;
+      return step_for(j, *x);
     }
     return std::nullopt;
-  };
+  }
+};
 
-  std::vector<StepResult> steps;
-  res.sitting = run_stepped_sitting(o.sitting, next, steps);
+// What every series of the sweep ran with.
+json common_settings(const SweepOptions& o) {
+  return {{"transport", o.transport},
+          {"model", o.model},
+          {"warmup_s", o.warmup_s},
+          {"duration_s", o.duration_s},
+          {"runs", o.runs},
+          {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
+          {"max_in_flight", o.sitting.matrix.max_in_flight},
+          {"client_threads", o.client_threads},
+          {"thresholds",
+           {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
+            {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
+}
 
-  const json common = {{"transport", o.transport},
-                       {"model", o.model},
-                       {"warmup_s", o.warmup_s},
-                       {"duration_s", o.duration_s},
-                       {"runs", o.runs},
-                       {"idle", o.sitting.idle.value_or(o.sitting.matrix.idle)},
-                       {"max_in_flight", o.sitting.matrix.max_in_flight},
-                       {"client_threads", o.client_threads},
-                       {"thresholds",
-                        {{"rate_fraction", o.sitting.matrix.thresholds.rate_fraction},
-                         {"response_over_service", o.sitting.matrix.thresholds.response_over_service}}}};
+// Writes each flavour's series' sweep.json into res; returns the files by "<flavour>/<series>".
+json write_series(const SweepOptions& o, const std::vector<StepResult>& steps, int sessions_rate, SweepResult& res) {
   json record = json::object();
   for (const auto& series : kSweepSeries) {
     if (!contains(o.series, series)) continue;
@@ -380,7 +400,7 @@ SweepResult run_sweep(SweepOptions o) {
       for (const auto& s : steps)
         if (s.step.dir == "sweep/" + f + "/" + series) mine.push_back(s);
       if (mine.empty()) continue;
-      json settings = common;
+      json settings = common_settings(o);
       if (series == "rate") {
         settings["sessions"] = o.rate_sessions;
         settings["start_rate"] = o.start_rate;
@@ -396,15 +416,31 @@ SweepResult run_sweep(SweepOptions o) {
       res.series.push_back(std::move(s));
     }
   }
+  return record;
+}
+
+}  // namespace
+
+SweepResult run_sweep(SweepOptions o) {
+  SweepResult res;
+  sweep_plan(o, res.notes);
+  const std::map<std::string, Flavour> flavours = load_flavours(
+      o.sitting.flavours_dir.empty() ? o.sitting.source_dir + "/lab/flavours" : o.sitting.flavours_dir, o.flavours);
+  SweepPlanner planner{o, plan_jobs(o, flavours, res.notes),
+                       o.sessions_rate > 0 ? o.sessions_rate : o.sitting.matrix.rate};
+  for (const auto& j : planner.jobs) planner.planned += j.planned(o);
+  std::vector<StepResult> steps;
+  res.sitting = run_stepped_sitting(o.sitting, std::ref(planner), steps);
+  const json record = write_series(o, steps, planner.sessions_rate, res);
   // sitting.json says what the sweep was and where its series are.
   try {
     json stamp = json::parse(read_text(res.sitting.dir + "/sitting.json"));
     stamp["sweep"] = {{"flavours", o.flavours},
                       {"series", o.series},
-                      {"settings", common},
+                      {"settings", common_settings(o)},
                       {"files", record},
                       {"notes", res.notes},
-                      {"sessions_rate", sessions_rate},
+                      {"sessions_rate", planner.sessions_rate},
                       {"rate_sessions", o.rate_sessions}};
     write_text_atomic(res.sitting.dir + "/sitting.json", stamp.dump(1));
   } catch (const std::exception& e) {
@@ -413,70 +449,86 @@ SweepResult run_sweep(SweepOptions o) {
   return res;
 }
 
-std::string sweep_table(const SweepSeries& s) {
-  const json& d = s.doc;
-  const json& set = d.value("settings", json::object());
-  const bool by_rate = s.series == "rate";
+namespace {
+
+// The series' first line: what it ran with.
+std::string sweep_heading(const SweepRecord& d) {
+  const json& set = d.settings;
   std::ostringstream out;
-  out << s.flavour << " " << d.value("transport", "") << "/" << d.value("model", "") << ", " << s.series << " series: ";
-  if (by_rate)
+  out << d.flavour << " " << d.transport.value_or("") << "/" << d.model.value_or("") << ", " << d.series << " series: ";
+  if (d.by_rate())
     out << set.value("sessions", 0) << " sessions";
   else
     out << set.value("rate", 0) << " orders/s";
   out << "; " << set.value("runs", 0) << " runs of " << set.value("duration_s", 0.0) << " s after "
       << set.value("warmup_s", 0.0) << " s; idle " << set.value("idle", "") << "; " << set.value("client_threads", 1)
       << " client thread(s); latency in us\n";
+  return out.str();
+}
+
+std::string step_line(const SweepStepRecord& st) {
+  // -1 for a figure the step lacks, as a negative one prints.
+  auto whole = [](double v, const char* f, double scale = 1) { return v >= 0 ? fmt(f, v / scale) : std::string("-"); };
+  std::string verdict = st.measured() ? st.verdict.value_or("?") : (st.state.empty() ? "?" : st.state);
+  if (st.limit) verdict += " (" + *st.limit + ")";
+  const double flight = st.max_in_flight ? static_cast<double>(*st.max_in_flight) : -1;
+  using L = LatencyRecord;
+  char line[512];
+  std::snprintf(line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
+                st.step, st.rate, st.sessions, whole(st.achieved_rate.value_or(-1), "%.0f").c_str(),
+                lat(st.response, &L::p50).c_str(), lat(st.response, &L::p99).c_str(),
+                lat(st.response, &L::p999).c_str(), lat(st.response, &L::max).c_str(), lat(st.service, &L::p50).c_str(),
+                lat(st.service, &L::p99).c_str(), lat(st.service, &L::p999).c_str(), lat(st.service, &L::max).c_str(),
+                whole(flight, "%.0f").c_str(), lat(st.lateness, &L::p50).c_str(),
+                whole(st.server_cpu_us_per_order().value_or(-1), "%.2f").c_str(),
+                whole(st.server_rss_kb().value_or(-1), "%.1f", 1024).c_str(), verdict.c_str());
+  return line;
+}
+
+// The knee, what saturated above it, and the sessions series' memory per session.
+std::string knee_lines(const SweepRecord& d) {
+  const char* unit = d.by_rate() ? "/s" : " sessions";
+  std::ostringstream out;
+  out << "knee: ";
+  if (d.knee)
+    out << d.knee->x << unit << " (the highest step not saturated)";
+  else
+    out << "none (every measured step saturated, or none was measured)";
+  if (d.saturated_from) {
+    out << "; saturated from " << d.saturated_from->x << unit;
+    if (d.saturated_from->limit == "client")
+      out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
+    else if (d.saturated_from->limit == "server")
+      out << ": the server was the limit";
+  } else if (d.knee) {
+    out << "; no step saturated";
+  }
+  out << "\n";
+  if (!d.by_rate() && d.memory_per_session_bytes)
+    out << "server memory per session: " << fmt("%.0f", *d.memory_per_session_bytes)
+        << " bytes (the slope of its resident memory over the session counts)\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string sweep_table(const SweepSeries& s) {
+  SweepRecord d = sweep_record_from_json(s.doc);
+  d.flavour = s.flavour;  // the series as run_sweep named it
+  d.series = s.series;
+  std::ostringstream out;
+  out << sweep_heading(d);
   char line[512];
   std::snprintf(line, sizeof line, "%4s %8s %8s %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
                 "step", "rate/s", "sessions", "achieved", "resp p50", "p99", "p99.9", "max", "serv p50", "p99", "p99.9",
                 "max", "flight", "late p50", "cpu/ord", "rss MB", "verdict");
   out << line;
   // Rows by rate or sessions; the step number keeps the order they ran in.
-  std::vector<json> steps = d.value("steps", std::vector<json>{});
-  const char* xkey = by_rate ? "rate" : "sessions";
+  std::vector<SweepStepRecord> steps = d.steps;
   std::stable_sort(steps.begin(), steps.end(),
-                   [xkey](const json& a, const json& b) { return a.value(xkey, 0) < b.value(xkey, 0); });
-  for (const auto& st : steps) {
-    const json resp = st.value("response", json()), serv = st.value("service", json());
-    const json late = path_of(st, {"client", "lateness"});
-    const double ach = number(st, {"achieved_rate"});
-    const double cpu = number(st, {"server", "cpu_us_per_order"});
-    const double rss = number(st, {"server", "rss_kb"});
-    const double flight = number(st, {"max_in_flight"});
-    std::string verdict =
-        st["state"] == "measured" ? st.value("verdict", std::string("?")) : st.value("state", std::string("?"));
-    if (st.contains("limit") && st["limit"].is_string()) verdict += " (" + st["limit"].get<std::string>() + ")";
-    std::snprintf(
-        line, sizeof line, "%4d %8d %8d %9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %8s %8s %7s  %s\n",
-        st.value("step", 0), st.value("rate", 0), st.value("sessions", 0), ach < 0 ? "-" : fmt("%.0f", ach).c_str(),
-        lat(resp, "p50").c_str(), lat(resp, "p99").c_str(), lat(resp, "p999").c_str(), lat(resp, "max").c_str(),
-        lat(serv, "p50").c_str(), lat(serv, "p99").c_str(), lat(serv, "p999").c_str(), lat(serv, "max").c_str(),
-        flight < 0 ? "-" : fmt("%.0f", flight).c_str(), lat(late, "p50").c_str(),
-        cpu < 0 ? "-" : fmt("%.2f", cpu).c_str(), rss < 0 ? "-" : fmt("%.1f", rss / 1024).c_str(), verdict.c_str());
-    out << line;
-  }
-  const char* x = by_rate ? "rate" : "sessions";
-  const json& knee = d.value("knee", json());
-  const json& sat = d.value("saturated_from", json());
-  out << "knee: ";
-  if (knee.is_object())
-    out << knee[x].dump() << (by_rate ? "/s" : " sessions") << " (the highest step not saturated)";
-  else
-    out << "none (every measured step saturated, or none was measured)";
-  if (sat.is_object()) {
-    out << "; saturated from " << sat[x].dump() << (by_rate ? "/s" : " sessions");
-    if (sat["limit"] == "client")
-      out << ": the client could not keep its schedule there, so the server's knee is at least the knee shown";
-    else if (sat["limit"] == "server")
-      out << ": the server was the limit";
-  } else if (knee.is_object()) {
-    out << "; no step saturated";
-  }
-  out << "\n";
-  if (!by_rate && d.contains("memory_per_session_bytes") && d["memory_per_session_bytes"].is_number())
-    out << "server memory per session: " << fmt("%.0f", d["memory_per_session_bytes"].get<double>())
-        << " bytes (the slope of its resident memory over the session counts)\n";
-  return out.str();
+                   [&](const SweepStepRecord& a, const SweepStepRecord& b) { return a.x(d.series) < b.x(d.series); });
+  for (const auto& st : steps) out << step_line(st);
+  return out.str() + knee_lines(d);
 }
 
 }  // namespace kite::lab

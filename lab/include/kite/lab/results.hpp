@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ inline constexpr const char* kReferenceMatrix = "default";
 /// warmup_s, network, busy_poll_usecs (kernel cells only), idle, audit.
 using Settings = std::map<std::string, std::string>;
 
+/// The typed records of a result file (its summary and pairing), private to
+/// the lab (lab/src/result_schema.hpp): the page and compare read them there.
+struct ResultRecord;
+
 /// One cell's result file of a sitting.
 struct StoredResult {
   Cell cell;
@@ -39,6 +44,7 @@ struct StoredResult {
   Settings settings;
   std::string binary;   ///< the server binary: sha256 (12 hex digits), "" when unknown
   nlohmann::json data;  ///< the whole file
+  std::shared_ptr<const ResultRecord> record;  ///< `data`'s summary and pairing, typed; null when not loaded
 
   bool measured() const { return state == CellState::measured; }
   /// What a matrix shows in place of figures: the marker, or the state (refused, unbuilt, error...).
