@@ -23,7 +23,7 @@ if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
   step "fuzz build (clang, libFuzzer): short runs"
   cmake --preset fuzz ${KITE_FUZZ_SECONDS_EACH:+-DKITE_FUZZ_SECONDS_EACH=$KITE_FUZZ_SECONDS_EACH} >/dev/null
   cmake --build --preset fuzz -j "$jobs"
-  ctest --test-dir build/fuzz -L fuzz --no-tests=error --output-on-failure
+  ctest --test-dir build/fuzz -L fuzz --no-tests=error --output-on-failure -j "$jobs"
 fi
 
 # Unit and integration tests use their own ports and folders: they run side
