@@ -1,6 +1,7 @@
 #include "kite/app/order_app.hpp"
 
 #include <chrono>
+#include <cstring>
 
 #include "kite/codec/digits.hpp"
 #include "kite/codec/encoder.hpp"
@@ -158,7 +159,9 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   q = put::text(q, "\x01" "54=");
   q = put::chr(q, r.side);
   q = put::text(q, "\x01" "38=");
+  char* const qty = q;
   q = codec::write_decimal_wide(q, r.qty);
+  const auto qty_len = static_cast<std::size_t>(q - qty);
   if (r.has_price) {
     q = put::text(q, "\x01" "44=");
     q = codec::write_decimal_wide(q, r.price);
@@ -171,7 +174,17 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   }
   if (!fix40) {
     q = put::text(q, "\x01" "151=");
-    q = codec::write_decimal_wide(q, r.leaves);
+    // A new order's LeavesQty is its OrderQty: those bytes, moved as one
+    // 16-byte word (both places lie in the reserved room, with 16 free
+    // from each; they may overlap, hence the word in between).
+    if (r.leaves.mantissa == r.qty.mantissa && r.leaves.exponent == r.qty.exponent && qty_len <= 16) {
+      char word[16];
+      std::memcpy(word, qty, sizeof word);
+      std::memcpy(q, word, sizeof word);
+      q += qty_len;
+    } else {
+      q = codec::write_decimal_wide(q, r.leaves);
+    }
   }
   q = put::text(q, "\x01" "14=");
   q = codec::write_decimal_wide(q, r.cum);

@@ -1,5 +1,7 @@
 #include "kite/codec/encoder.hpp"
 
+#include <climits>
+#include <cstring>
 #include <ctime>
 
 namespace kite::codec {
@@ -34,38 +36,61 @@ HeaderTemplate::HeaderTemplate(const HeaderFields& f) : fields_(f) {
   append_field(fixed_, tag::TargetLocationID, f.target_location_id);
 }
 
+namespace {
+// The last millisecond rendered on this thread, "YYYYMMDD-HH:MM:SS.mmm", and
+// its second: a thread's writers share it (the text depends on the time
+// alone), and one inbound message's replies carry one time (SendingTime and
+// TransactTime), so most stamps are a copy.
+struct MilliText {
+  std::int64_t ms = INT64_MIN;
+  std::int64_t sec = INT64_MIN;
+  char text[21] = {};
+};
+thread_local MilliText t_milli;
+
+// Floor division (times before 1970 are negative).
+std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  const std::int64_t q = a / b;
+  return q * b > a ? q - 1 : q;
+}
+
+[[gnu::noinline]] void render_milli(MilliText& t, std::int64_t ms) noexcept {
+  const std::int64_t sec = floor_div(ms, 1000);
+  if (sec != t.sec) {  // date and time of day once per second
+    write_utc_timestamp(t.text, sec * 1'000'000'000, TimePrecision::seconds);
+    t.sec = sec;
+    t.text[17] = '.';
+  }
+  put3(t.text + 18, static_cast<std::uint32_t>(ms - sec * 1000));
+  t.ms = ms;
+}
+}  // namespace
+
 char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept {
-  const int n = static_cast<int>(precision);
-  constexpr std::int64_t kNs = 1'000'000'000;
-  std::int64_t sec = nanos / kNs;
-  std::int64_t frac = nanos % kNs;
-  if (frac < 0) {
-    frac += kNs;
-    --sec;
+  const std::int64_t ms = nanos >= 0 ? static_cast<std::int64_t>(static_cast<std::uint64_t>(nanos) / 1'000'000)
+                                     : floor_div(nanos, 1'000'000);
+  MilliText& t = t_milli;
+  if (ms != t.ms) [[unlikely]]
+    render_milli(t, ms);
+  if (precision == TimePrecision::millis) [[likely]] {
+    std::memcpy(q, t.text, 21);
+    return q + 21;
   }
-  if (sec != cached_second_) {  // date and time of day re-rendered once per second
-    write_utc_timestamp(cached_, sec * kNs, TimePrecision::seconds);
-    cached_second_ = sec;
-  }
-  std::memcpy(q, cached_, sizeof cached_);
-  q += sizeof cached_;
-  if (n != 0) {
-    *q++ = '.';
-    // Constant divisors per precision: multiplications, not divisions.
-    const auto f = static_cast<std::uint32_t>(frac);
-    switch (precision) {
-      case TimePrecision::millis: q = put3(q, f / 1'000'000); break;
-      case TimePrecision::micros: q = put3(put3(q, f / 1'000'000), f / 1'000 % 1'000); break;
-      case TimePrecision::nanos: q = put3(put3(put3(q, f / 1'000'000), f / 1'000 % 1'000), f % 1'000); break;
-      case TimePrecision::seconds: break;
-    }
+  const auto sub_ms = static_cast<std::uint32_t>(nanos - ms * 1'000'000);  // 0..999999
+  switch (precision) {
+    case TimePrecision::seconds: std::memcpy(q, t.text, 17); return q + 17;
+    case TimePrecision::millis: std::memcpy(q, t.text, 21); return q + 21;
+    case TimePrecision::micros: std::memcpy(q, t.text, 21); return put3(q + 21, sub_ms / 1'000);
+    case TimePrecision::nanos:
+      std::memcpy(q, t.text, 21);
+      return put3(put3(q + 21, sub_ms / 1'000), sub_ms % 1'000);
   }
   return q;
 }
 
 void MessageWriter::add_timestamp(std::uint32_t t, std::int64_t nanos, TimePrecision precision) noexcept {
   const int n = static_cast<int>(precision);
-  const std::size_t len = sizeof cached_ + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0);
+  const std::size_t len = 17 + (n != 0 ? static_cast<std::size_t>(n) + 1 : 0);
   char* q = claim(t, len);
   if (q == nullptr) return;
   render_timestamp(q, nanos, precision);

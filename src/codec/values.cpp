@@ -52,6 +52,38 @@ bool parse_time(std::string_view s, std::int64_t& nanos, TimePrecision* precisio
   return true;
 }
 
+// The date and time of day of the last timestamp the word read took on this
+// thread, and that second in nanoseconds: a thread's inbound stamps mostly
+// share their second, so a repeat needs only its fraction checked.
+struct SecondSeen {
+  char text[17] = {};  // "YYYYMMDD-HH:MM:SS"
+  bool valid = false;
+  std::int64_t nanos = 0;
+};
+thread_local SecondSeen t_second;
+
+// k (at most 9) fraction digits at f as nanoseconds; false on a non-digit.
+bool fraction_ns(const char* f, std::size_t k, std::int64_t& ns) noexcept {
+  static constexpr std::int64_t kScale[10] = {1'000'000'000, 100'000'000, 10'000'000, 1'000'000, 100'000, 10'000,
+                                              1'000,         100,         10,         1};
+  if (k == 3) {  // milliseconds, the usual stamp: no loop
+    const unsigned a = static_cast<unsigned char>(f[0]) - static_cast<unsigned>('0');
+    const unsigned b = static_cast<unsigned char>(f[1]) - static_cast<unsigned>('0');
+    const unsigned c = static_cast<unsigned char>(f[2]) - static_cast<unsigned>('0');
+    if ((a > 9) | (b > 9) | (c > 9)) return false;
+    ns = static_cast<std::int64_t>(a * 100 + b * 10 + c) * 1'000'000;
+    return true;
+  }
+  std::int64_t v = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const unsigned d = static_cast<unsigned char>(f[i]) - static_cast<unsigned>('0');
+    if (d > 9) return false;
+    v = v * 10 + d;
+  }
+  ns = v * kScale[k];
+  return true;
+}
+
 char* two(char* p, std::int32_t v) noexcept {
   p[0] = static_cast<char>('0' + v / 10);
   p[1] = static_cast<char>('0' + v % 10);
@@ -130,9 +162,27 @@ bool parse_date(std::string_view s, Date& out) noexcept {
 }
 
 bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
+  // The word read's lengths: 17, 21, 24 or 27 bytes.
+  const std::size_t n = s.size();
+  const bool word_length = n == 17 || n == 21 || n == 24 || n == 27;
+  SecondSeen& seen = t_second;
+  if (word_length && seen.valid && std::memcmp(s.data(), seen.text, sizeof seen.text) == 0) {
+    // The word read took these 17 bytes: its answer now rests on the fraction alone.
+    std::int64_t frac = 0;
+    if (n == 17 || (s[17] == '.' && fraction_ns(s.data() + 18, n - 18, frac))) {
+      nanos = seen.nanos + frac;
+      if (precision != nullptr) *precision = static_cast<TimePrecision>(n == 17 ? 0 : n - 18);
+      return true;
+    }
+  }
   std::size_t fraction_digits;
-  if (detail::parse_utc_timestamp_word(s.data(), s.size(), nanos, fraction_digits)) [[likely]] {
+  if (detail::parse_utc_timestamp_word(s.data(), n, nanos, fraction_digits)) [[likely]] {
     if (precision != nullptr) *precision = static_cast<TimePrecision>(fraction_digits);
+    std::int64_t frac = 0;
+    if (fraction_digits != 0) fraction_ns(s.data() + 18, fraction_digits, frac);
+    std::memcpy(seen.text, s.data(), sizeof seen.text);
+    seen.nanos = nanos - frac;
+    seen.valid = true;
     return true;
   }
   if (s.size() < 17 || s[8] != '-') return false;

@@ -282,7 +282,10 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
   writer_.begin(p, send_claim_bytes_, msg_type, msg_seq_, now());
-  add_answer_routing(writer_, msg_type);
+  // Only a Reject, Logout or BusinessMessageReject carries routing back:
+  // the test here spares an application message's the call.
+  if (msg_type.size() == 1 && (msg_type[0] == '3' || msg_type[0] == '5' || msg_type[0] == 'j')) [[unlikely]]
+    add_answer_routing(writer_, msg_type);
   return &writer_;
 }
 

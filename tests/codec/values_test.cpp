@@ -178,6 +178,33 @@ TEST(ValuesTest, parsesUtcTimestampsAtEveryPrecision) {
   EXPECT_LT(ns, 0);
 }
 
+// A thread's last second is remembered: a stamp that repeats it is judged
+// by its fraction alone, with the answer a full reading gives.
+TEST(ValuesTest, aStampRepeatingTheLastSecondIsJudgedByItsFraction) {
+  for (const std::int32_t year : {2024, 1950}) {  // 1950: a negative second
+    const std::int64_t base = days_from_civil(year, 3, 15) * 86400 * kSecond + (9 * 3600 + 30 * 60 + 5) * kSecond;
+    const std::string second = std::to_string(year) + "0315-09:30:05";
+    std::int64_t ns = 0;
+    TimePrecision p = TimePrecision::seconds;
+    ASSERT_TRUE(parse_utc_timestamp(second + ".123", ns, &p));
+    EXPECT_EQ(ns, base + 123'000'000);
+    ASSERT_TRUE(parse_utc_timestamp(second + ".999", ns, &p));
+    EXPECT_EQ(ns, base + 999'000'000);
+    EXPECT_EQ(p, TimePrecision::millis);
+    ASSERT_TRUE(parse_utc_timestamp(second, ns, &p));
+    EXPECT_EQ(ns, base);
+    EXPECT_EQ(p, TimePrecision::seconds);
+    ASSERT_TRUE(parse_utc_timestamp(second + ".000001", ns, &p));
+    EXPECT_EQ(ns, base + 1'000);
+    EXPECT_EQ(p, TimePrecision::micros);
+    ASSERT_TRUE(parse_utc_timestamp(second + ".987654321", ns, &p));
+    EXPECT_EQ(ns, base + 987'654'321);
+    EXPECT_EQ(p, TimePrecision::nanos);
+    for (const char* bad : {".12a", ",123", ".1234", ".", ".12", "0", ".12345a", ".12345678:", "/123"})
+      EXPECT_FALSE(parse_utc_timestamp(second + bad, ns)) << second + bad;
+  }
+}
+
 TEST(ValuesTest, timestampsRoundTripAtEachPrecisionTruncatingBelowIt) {
   std::mt19937_64 rng(11);
   for (int i = 0; i < 20000; ++i) {

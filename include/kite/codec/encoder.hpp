@@ -6,11 +6,10 @@
 // followed by body fields from typed calls, and finish() fills BodyLength and
 // the CheckSum in place. BodyLength's digits are reserved from the previous
 // message's count, so the body moves only when that count changes.
-// SendingTime's date and seconds are re-rendered once per second.
+// SendingTime's text is re-rendered once per millisecond (per thread).
 // Nothing allocates after construction.
 #pragma once
 
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -251,12 +250,11 @@ class MessageWriter {
   char* p_ = nullptr;
   char* end_ = nullptr;
   char* body_ = nullptr;
-  // The timestamp at precision; returns its end.
+  // The timestamp at precision; returns its end. (The text of the last
+  // millisecond rendered is kept per thread, not here: two lines of every
+  // session hold the writer.)
   char* render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept;
 
-  // "YYYYMMDD-HH:MM:SS" of the last second rendered.
-  std::int64_t cached_second_ = INT64_MIN;
-  char cached_[17] = {};
   bool text_inline_ = false;
   std::uint16_t begin_len_ = 0;  // 0 until load_header(); "8=" BeginString SOH "9=" is short
   std::uint32_t fixed_len_ = 0;
