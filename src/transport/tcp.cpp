@@ -7,7 +7,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
@@ -21,41 +20,6 @@
 
 namespace kite::transport {
 namespace {
-
-// recv and send without libc's wrappers, whose cancellation-point
-// bookkeeping (two calls around each system call) costs more than the rest
-// of the wrapper; Kite's threads are never cancelled. The same system calls
-// (recvfrom, sendto); the result, or -errno.
-#if defined(__linux__) && defined(__x86_64__)
-long sys6(long nr, long a1, long a2, long a3, long a4) noexcept {
-  long ret;
-  register long r10 __asm__("r10") = a4;
-  register long r8 __asm__("r8") = 0;
-  register long r9 __asm__("r9") = 0;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-long sys_recv(int fd, char* p, std::size_t n, int flags) noexcept {
-  return sys6(SYS_recvfrom, fd, reinterpret_cast<long>(p), static_cast<long>(n), flags);
-}
-long sys_send(int fd, const char* p, std::size_t n, int flags) noexcept {
-  return sys6(SYS_sendto, fd, reinterpret_cast<long>(p), static_cast<long>(n), flags);
-}
-#else
-long sys_recv(int fd, char* p, std::size_t n, int flags) noexcept {
-  const ssize_t r = ::recv(fd, p, n, flags);
-  return r < 0 ? -errno : r;
-}
-long sys_send(int fd, const char* p, std::size_t n, int flags) noexcept {
-  const ssize_t r = ::send(fd, p, n, flags);
-  return r < 0 ? -errno : r;
-}
-#endif
-
-bool retry_errno(int e) noexcept { return e == EAGAIN || e == EWOULDBLOCK || e == EINTR; }
 
 bool set_int(int fd, int level, int opt, int v) noexcept { return ::setsockopt(fd, level, opt, &v, sizeof v) == 0; }
 
@@ -191,22 +155,18 @@ ConnectResult connect_tcp(const std::string& address, std::uint16_t port, int ti
 }
 
 IoResult read_some(int fd, char* p, std::size_t n) noexcept {
-  const long got = sys_recv(fd, p, n, MSG_DONTWAIT);
+  const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
   if (got > 0) return {Io::ok, static_cast<std::size_t>(got), 0};
   if (got == 0) return {Io::closed, 0, 0};
-  const int e = static_cast<int>(-got);
-  if (retry_errno(e)) return {Io::retry, 0, 0};
-  errno = e;  // as recv leaves it
-  return {Io::error, 0, e};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::retry, 0, 0};
+  return {Io::error, 0, errno};
 }
 
 IoResult write_some(int fd, const char* p, std::size_t n) noexcept {
-  const long put = sys_send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+  const ssize_t put = ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (put >= 0) return {put > 0 ? Io::ok : Io::retry, static_cast<std::size_t>(put), 0};
-  const int e = static_cast<int>(-put);
-  if (retry_errno(e)) return {Io::retry, 0, 0};
-  errno = e;  // as send leaves it
-  return {Io::error, 0, e};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::retry, 0, 0};
+  return {Io::error, 0, errno};
 }
 
 void quickack(int fd) noexcept { set_int(fd, IPPROTO_TCP, TCP_QUICKACK, 1); }

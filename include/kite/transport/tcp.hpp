@@ -58,9 +58,7 @@ ConnectResult connect_tcp(const std::string& address, std::uint16_t port, int ti
 
 // Hot path. read_some: recv(MSG_DONTWAIT) into [p, p+n). write_some:
 // send(MSG_DONTWAIT | MSG_NOSIGNAL). Both map EAGAIN to retry, 0-byte reads to
-// closed, and other failures to error (errno set as well). On x86-64 Linux
-// they make the system calls directly, not through libc's cancellable
-// wrappers: neither is a thread cancellation point.
+// closed, and other failures to error.
 IoResult read_some(int fd, char* p, std::size_t n) noexcept;
 IoResult write_some(int fd, const char* p, std::size_t n) noexcept;
 // Re-arms TCP_QUICKACK (the kernel clears it after it acks).
