@@ -306,8 +306,7 @@ void session_breakdowns(MetricsWriter& w, const Metrics& mx, const std::vector<s
     for (std::size_t r = 0; r < link::kRejectReasonSlots; ++r) {
       const std::uint64_t v = mx.session(i).rejects_out[r].get();
       if (v != 0)
-        w.sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"",
-                 v);
+        w.sample("kite_rejects_sent_total", sl[i] + ",reason=\"" + std::string(link::reject_slot_label(r)) + "\"", v);
     }
   w.family("kite_disconnects_total", "counter", "Connections of the session that ended, by cause.");
   for (std::size_t i = 0; i < sl.size(); ++i) {

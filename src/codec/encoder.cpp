@@ -81,9 +81,7 @@ char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision
     case TimePrecision::seconds: std::memcpy(q, t.text, 17); return q + 17;
     case TimePrecision::millis: std::memcpy(q, t.text, 21); return q + 21;
     case TimePrecision::micros: std::memcpy(q, t.text, 21); return put3(q + 21, sub_ms / 1'000);
-    case TimePrecision::nanos:
-      std::memcpy(q, t.text, 21);
-      return put3(put3(q + 21, sub_ms / 1'000), sub_ms % 1'000);
+    case TimePrecision::nanos: std::memcpy(q, t.text, 21); return put3(put3(q + 21, sub_ms / 1'000), sub_ms % 1'000);
   }
   return q;
 }

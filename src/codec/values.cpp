@@ -64,8 +64,8 @@ thread_local SecondSeen t_second;
 
 // k (at most 9) fraction digits at f as nanoseconds; false on a non-digit.
 bool fraction_ns(const char* f, std::size_t k, std::int64_t& ns) noexcept {
-  static constexpr std::int64_t kScale[10] = {1'000'000'000, 100'000'000, 10'000'000, 1'000'000, 100'000, 10'000,
-                                              1'000,         100,         10,         1};
+  static constexpr std::int64_t kScale[10] = {1'000'000'000, 100'000'000, 10'000'000, 1'000'000, 100'000,
+                                              10'000,        1'000,       100,        10,        1};
   if (k == 3) {  // milliseconds, the usual stamp: no loop
     const unsigned a = static_cast<unsigned char>(f[0]) - static_cast<unsigned>('0');
     const unsigned b = static_cast<unsigned char>(f[1]) - static_cast<unsigned>('0');

@@ -193,7 +193,8 @@ TEST(MatrixFile, rejectsUnknownKeysWrongTypesAndUnknownNames) {
               HasSubstr("audit.interval_s: must be at most half of warmup_s + duration_s in a paired matrix (0.2 s "
                         "against runs of 0.25 s)"));
   EXPECT_EQ(parse_matrix(short_runs + "[audit]\ninterval_s=0.1\n", "q").audit_interval_s, 0.1);
-  EXPECT_NO_THROW(parse_matrix(ok + "warmup_s=0.1\nduration_s=0.15\n", "q")) << "a sequential client lives all its runs";
+  EXPECT_NO_THROW(parse_matrix(ok + "warmup_s=0.1\nduration_s=0.15\n", "q"))
+      << "a sequential client lives all its runs";
 }
 
 TEST(MatrixFile, anUnknownFlavourIsReportedWithItsMissingFile) {

@@ -42,8 +42,8 @@ struct StoredResult {
   std::string file;     ///< path relative to the results folder: <host>/<sitting>/<file>.json
   std::string method;   ///< method_of_record of its `method`
   Settings settings;
-  std::string binary;   ///< the server binary: sha256 (12 hex digits), "" when unknown
-  nlohmann::json data;  ///< the whole file
+  std::string binary;                          ///< the server binary: sha256 (12 hex digits), "" when unknown
+  nlohmann::json data;                         ///< the whole file
   std::shared_ptr<const ResultRecord> record;  ///< `data`'s summary and pairing, typed; null when not loaded
 
   bool measured() const { return state == CellState::measured; }
