@@ -15,10 +15,10 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 
 if [[ "${KITE_TEST_FAST:-0}" != 1 ]]; then
-  step "sanitizer build (ASan + UBSan): unit tests"
+  step "sanitizer build (ASan + UBSan): unit tests, the lab's aside"
   cmake --preset debug >/dev/null
   cmake --build --preset debug -j "$jobs" --target kite_unit_tests
-  ctest --test-dir build/debug -L unit -LE long --no-tests=error --output-on-failure -j "$jobs"
+  ctest --test-dir build/debug -L unit -LE 'long|tool' --no-tests=error --output-on-failure -j "$jobs"
 
   step "fuzz build (clang, libFuzzer): short runs"
   cmake --preset fuzz ${KITE_FUZZ_SECONDS_EACH:+-DKITE_FUZZ_SECONDS_EACH=$KITE_FUZZ_SECONDS_EACH} >/dev/null
