@@ -744,19 +744,13 @@ void read_rounds(const TomlReader& r, const toml::table& root, Matrix& m) {
   }
 }
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", s);
-  return buf;
-}
-
 // A paired run's client lives for its warm-up and run only, and the audit
 // judges it by whole samples: two must fit, or every run ends unverified.
 void check_paired_audit(const TomlReader& r, const toml::table&, Matrix& m) {
   if (m.pairing == "rounds" && m.audit_interval_s > (m.warmup_s + m.duration_s) / 2)
     r.fail("audit.interval_s", "must be at most half of warmup_s + duration_s in a paired matrix (" +
-                                   seconds_text(m.audit_interval_s) + " against runs of " +
-                                   seconds_text(m.warmup_s + m.duration_s) + "): every run would be unverified");
+                                   format_number(m.audit_interval_s) + " s against runs of " +
+                                   format_number(m.warmup_s + m.duration_s) + " s): every run would be unverified");
 }
 
 }  // namespace

@@ -42,11 +42,7 @@ using Clock = std::chrono::steady_clock;
 
 inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-inline std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+inline std::string num(double v) { return format_number(v); }
 
 inline std::string hms(double s) {
   int t = static_cast<int>(s + 0.5);

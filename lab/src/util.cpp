@@ -161,6 +161,12 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     throw std::runtime_error(path + ": rename failed: " + std::strerror(errno));
 }
 
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";

@@ -178,10 +178,9 @@ bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision*
   std::size_t fraction_digits;
   if (detail::parse_utc_timestamp_word(s.data(), n, nanos, fraction_digits)) [[likely]] {
     if (precision != nullptr) *precision = static_cast<TimePrecision>(fraction_digits);
-    std::int64_t frac = 0;
-    if (fraction_digits != 0) fraction_ns(s.data() + 18, fraction_digits, frac);
+    constexpr std::int64_t kNs = 1'000'000'000;
     std::memcpy(seen.text, s.data(), sizeof seen.text);
-    seen.nanos = nanos - frac;
+    seen.nanos = nanos - ((nanos % kNs) + kNs) % kNs;  // the second: the fraction is never negative
     seen.valid = true;
     return true;
   }

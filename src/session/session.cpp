@@ -205,8 +205,15 @@ codec::MessageWriter* Session::begin_admin(std::string_view msg_type, std::uint6
   return &writer_;
 }
 
+namespace {
+// Only a Reject, Logout or BusinessMessageReject carries the answered message's routing back.
+bool carries_answer_routing(std::string_view msg_type) noexcept {
+  return msg_type.size() == 1 && (msg_type[0] == '3' || msg_type[0] == '5' || msg_type[0] == 'j');
+}
+}  // namespace
+
 void Session::add_answer_routing(codec::MessageWriter& w, std::string_view msg_type) noexcept {
-  if (answering_ == nullptr || !(msg_type == "3" || msg_type == "5" || msg_type == "j")) return;
+  if (answering_ == nullptr || !carries_answer_routing(msg_type)) return;
   const Header& h = *answering_;
   const auto put = [&w](std::uint32_t t, std::string_view v) {
     if (!v.empty()) w.add_string(t, v);
@@ -282,9 +289,7 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   msg_in_overflow_ = false;
   msg_seq_ = store_.next_sender_seq();
   writer_.begin(p, send_claim_bytes_, msg_type, msg_seq_, now());
-  // Only a Reject, Logout or BusinessMessageReject carries routing back:
-  // the test here spares an application message's the call.
-  if (msg_type.size() == 1 && (msg_type[0] == '3' || msg_type[0] == '5' || msg_type[0] == 'j')) [[unlikely]]
+  if (carries_answer_routing(msg_type)) [[unlikely]]  // spares an application message the call
     add_answer_routing(writer_, msg_type);
   return &writer_;
 }

@@ -20,6 +20,8 @@ std::string read_text_or_empty(const std::string& path);
 void write_text_atomic(const std::string& path, const std::string& text);
 
 std::string trim(const std::string& s);
+/// A number as printf's %g writes it: 0.25, 12, 1e-06.
+std::string format_number(double v);
 
 /// Facts about the host this process runs on.
 std::string host_name();
