@@ -1,6 +1,7 @@
 #include "kite/engine/engine.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -290,6 +291,8 @@ class EngineImpl final : public Engine {
   std::uint16_t port() const noexcept override { return port_; }
 
   void stop() noexcept override {
+    // A listener shut down wakes the front door's poll (POLLHUP) at once.
+    if (front_runner_ && !listeners_.empty()) ::shutdown(listeners_[0], SHUT_RD);
     if (front_runner_) front_runner_->stop();
     for (auto& r : runners_) r->stop();
     for (int fd : listeners_) ::close(fd);

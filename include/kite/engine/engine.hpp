@@ -60,7 +60,9 @@ struct EngineConfig {
   std::vector<int> cores;     // server threads' cores: thread i gets cores[i % size]; empty: unpinned
   int coordinator_core = -1;  // pool front door core; -1: unpinned
   IdleConfig idle{};
-  IdleConfig front_idle{IdleKind::block, 0, 1000};  // the front door does not sit on a hot path
+  // The front door shares a core with a worker in the lab's pool cells: each
+  // wake preempts that worker, so it waits long (stop() wakes it at once).
+  IdleConfig front_idle{IdleKind::block, 0, 100000};
   int busy_poll_usecs = 0;
   bool prefer_busy_poll = false;
   bool nodelay = true;
