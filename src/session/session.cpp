@@ -135,18 +135,14 @@ Session::Session(const SessionSettings& settings, MessageStore& store, Applicati
       invalid_frame_(new char[settings.max_message_size == 0 ? 1 : settings.max_message_size]) {
   settings_.check();
   const SessionSettings& e = settings_;
-  if (e.begin_string.size() + e.sender_comp_id.size() + e.target_comp_id.size() <= sizeof expect_ &&
-      e.sender_sub_id.empty() && e.target_sub_id.empty() && e.sender_location_id.empty() &&
-      e.target_location_id.empty()) {
+  if (e.sender_sub_id.empty() && e.target_sub_id.empty() && e.sender_location_id.empty() &&
+      e.target_location_id.empty() && !e.sender_comp_id.empty() && !e.target_comp_id.empty() &&
+      writer_.header_text() == "8=" + e.begin_string + codec::kSoh + "9=49=" + e.sender_comp_id + codec::kSoh + "56=" +
+                                   e.target_comp_id + codec::kSoh) {
     expect_plain_ = true;
     expect_begin_len_ = static_cast<std::uint8_t>(e.begin_string.size());
     expect_sender_len_ = static_cast<std::uint8_t>(e.sender_comp_id.size());
     expect_target_len_ = static_cast<std::uint8_t>(e.target_comp_id.size());
-    char* q = expect_;
-    for (const std::string* t : {&e.begin_string, &e.sender_comp_id, &e.target_comp_id}) {
-      if (!t->empty()) std::memcpy(q, t->data(), t->size());
-      q += t->size();
-    }
   }
   if (store_.holds_sends())
     held_ = std::make_unique<HeldOutput>(store_, std::max(settings_.overflow_bytes, 4 * settings_.send_claim_bytes),
@@ -889,7 +885,8 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
     return;
   }
   const bool begin_ok =
-      expect_plain_ ? same_text(h.begin_string, expect_, expect_begin_len_, ix.frame(), expect_ + sizeof expect_)
+      expect_plain_ ? same_text(h.begin_string, writer_.header_text_data() + 2, expect_begin_len_, ix.frame(),
+                                writer_.header_text_data() + codec::MessageWriter::kHeaderTextRoom)
                     : h.begin_string == settings_.begin_string;
   if (!begin_ok) [[unlikely]] {
     wrong_begin_string(h.begin_string, h.msg_type == "5");
@@ -964,10 +961,13 @@ Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept 
   // CheckCompID=N: after the Logon, any CompIDs are taken.
   const auto comp_ids_match = [&] {
     if (expect_plain_) {
-      const char* const ours = expect_ + expect_begin_len_;
-      const char* const ours_end = expect_ + sizeof expect_;
-      return same_text(h.sender_comp_id, ours + expect_sender_len_, expect_target_len_, ix.frame(), ours_end) &&
-             same_text(h.target_comp_id, ours, expect_sender_len_, ix.frame(), ours_end);
+      // "8=" BeginString SOH "9=49=" Sender SOH "56=" Target SOH.
+      const char* const text = writer_.header_text_data();
+      const char* const sender = text + expect_begin_len_ + 8;
+      const char* const target = sender + expect_sender_len_ + 4;
+      const char* const text_end = text + codec::MessageWriter::kHeaderTextRoom;
+      return same_text(h.sender_comp_id, target, expect_target_len_, ix.frame(), text_end) &&
+             same_text(h.target_comp_id, sender, expect_sender_len_, ix.frame(), text_end);
     }
     return h.sender_comp_id == s.target_comp_id && h.target_comp_id == s.sender_comp_id &&
            (s.target_sub_id.empty() || h.sender_sub_id == s.target_sub_id) &&

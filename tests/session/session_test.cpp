@@ -465,6 +465,45 @@ TEST(SessionIdentity, compIdsThatDifferOnlyAtTheirEndAreRejected) {
   }
 }
 
+// BeginString and CompIDs are read where the session's writer keeps its
+// header text when they fit it (48 bytes), else from the settings: both ways
+// take the right IDs and refuse one that differs in its last byte.
+TEST(SessionIdentity, compIdsOfEveryLengthAreCheckedInFullEitherWay) {
+  struct Case {
+    std::size_t ours, theirs;  // CompID lengths; FIX.4.4 + 13 framing bytes
+  };
+  for (const Case c : {Case{1, 1}, Case{14, 14}, Case{15, 14}, Case{14, 15}, Case{8, 8}, Case{9, 7}, Case{30, 30}}) {
+    SessionSettings st = acceptor_settings();
+    st.sender_comp_id = std::string(c.ours - 1, 'K') + "E";
+    st.target_comp_id = std::string(c.theirs - 1, 'P') + "R";
+    const std::string label = std::to_string(c.ours) + "/" + std::to_string(c.theirs);
+    SessionRig r(st);
+    Peer peer(r.clock, "FIX.4.4", st.target_comp_id, st.sender_comp_id);
+    r.feed(peer.logon(30));
+    ASSERT_TRUE(r.session->logged_on()) << label;
+    r.wire.take();
+    r.feed(peer.order("A"));
+    EXPECT_EQ(r.app.received.size(), 1u) << label;
+    for (const bool sender_wrong : {false, true}) {
+      std::string sender = st.target_comp_id, target = st.sender_comp_id;
+      (sender_wrong ? sender : target).back() = 'X';
+      SessionRig bad(st);
+      Peer good(bad.clock, "FIX.4.4", st.target_comp_id, st.sender_comp_id);
+      bad.feed(good.logon(30));
+      ASSERT_TRUE(bad.session->logged_on()) << label;
+      bad.wire.take();
+      Peer other(bad.clock, "FIX.4.4", sender, target);
+      other.next_seq = 2;
+      bad.feed(other.order("A"));
+      const auto out = bad.wire.take();
+      ASSERT_EQ(out.size(), 2u) << label;
+      EXPECT_EQ(out[0].get(tag::SessionRejectReason), "9") << label;
+      EXPECT_EQ(out[0].get(tag::RefTagID), sender_wrong ? "49" : "56") << label;
+      EXPECT_TRUE(bad.app.received.empty()) << label;
+    }
+  }
+}
+
 TEST(SessionIdentity, sendingTimeOutsideLatencyIsRejectedWithReason10AndLoggedOut) {
   SessionRig r;
   r.logon();

@@ -52,6 +52,16 @@ class MessageWriter {
   explicit MessageWriter(const HeaderTemplate& h, TimePrecision precision = TimePrecision::millis) noexcept
       : header_(&h), precision_(precision) {}
 
+  // The template's texts as this writer keeps its copy of them: "8=" BeginString
+  // SOH "9=" then the fixed fields; loaded now if not yet, empty when they do
+  // not fit the copy. kHeaderTextRoom bytes are readable from its start.
+  static constexpr std::size_t kHeaderTextRoom = 48;
+  std::string_view header_text() noexcept {
+    if (begin_len_ == 0) load_header();
+    return text_inline_ ? std::string_view(text_, begin_len_ + fixed_len_) : std::string_view();
+  }
+  const char* header_text_data() const noexcept { return text_; }
+
   // Starts a message at buf. Header fields other than the template's, 34 and
   // 52 (PossDupFlag, OrigSendingTime, OnBehalfOfCompID...) are added next with
   // the typed calls, before the body fields.
@@ -260,7 +270,7 @@ class MessageWriter {
   std::uint32_t fixed_len_ = 0;
   // begin() then fixed(), when both fit (the fixed-size copies read at most
   // 16 bytes from the start and 32 from fixed()'s: within these 48).
-  char text_[48] = {};
+  char text_[kHeaderTextRoom] = {};
 };
 
 // Unchecked writes for MessageWriter::reserve(): each writes at q and

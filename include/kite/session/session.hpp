@@ -424,15 +424,15 @@ class alignas(64) Session {
   bool check_latency_;
   bool schedule_always_;
   bool store_polls_;  // store_.polls(): timer turns serve it
-  // BeginString and the CompIDs every inbound message is compared with, in
-  // one line: "<BeginString><SenderCompID><TargetCompID>" (ours), when they
-  // fit and no Sub or Location ID is configured (expect_plain_); else the
-  // comparison reads settings_.
+  // Every inbound message's BeginString and CompIDs are compared with ours
+  // where the writer keeps them ("8=" BeginString SOH "9=49=" Sender SOH
+  // "56=" Target SOH, its header_text()), when no Sub or Location ID is
+  // configured and they fit it (expect_plain_); else with settings_. No copy
+  // of their own: the hot members and the writer fill five lines.
   bool expect_plain_ = false;
   std::uint8_t expect_begin_len_ = 0;
   std::uint8_t expect_sender_len_ = 0;
   std::uint8_t expect_target_len_ = 0;
-  char expect_[44] = {};
   codec::MessageWriter writer_;
 
   SessionSettings settings_;
