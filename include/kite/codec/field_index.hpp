@@ -172,6 +172,14 @@ class FieldIndex {
     return i < 0 ? nullptr : &fields_[i];
   }
   bool has(std::uint32_t tag) const noexcept { return find_pos(tag) >= 0; }
+  // False when no field has any of these tags (each below kDirectTags); true
+  // when one may (find_pos tells). The slots are ORed and compared once, no
+  // branch per tag: an OR of older generations' slots can answer true.
+  template <std::uint32_t... Tags>
+  bool may_have_any() const noexcept {
+    static_assert(sizeof...(Tags) != 0 && ((Tags < kDirectTags) && ...));
+    return (slots_[Tags] | ...) >= generation_ << 16;
+  }
 
   // The first field with this tag, or false. (A position turned into the
   // pointer only when found: the reads need no null test after the lookup.)

@@ -52,6 +52,30 @@ struct HeaderResult {
   explicit operator bool() const noexcept { return error == HeaderError::none; }
 };
 
+namespace detail {
+// The value of the first field with tag t, or an empty view.
+inline std::string_view view_or_empty(const FieldIndex& ix, std::uint32_t t) noexcept {
+  const std::int32_t i = ix.find_pos(t);
+  return i < 0 ? std::string_view{} : ix.value_at(static_cast<std::uint32_t>(i));
+}
+
+// The header's views that nearly no message carries, one lookup each (out of
+// line: read_header stays small enough to be inlined).
+[[gnu::noinline]] inline void read_rare_views(const FieldIndex& ix, Header& h) noexcept {
+  h.sender_sub_id = view_or_empty(ix, tag::SenderSubID);
+  h.target_sub_id = view_or_empty(ix, tag::TargetSubID);
+  h.sender_location_id = view_or_empty(ix, tag::SenderLocationID);
+  h.target_location_id = view_or_empty(ix, tag::TargetLocationID);
+  h.on_behalf_of_comp_id = view_or_empty(ix, tag::OnBehalfOfCompID);
+  h.on_behalf_of_sub_id = view_or_empty(ix, tag::OnBehalfOfSubID);
+  h.on_behalf_of_location_id = view_or_empty(ix, tag::OnBehalfOfLocationID);
+  h.deliver_to_comp_id = view_or_empty(ix, tag::DeliverToCompID);
+  h.deliver_to_sub_id = view_or_empty(ix, tag::DeliverToSubID);
+  h.deliver_to_location_id = view_or_empty(ix, tag::DeliverToLocationID);
+  h.orig_sending_time = view_or_empty(ix, tag::OrigSendingTime);
+}
+}  // namespace detail
+
 // Reads the header fields from an index built over a complete frame. Missing
 // optional fields are empty views; required fields' presence (MsgSeqNum,
 // SenderCompID, ...) is the session's and the validator's business.
@@ -66,24 +90,30 @@ inline HeaderResult read_header(const FieldIndex& ix, Header& h) noexcept {
   h.msg_type = ix.value_at(2);
   if (h.msg_type.empty()) return {HeaderError::msg_type_empty, tag::MsgType};
 
-  const auto view = [&ix](std::uint32_t t) {
-    const std::int32_t i = ix.find_pos(t);
-    return i < 0 ? std::string_view{} : ix.value_at(static_cast<std::uint32_t>(i));
-  };
-  h.sender_comp_id = view(tag::SenderCompID);
-  h.target_comp_id = view(tag::TargetCompID);
-  h.sender_sub_id = view(tag::SenderSubID);
-  h.target_sub_id = view(tag::TargetSubID);
-  h.sender_location_id = view(tag::SenderLocationID);
-  h.target_location_id = view(tag::TargetLocationID);
-  h.on_behalf_of_comp_id = view(tag::OnBehalfOfCompID);
-  h.on_behalf_of_sub_id = view(tag::OnBehalfOfSubID);
-  h.on_behalf_of_location_id = view(tag::OnBehalfOfLocationID);
-  h.deliver_to_comp_id = view(tag::DeliverToCompID);
-  h.deliver_to_sub_id = view(tag::DeliverToSubID);
-  h.deliver_to_location_id = view(tag::DeliverToLocationID);
-  h.sending_time = view(tag::SendingTime);
-  h.orig_sending_time = view(tag::OrigSendingTime);
+  using detail::view_or_empty;
+  h.sender_comp_id = view_or_empty(ix, tag::SenderCompID);
+  h.target_comp_id = view_or_empty(ix, tag::TargetCompID);
+  // Nearly every message carries none of these: one test for all of them.
+  const bool rare = ix.may_have_any<tag::SenderSubID, tag::TargetSubID, tag::SenderLocationID, tag::TargetLocationID,
+                                    tag::OnBehalfOfCompID, tag::OnBehalfOfSubID, tag::OnBehalfOfLocationID,
+                                    tag::DeliverToCompID, tag::DeliverToSubID, tag::DeliverToLocationID,
+                                    tag::OrigSendingTime, tag::PossDupFlag, tag::PossResend>();
+  if (rare) [[unlikely]] {
+    detail::read_rare_views(ix, h);
+  } else {
+    h.sender_sub_id = {};
+    h.target_sub_id = {};
+    h.sender_location_id = {};
+    h.target_location_id = {};
+    h.on_behalf_of_comp_id = {};
+    h.on_behalf_of_sub_id = {};
+    h.on_behalf_of_location_id = {};
+    h.deliver_to_comp_id = {};
+    h.deliver_to_sub_id = {};
+    h.deliver_to_location_id = {};
+    h.orig_sending_time = {};
+  }
+  h.sending_time = view_or_empty(ix, tag::SendingTime);
 
   h.msg_seq_num = 0;
   if (const std::int32_t i = ix.find_pos(tag::MsgSeqNum); i >= 0) {
@@ -92,6 +122,10 @@ inline HeaderResult read_header(const FieldIndex& ix, Header& h) noexcept {
       return {HeaderError::bad_msg_seq_num, tag::MsgSeqNum};
   }
   h.poss_dup = false;
+  if (!rare) [[likely]] {
+    h.poss_resend = false;
+    return {};
+  }
   if (const std::int32_t i = ix.find_pos(tag::PossDupFlag); i >= 0) {
     if (!parse_bool(ix.value_at(static_cast<std::uint32_t>(i)), h.poss_dup))
       return {HeaderError::bad_poss_dup, tag::PossDupFlag};
