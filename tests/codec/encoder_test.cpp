@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -78,6 +80,30 @@ TEST(EncoderTest, bodyLengthDigitCountChangesTwoThreeFourAndBack) {
     ASSERT_EQ(ix.get(tag::Text, got), Get::ok);
     EXPECT_EQ(got, text) << "the body moved with BodyLength's width";
   }
+}
+
+TEST(EncoderTest, checkSumIsThreeDigitsForEverySum) {
+  const HeaderTemplate h({"FIX.4.4", "A", "B", "", "", "", ""});
+  MessageWriter w(h);
+  char buf[256];
+  bool seen[256] = {};
+  // Three printable characters whose sum steps by one: 280 consecutive sums.
+  for (int t = 0; t < 3 * 93; ++t) {
+    const char text[] = {static_cast<char>('!' + std::min(t, 93)), static_cast<char>('!' + std::clamp(t - 93, 0, 93)),
+                         static_cast<char>('!' + std::max(t - 186, 0)), 0};
+    w.begin(buf, sizeof buf, "0", 1, kTime);
+    w.add_string(tag::Text, text);
+    const std::size_t n = w.finish();
+    ASSERT_GT(n, 7u);
+    const std::string m(buf, n);
+    expect_valid(m);
+    const std::uint32_t sum = ScalarScan::checksum(buf, buf + n - 7);
+    char want[8];
+    std::snprintf(want, sizeof want, "10=%03u%c", sum, kSoh);
+    EXPECT_EQ(m.substr(n - 7), want) << pipes(m);
+    seen[sum] = true;
+  }
+  for (std::uint32_t sum = 0; sum < 256; ++sum) EXPECT_TRUE(seen[sum]) << sum;
 }
 
 TEST(EncoderTest, smallBufferFailsWithZeroAndNeverWritesPastCapacity) {

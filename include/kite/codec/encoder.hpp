@@ -181,18 +181,24 @@ class MessageWriter {
       p_ += shift;
       length_digits_ = static_cast<std::uint8_t>(digits);
     }
-    write_uint(body_ - 1 - digits, body);
+    char* const length = body_ - 1 - digits;
+    if (digits == 3) [[likely]]
+      put_3_digits(length, static_cast<std::uint32_t>(body));
+    else
+      write_uint(length, body);
     body_[-1] = kSoh;
     if (!room(7)) return 0;
-    const std::uint32_t sum = FastScan::checksum(buf_, p_);
-    p_[0] = '1';
-    p_[1] = '0';
-    p_[2] = '=';
-    p_[3] = static_cast<char>('0' + sum / 100);
-    p_[4] = static_cast<char>('0' + sum / 10 % 10);
-    p_[5] = static_cast<char>('0' + sum % 10);
-    p_[6] = kSoh;
-    p_ += 7;
+    // "10=" NNN SOH built in a word and stored at once (byte stores through
+    // char* would make the compiler reload p_ after each).
+    char* const p = p_;
+    const std::uint32_t sum = FastScan::checksum(buf_, p);
+    const std::uint32_t pair = sum % 100;
+    const std::uint64_t trailer = 0x3d3031u | std::uint64_t{'0' + sum / 100} << 24 |
+                                  std::uint64_t{static_cast<unsigned char>(detail::kDigitPairs[pair * 2])} << 32 |
+                                  std::uint64_t{static_cast<unsigned char>(detail::kDigitPairs[pair * 2 + 1])} << 40 |
+                                  std::uint64_t{kSoh} << 48;
+    std::memcpy(p, &trailer, 7);  // little-endian: the lowest byte first
+    p_ = p + 7;
     return static_cast<std::size_t>(p_ - buf_);
   }
 
@@ -239,6 +245,13 @@ class MessageWriter {
     *q++ = '=';
     p_ = q + value_len + 1;
     return q;
+  }
+  // The three digits of v < 1000 at q.
+  static void put_3_digits(char* q, std::uint32_t v) noexcept {
+    const std::uint32_t pair = v % 100;
+    q[0] = static_cast<char>('0' + v / 100);
+    q[1] = detail::kDigitPairs[pair * 2];
+    q[2] = detail::kDigitPairs[pair * 2 + 1];
   }
   // Copies the template's texts into text_ when they fit (first begin():
   // the template may be made after the writer, as in a Session).
