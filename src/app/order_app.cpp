@@ -146,7 +146,18 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
     q = put::view(q, r.orig_cl_ord_id);
   }
   q = put::text(q, "\x01" "17=");
-  q = r.exec_id == r.order_id ? put::view(q, order_id) : codec::write_uint_wide(q, r.exec_id);
+  if (r.exec_id != r.order_id) {
+    q = codec::write_uint_wide(q, r.exec_id);
+  } else if (order_id.size() <= 16) {
+    // An ExecID that is the OrderID: its bytes as one 16-byte word, as
+    // LeavesQty's below (no call for a copy of unknown length).
+    char word[16];
+    std::memcpy(word, id, sizeof word);
+    std::memcpy(q, word, sizeof word);
+    q += order_id.size();
+  } else {
+    q = put::view(q, order_id);
+  }
   if (old) q = put::text(q, "\x01" "20=0");
   if (!fix40) {
     q = put::text(q, "\x01" "150=");

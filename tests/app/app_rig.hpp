@@ -27,9 +27,10 @@ struct Client {
 
 class AppRig {
  public:
-  // send_claim_bytes: SendClaimBytes (0: the default).
-  explicit AppRig(Mode mode, int sessions = 1, std::string begin = "FIX.4.4", std::size_t send_claim_bytes = 0)
-      : registry(clock, log), ids(1000) {
+  // send_claim_bytes: SendClaimBytes (0: the default); first_id: the first OrderID.
+  explicit AppRig(Mode mode, int sessions = 1, std::string begin = "FIX.4.4", std::size_t send_claim_bytes = 0,
+                  std::uint64_t first_id = 1000)
+      : registry(clock, log), ids(first_id) {
     for (int i = 1; i <= sessions; ++i) {
       auto c = std::make_unique<Client>();
       session::SessionSettings s;

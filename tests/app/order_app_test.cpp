@@ -26,6 +26,17 @@ TEST(AckMode, answersEachOrderWithAnExecutionReportNew) {
   EXPECT_EQ(rig[0].app->stats().reports, 1u);
 }
 
+TEST(AckMode, aNewOrdersExecIdIsItsOrderIdWhateverItsWidth) {
+  for (const std::uint64_t id : {1000ull, 1234567890123456ull, 12345678901234567ull, 18446744073709551615ull}) {
+    AppRig rig(Mode::ack, 1, "FIX.4.4", 0, id);
+    auto out = rig.order(0, "A1", '1', 100, "101.25");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].get(tag::OrderID), std::to_string(id));
+    EXPECT_EQ(out[0].get(tag::ExecID), std::to_string(id));
+    EXPECT_EQ(out[0].get(tag::ClOrdID), "A1");
+  }
+}
+
 TEST(AckMode, fix42ReportsCarryExecTransType) {
   AppRig rig(Mode::ack, 1, "FIX.4.2");
   auto out = rig.order(0, "A1", '2', 5, "1");
