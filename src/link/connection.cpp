@@ -248,12 +248,14 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Head
   // slow-consumer policy applies. Its number is not used up, so a disconnect
   // loses nothing either: it is asked for again after the next Logon.
   // Session messages go on (their replies wait in the session's overflow).
+  // The room found is held for the message's first reply (its claim then
+  // asks the runtime no second time) and let go once the message is handled.
   if (session_ != nullptr && session_->logged_on() && !is_session_message(header.msg_type)) {
     const std::size_t claim = session_->send_claim_bytes();
     // An empty buffer smaller than the reserve can never offer more: then one
     // message's room is enough rather than waiting forever.
-    if (output_.claim(2 * claim) == nullptr &&
-        (out_ == nullptr || out_->pending() != 0 || output_.claim(claim) == nullptr))
+    if (output_.hold(2 * claim) == nullptr &&
+        (out_ == nullptr || out_->pending() != 0 || output_.hold(claim) == nullptr))
       return false;
   }
   if (session_ == nullptr) {
@@ -313,6 +315,7 @@ bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Head
     if (mlog_ != nullptr && m_->message_log.load(std::memory_order_acquire)) mlog_->write(true, clock_.now_ns(), frame);
   }
   session_->on_message(header, index);
+  output_.let_go();
   return true;
 }
 

@@ -487,6 +487,30 @@ std::string order_bytes(AppRig& rig, const std::string& cl, char side) {
   });
 }
 
+// The room the back-pressure check claims serves an order's first report;
+// a second report (a fill after the ack) claims afresh, after the commit.
+TEST(BackPressure, anOrdersFirstReportUsesTheRoomItsCheckClaimed) {
+  AppRig rig(Mode::match);
+  Client& c = rig[0];
+  c.wire.claims = 0;
+  auto out = rig.order(0, "B1", '1', 100, "10");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].get(tag::ClOrdID), "B1");
+  EXPECT_EQ(c.wire.claims, 1);
+  c.wire.claims = 0;
+  out = rig.order(0, "S1", '2', 100, "10");
+  ASSERT_EQ(out.size(), 3u);  // the sell's New and fill, the buy's fill
+  std::map<std::string, int> per_id;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    ++per_id[out[i].get(tag::ClOrdID) + "/" + out[i].get(tag::ExecType)];
+    EXPECT_EQ(out[i].seq(), 3u + i);
+  }
+  EXPECT_EQ(per_id["S1/0"], 1);
+  EXPECT_EQ(per_id["S1/F"], 1);
+  EXPECT_EQ(per_id["B1/F"], 1);
+  EXPECT_EQ(c.wire.claims, 3);
+}
+
 TEST(BackPressure, ackModeAnswersEveryOrderOnceInOrderWhenRoomReturns) {
   AppRig rig(Mode::ack);
   constexpr int kOrders = 50;

@@ -25,10 +25,15 @@ namespace tag = codec::tag;
 // The session's FakeOutput seen as the engine's Outbound of one connection.
 class FakeWire final : public engine::Outbound, public session::test::FakeOutput {
  public:
-  char* claim(std::size_t min) noexcept override { return FakeOutput::claim(min); }
+  char* claim(std::size_t min) noexcept override {
+    ++claims;
+    return FakeOutput::claim(min);
+  }
   void commit(std::size_t n) noexcept override { FakeOutput::commit(n); }
   std::size_t pending() const noexcept override { return bytes.size(); }  // written, not yet taken
   void close(const char* reason, bool) noexcept override { disconnect(reason); }
+
+  int claims = 0;  // claim() calls, answered or not
 };
 
 // An acceptor with one configured session and one connection to it.

@@ -57,17 +57,37 @@ namespace kite::link {
 // The session's SessionOutput over an engine::Outbound.
 class OutboundOutput final : public session::SessionOutput {
  public:
-  void bind(engine::Outbound* out) noexcept { out_ = out; }
-  char* claim(std::size_t min) noexcept override { return out_ != nullptr ? out_->claim(min) : nullptr; }
+  void bind(engine::Outbound* out) noexcept {
+    out_ = out;
+    held_room_ = 0;
+  }
+  char* claim(std::size_t min) noexcept override {
+    if (min <= held_room_) return held_;
+    held_room_ = 0;  // a claim of more may move the pending bytes
+    return out_ != nullptr ? out_->claim(min) : nullptr;
+  }
   void commit(std::size_t n) noexcept override {
+    held_room_ = 0;
     if (out_ != nullptr) out_->commit(n);
   }
   void disconnect(const char* reason) noexcept override {
     if (out_) out_->close(reason, true);
   }
+  // claim(min), and the room kept: until the next commit(), a claim of
+  // more or let_go(), a claim of at most min answers it without asking the
+  // Outbound, which would answer the same (its tail has not moved).
+  char* hold(std::size_t min) noexcept {
+    char* const p = claim(min);
+    held_ = p;
+    held_room_ = p != nullptr ? min : 0;
+    return p;
+  }
+  void let_go() noexcept { held_room_ = 0; }
 
  private:
   engine::Outbound* out_ = nullptr;
+  char* held_ = nullptr;
+  std::size_t held_room_ = 0;  // 0: nothing held
 };
 
 // Limits on the acceptor's connections (before a session is known).
