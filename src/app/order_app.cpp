@@ -197,10 +197,14 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
       q = codec::write_decimal_wide(q, r.leaves);
     }
   }
-  q = put::text(q, "\x01" "14=");
-  q = codec::write_decimal_wide(q, r.cum);
-  q = put::text(q, "\x01" "6=");
-  q = codec::write_decimal_wide(q, r.avg_px);
+  if ((r.cum.mantissa | r.avg_px.mantissa) == 0 && (r.cum.exponent | r.avg_px.exponent) == 0) {
+    q = put::text(q, "\x01" "14=0" "\x01" "6=0");  // nothing filled yet: one store
+  } else {
+    q = put::text(q, "\x01" "14=");
+    q = codec::write_decimal_wide(q, r.cum);
+    q = put::text(q, "\x01" "6=");
+    q = codec::write_decimal_wide(q, r.avg_px);
+  }
   q = put::text(q, "\x01" "60=");
   q = w.put_timestamp(q, now);
   if (!r.text.empty()) {

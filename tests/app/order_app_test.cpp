@@ -21,6 +21,7 @@ TEST(AckMode, answersEachOrderWithAnExecutionReportNew) {
   EXPECT_EQ(out[0].get(tag::OrdStatus), "0");
   EXPECT_EQ(out[0].get(tag::LeavesQty), "100");
   EXPECT_EQ(out[0].get(tag::CumQty), "0");
+  EXPECT_EQ(out[0].get(tag::AvgPx), "0");
   EXPECT_EQ(out[0].get(tag::Price), "101.25");
   EXPECT_FALSE(out[0].has(tag::ExecTransType));  // FIX.4.4 has none
   EXPECT_EQ(rig[0].app->stats().reports, 1u);
