@@ -84,8 +84,7 @@ class MessageWriter {
     char* q = p_;
     // With 32 bytes to spare, the copies are of fixed sizes (no call); the
     // bytes past each text are written over by what follows.
-    const bool wide = text_inline_ && begin_len_ <= 16 && fixed_len_ <= 32 &&
-                      static_cast<std::size_t>(end_ - p_) >= need + 32;
+    const bool wide = text_short_ && static_cast<std::size_t>(end_ - p_) >= need + 32;
     if (wide)
       std::memcpy(q, b, 16);
     else
@@ -260,6 +259,7 @@ class MessageWriter {
     begin_len_ = static_cast<std::uint16_t>(b.size());  // BeginString is FIX.x.y or FIXT.1.1 (settings' check)
     fixed_len_ = static_cast<std::uint32_t>(f.size());
     text_inline_ = b.size() + f.size() <= sizeof text_;
+    text_short_ = text_inline_ && begin_len_ <= 16 && fixed_len_ <= 32;
     if (!text_inline_) return;
     std::memcpy(text_, b.data(), b.size());
     if (!f.empty()) std::memcpy(text_ + b.size(), f.data(), f.size());
@@ -279,6 +279,7 @@ class MessageWriter {
   char* render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept;
 
   bool text_inline_ = false;
+  bool text_short_ = false;      // inline, and within the fixed-size copies' 16 and 32 bytes
   std::uint16_t begin_len_ = 0;  // 0 until load_header(); "8=" BeginString SOH "9=" is short
   std::uint32_t fixed_len_ = 0;
   // begin() then fixed(), when both fit (the fixed-size copies read at most
