@@ -115,6 +115,16 @@ SendResult send_report(Session& s, const Report& r) noexcept { return send_repor
 void write_report_checked(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
                           std::int64_t now) noexcept;
 
+// The len <= 16 bytes at from, already written in the reserved room, again
+// at q as one 16-byte word (16 bytes are free from each; they may overlap,
+// hence the word in between): no call for a copy of unknown length.
+char* put_short(char* q, const char* from, std::size_t len) noexcept {
+  char word[16];
+  std::memcpy(word, from, sizeof word);
+  std::memcpy(q, word, sizeof word);
+  return q + len;
+}
+
 // The report's body with one room check: its fields are written unchecked
 // into room for their longest rendering (the wide number writers may use
 // all of a field's room), or by write_report_checked, field by field, when
@@ -149,12 +159,7 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   if (r.exec_id != r.order_id) {
     q = codec::write_uint_wide(q, r.exec_id);
   } else if (order_id.size() <= 16) {
-    // An ExecID that is the OrderID: its bytes as one 16-byte word, as
-    // LeavesQty's below (no call for a copy of unknown length).
-    char word[16];
-    std::memcpy(word, id, sizeof word);
-    std::memcpy(q, word, sizeof word);
-    q += order_id.size();
+    q = put_short(q, id, order_id.size());  // an ExecID that is the OrderID
   } else {
     q = put::view(q, order_id);
   }
@@ -185,14 +190,9 @@ void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, co
   }
   if (!fix40) {
     q = put::text(q, "\x01" "151=");
-    // A new order's LeavesQty is its OrderQty: those bytes, moved as one
-    // 16-byte word (both places lie in the reserved room, with 16 free
-    // from each; they may overlap, hence the word in between).
+    // A new order's LeavesQty is its OrderQty: those bytes again.
     if (r.leaves.mantissa == r.qty.mantissa && r.leaves.exponent == r.qty.exponent && qty_len <= 16) {
-      char word[16];
-      std::memcpy(word, qty, sizeof word);
-      std::memcpy(q, word, sizeof word);
-      q += qty_len;
+      q = put_short(q, qty, qty_len);
     } else {
       q = codec::write_decimal_wide(q, r.leaves);
     }
