@@ -1,15 +1,18 @@
 #include "kite/transport/tcp.hpp"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #ifndef SO_BUSY_POLL
 #define SO_BUSY_POLL 46
@@ -154,8 +157,31 @@ ConnectResult connect_tcp(const std::string& address, std::uint16_t port, int ti
   return r;
 }
 
+namespace {
+
+// The C library's own symbol? (Not one an LD_PRELOAD stack such as Onload or
+// VMA, or the program itself, puts in front of it.)
+bool from_libc(const char* name) noexcept {
+  void* const f = ::dlsym(RTLD_DEFAULT, name);
+  Dl_info info{};
+  if (f == nullptr || ::dladdr(f, &info) == 0 || info.dli_fname == nullptr) return false;
+  const std::string_view file(info.dli_fname);
+  const std::size_t slash = file.rfind('/');
+  return file.substr(slash == std::string_view::npos ? 0 : slash + 1).starts_with("libc.so");
+}
+
+// Decided once, when the library loads: libc's recv and send are cancellation
+// points whose bookkeeping (two atomic updates a call) Kite's threads, never
+// cancelled, do not need.
+const bool g_direct = from_libc("recv") && from_libc("send");
+
+}  // namespace
+
+bool socket_calls_direct() noexcept { return g_direct; }
+
 IoResult read_some(int fd, char* p, std::size_t n) noexcept {
-  const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
+  const ssize_t got =
+      g_direct ? ::syscall(SYS_recvfrom, fd, p, n, MSG_DONTWAIT, nullptr, nullptr) : ::recv(fd, p, n, MSG_DONTWAIT);
   if (got > 0) return {Io::ok, static_cast<std::size_t>(got), 0};
   if (got == 0) return {Io::closed, 0, 0};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::retry, 0, 0};
@@ -163,7 +189,8 @@ IoResult read_some(int fd, char* p, std::size_t n) noexcept {
 }
 
 IoResult write_some(int fd, const char* p, std::size_t n) noexcept {
-  const ssize_t put = ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+  const ssize_t put = g_direct ? ::syscall(SYS_sendto, fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0)
+                               : ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (put >= 0) return {put > 0 ? Io::ok : Io::retry, static_cast<std::size_t>(put), 0};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::retry, 0, 0};
   return {Io::error, 0, errno};

@@ -7,6 +7,7 @@
 
 #include "kite/transport/tcp.hpp"
 #include "kite/transport/transport.hpp"
+#include "transport/read_write_cases.hpp"
 
 namespace kite::transport {
 namespace {
@@ -56,36 +57,16 @@ TEST(KernelTcp, reuseportListenersShareAPort) {
   ::close(b.fd);
 }
 
-TEST(KernelTcp, readAndWriteMapEagainToRetryAndEofToClosed) {
-  auto l = listen_tcp("127.0.0.1", 0, false);
-  ASSERT_GE(l.fd, 0);
-  auto c = connect_tcp("127.0.0.1", l.port);
-  ASSERT_GE(c.fd, 0);
-  int s = -1;
-  for (int i = 0; i < 1000 && s < 0; ++i) {
-    s = accept_nonblocking(l.fd);
-    if (s < 0) ::usleep(1000);
-  }
-  ASSERT_GE(s, 0);
-  char buf[16];
-  EXPECT_EQ(read_some(s, buf, sizeof buf).status, Io::retry);
-  EXPECT_EQ(write_some(c.fd, "abc", 3).status, Io::ok);
-  IoResult r{Io::retry, 0, 0};
-  for (int i = 0; i < 1000 && r.status == Io::retry; ++i) {
-    r = read_some(s, buf, sizeof buf);
-    if (r.status == Io::retry) ::usleep(1000);
-  }
-  ASSERT_EQ(r.status, Io::ok);
-  EXPECT_EQ(r.bytes, 3u);
-  ::close(c.fd);
-  r = {Io::retry, 0, 0};
-  for (int i = 0; i < 1000 && r.status == Io::retry; ++i) {
-    r = read_some(s, buf, sizeof buf);
-    if (r.status == Io::retry) ::usleep(1000);
-  }
-  EXPECT_EQ(r.status, Io::closed);
-  ::close(s);
-  ::close(l.fd);
+TEST(KernelTcp, readAndWriteMapEagainToRetryAndEofToClosed) { testing::expect_read_write_mapping(); }
+
+// Nothing wraps this binary's recv and send, so the hot path skips libc's
+// wrappers; ASan interposes them, and then the wrappers are called.
+TEST(KernelTcp, socketCallsAreDirectUnlessInterposed) {
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_FALSE(socket_calls_direct());
+#else
+  EXPECT_TRUE(socket_calls_direct());
+#endif
 }
 
 TEST(Uring, queueInitWorksHereOrSaysWhy) {

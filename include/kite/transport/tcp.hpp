@@ -58,7 +58,11 @@ ConnectResult connect_tcp(const std::string& address, std::uint16_t port, int ti
 
 // Hot path. read_some: recv(MSG_DONTWAIT) into [p, p+n). write_some:
 // send(MSG_DONTWAIT | MSG_NOSIGNAL). Both map EAGAIN to retry, 0-byte reads to
-// closed, and other failures to error.
+// closed, and other failures to error. Where recv and send are the C
+// library's own (socket_calls_direct()), they enter the kernel directly
+// (recvfrom/sendto, no cancellation point); where anything interposes them
+// (an LD_PRELOAD kernel-bypass stack, a test's wrapper), they call it.
+bool socket_calls_direct() noexcept;
 IoResult read_some(int fd, char* p, std::size_t n) noexcept;
 IoResult write_some(int fd, const char* p, std::size_t n) noexcept;
 // Re-arms TCP_QUICKACK (the kernel clears it after it acks).
