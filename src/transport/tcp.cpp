@@ -189,8 +189,8 @@ IoResult read_some(int fd, char* p, std::size_t n) noexcept {
 }
 
 IoResult write_some(int fd, const char* p, std::size_t n) noexcept {
-  const ssize_t put = g_direct ? ::syscall(SYS_sendto, fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0)
-                               : ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+  constexpr int kFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
+  const ssize_t put = g_direct ? ::syscall(SYS_sendto, fd, p, n, kFlags, nullptr, 0) : ::send(fd, p, n, kFlags);
   if (put >= 0) return {put > 0 ? Io::ok : Io::retry, static_cast<std::size_t>(put), 0};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::retry, 0, 0};
   return {Io::error, 0, errno};

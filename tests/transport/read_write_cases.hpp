@@ -12,13 +12,13 @@
 
 namespace kite::transport::testing {
 
-// Retries op (sleeping 1 ms) while it says retry, up to a second.
-template <class Op>
-IoResult until_not_retry(Op op) {
-  IoResult r{Io::retry, 0, 0};
-  for (int i = 0; i < 1000 && r.status == Io::retry; ++i) {
+// op() until done(its result), 1 ms apart, up to a second; the last result.
+template <class Op, class Done>
+auto retry_until(Op op, Done done) {
+  auto r = op();
+  for (int i = 1; i < 1000 && !done(r); ++i) {
+    ::usleep(1000);
     r = op();
-    if (r.status == Io::retry) ::usleep(1000);
   }
   return r;
 }
@@ -30,27 +30,22 @@ inline void expect_read_write_mapping() {
   ASSERT_GE(l.fd, 0);
   auto c = connect_tcp("127.0.0.1", l.port);
   ASSERT_GE(c.fd, 0);
-  int s = -1;
-  for (int i = 0; i < 1000 && s < 0; ++i) {
-    s = accept_nonblocking(l.fd);
-    if (s < 0) ::usleep(1000);
-  }
+  const int s = retry_until([&] { return accept_nonblocking(l.fd); }, [](int fd) { return fd >= 0; });
   ASSERT_GE(s, 0);
   char buf[16];
   EXPECT_EQ(read_some(s, buf, sizeof buf).status, Io::retry);
   EXPECT_EQ(write_some(c.fd, "abc", 3).status, Io::ok);
-  IoResult r = until_not_retry([&] { return read_some(s, buf, sizeof buf); });
+  const auto read_s = [&] { return read_some(s, buf, sizeof buf); };
+  const auto not_retry = [](const IoResult& r) { return r.status != Io::retry; };
+  IoResult r = retry_until(read_s, not_retry);
   ASSERT_EQ(r.status, Io::ok);
   EXPECT_EQ(r.bytes, 3u);
   EXPECT_EQ(std::string(buf, 3), "abc");
   ::close(c.fd);
-  r = until_not_retry([&] { return read_some(s, buf, sizeof buf); });
+  r = retry_until(read_s, not_retry);
   EXPECT_EQ(r.status, Io::closed);
   // The first write to a closed peer may still succeed (the reset comes back after it).
-  for (int i = 0; i < 1000 && r.status != Io::error; ++i) {
-    r = write_some(s, "x", 1);
-    if (r.status != Io::error) ::usleep(1000);
-  }
+  r = retry_until([&] { return write_some(s, "x", 1); }, [](const IoResult& w) { return w.status == Io::error; });
   EXPECT_EQ(r.status, Io::error);
   EXPECT_TRUE(r.err == EPIPE || r.err == ECONNRESET) << r.err;
   ::close(s);
