@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Where a server's time goes per order, kernel included, in paired rounds:
+# each round runs every flavour once (rotated order) on MODEL closed with
+# SESSIONS sessions, server on SERVER_CORE and client on CLIENT_CORE, both
+# spinning, and samples the server with `perf record -e cpu-clock` (a
+# software clock: no hardware counters needed) for SAMPLE_S seconds in the
+# middle of the run. Each sample is put in one bucket by its kernel call
+# chain: the server's own code (user), libc (mostly the system calls' entry
+# and return: a sample taken as the kernel hands back lands there), recvfrom, sendto up to the loopback
+# device (send), the softirq that sendto runs to deliver the reply into the
+# client's socket (deliver), epoll_wait, or other. The table gives each
+# bucket's median over the rounds in us per order, the rate, and the
+# flavour's median ratio to the first flavour in the same round.
+# Sampling slows every server by a few percent; the buckets are compared
+# between flavours, not against the lab's figures.
+#   usage: bench/roundtrip/profile.sh [BUILD_DIR] [OUT]
+#   env: FLAVOURS ("cpp raw rust-pure") MODEL (mono) SESSIONS (32) ROUNDS (6)
+#        WARMUP (1) SAMPLE_S (2) FREQ (4000) SERVER_CORE (0) CLIENT_CORE (1)
+# Needs perf (Debian's linux-perf) and, for rust-pure, BUILD_DIR/rust-pure/release/rust_pure.
+set -euo pipefail
+build=${1:-build/release}
+out=${2:-results/profile-$(date -u +%Y%m%dT%H%M%SZ)}
+read -r -a flavours <<<"${FLAVOURS:-cpp raw rust-pure}"
+model=${MODEL:-mono} sessions=${SESSIONS:-32} rounds=${ROUNDS:-6}
+warmup=${WARMUP:-1} sample=${SAMPLE_S:-2} freq=${FREQ:-4000}
+sc=${SERVER_CORE:-0} cc=${CLIENT_CORE:-1}
+command -v perf >/dev/null || { echo "profile.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+for f in "${flavours[@]}"; do
+  if [[ $f == rust-pure ]]; then bin=$build/rust-pure/release/rust_pure; else bin=$build/bench_roundtrip; fi
+  [[ -x $bin ]] || { echo "profile.sh: no $bin: build it first" >&2; exit 1; }
+done
+mkdir -p "$out"
+
+run() {  # flavour round
+  local f=$1 r=$2 dir="$out/$1.$2" spid cpid
+  mkdir -p "$dir"; rm -f "$dir/ready"
+  local args=(--transport kernel --model "$model" --bind 127.0.0.1 --port 0 --sessions "$sessions" --workers 1
+              --cores "$sc" --coordinator-core "$sc" --busy-poll-usecs 0 --idle spin --store null --ready-file "$dir/ready")
+  if [[ $f == rust-pure ]]; then
+    "$build/rust-pure/release/rust_pure" "${args[@]}" 2>"$dir/server.err" &
+  else
+    "$build/bench_roundtrip" server --flavour "$f" "${args[@]}" 2>"$dir/server.err" &
+  fi
+  spid=$!
+  for _ in $(seq 100); do [[ -s $dir/ready ]] && break; sleep 0.1; done
+  [[ -s $dir/ready ]] || { echo "profile.sh: $f did not start: $(tail -1 "$dir/server.err")" >&2; kill "$spid"; return 1; }
+  # The client's measured run spans the sampled window with half a second either side.
+  "$build/bench_roundtrip" client --host 127.0.0.1 --port "$(cat "$dir/ready")" --loop closed --sessions "$sessions" \
+    --think-us 0 --warmup "$warmup" --duration "$(awk -v s="$sample" 'BEGIN { print s + 1 }')" --runs 1 --cores "$cc" \
+    --idle spin --json "$dir/client.json" --cell "$f/kernel/$model/closed" >"$dir/client.out" 2>&1 &
+  cpid=$!
+  sleep "$(awk -v w="$warmup" 'BEGIN { print w + 0.5 }')"
+  perf record -q -e cpu-clock -F "$freq" -g -p "$spid" -o "$dir/perf.data" -- sleep "$sample" >/dev/null 2>&1
+  wait "$cpid" || { echo "profile.sh: $f client failed: $(tail -1 "$dir/client.out")" >&2; kill "$spid"; return 1; }
+  kill -TERM "$spid"; wait "$spid" || true
+  perf script -i "$dir/perf.data" -F ip,sym,dso >"$dir/samples.txt" 2>/dev/null
+  rm -f "$dir/perf.data"
+}
+
+n=${#flavours[@]}
+for ((r = 0; r < rounds; ++r)); do
+  for ((k = 0; k < n; ++k)); do
+    f=${flavours[$(((k + r) % n))]}
+    run "$f" "$r" || true
+    echo "round $((r + 1))/$rounds $f done" >&2
+  done
+done
+
+python3 - "$out" "$freq" "$sample" "${flavours[@]}" <<'PY'
+import json, os, statistics, sys
+out, freq, window, flavours = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+BUCKETS = ["user", "libc", "recvfrom", "send", "deliver", "epoll_wait", "other"]
+
+def bucket(syms, leaf):
+    if "__x64_sys_sendto" in syms:
+        return "deliver" if "net_rx_action" in syms else "send"
+    if "__x64_sys_recvfrom" in syms: return "recvfrom"
+    if "__x64_sys_epoll_wait" in syms: return "epoll_wait"
+    if any(s.startswith(("__x64_sys_", "asm_", "entry_SYSCALL")) for s in syms): return "other"
+    return "libc" if "libc.so" in leaf else "user"
+
+per = {}  # (flavour, round) -> {bucket: us/order, "rate": orders/s}
+for f in flavours:
+    r = 0
+    while os.path.isdir(os.path.join(out, f"{f}.{r}")):
+        d = os.path.join(out, f"{f}.{r}")
+        try:
+            rate = json.load(open(os.path.join(d, "client.json")))["summary"]["achieved_rate"]
+            text = open(os.path.join(d, "samples.txt")).read()
+        except (OSError, ValueError, KeyError):
+            r += 1; continue
+        counts = dict.fromkeys(BUCKETS, 0)
+        for block in text.split("\n\n"):
+            syms = [l.split()[1].split("+")[0] for l in block.strip().splitlines() if len(l.split()) > 1]
+            if syms: counts[bucket(syms, block.strip().splitlines()[0])] += 1
+        orders = rate * window
+        row = {b: c / freq / orders * 1e6 for b, c in counts.items()}
+        row["total"] = sum(row[b] for b in BUCKETS); row["rate"] = rate
+        per[(f, r)] = row
+        r += 1
+
+ref = flavours[0]
+print(f"us of server time per order, median of the rounds (perf cpu-clock at {freq:.0f} Hz, {window:g} s per run)")
+print(f"{'flavour':10s} {'rounds':>6s} {'rate/s':>9s} " + " ".join(f"{b:>10s}" for b in BUCKETS + ["total"]) + f"  rate/{ref}")
+for f in flavours:
+    rows = [v for (g, _), v in per.items() if g == f]
+    if not rows: print(f"{f:10s} no run succeeded"); continue
+    med = {k: statistics.median(v[k] for v in rows) for k in rows[0]}
+    ratios = [per[(f, r)]["rate"] / per[(ref, r)]["rate"] for (g, r) in per if g == f and (ref, r) in per]
+    print(f"{f:10s} {len(rows):6d} {med['rate']:9.0f} " + " ".join(f"{med[b]:10.3f}" for b in BUCKETS + ["total"]) +
+          f"  {statistics.median(ratios):.3f}")
+PY
