@@ -286,6 +286,14 @@ class FieldIndex {
   template <class Scan>
   IndexResult walk(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
                    std::uint64_t* sum = nullptr, std::size_t data_end = ~std::size_t{0}) noexcept;
+  // The word-at-a-time walk that walk() runs where a level has no block walk,
+  // and walk_rest() (out of line) for what a block walk leaves.
+  template <class Scan>
+  IndexResult walk_general(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
+                           std::size_t data_end) noexcept;
+  template <class Scan>
+  IndexResult walk_rest(const char* frame, std::size_t begin, std::size_t end, std::uint32_t first,
+                        std::size_t data_end) noexcept;
   // What a level's bulk walk (detail/index_walk.hpp) writes into: the
   // fields from the first it may write, the slots, and its own arrays of
   // '=' and SOH positions and tags (capacity_ + 64 each).

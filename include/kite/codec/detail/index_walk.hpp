@@ -96,6 +96,35 @@ template <class Scan>
 [[gnu::always_inline]] inline IndexResult FieldIndex::walk(const char* frame, std::size_t begin, std::size_t end,
                                                            std::uint32_t first, [[maybe_unused]] std::uint64_t* sum,
                                                            std::size_t data_end) noexcept {
+  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a block walk (x86-64)
+    if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity_ > first) [[likely]] {
+      std::size_t p = begin;
+      const std::uint32_t count = first + Scan::bulk_walk(bulk_arrays(first), frame, begin, end, first, p, sum);
+      if (p >= end) [[likely]] {  // it took every field
+        count_ = count;
+        return {};
+      }
+      return walk_rest<Scan>(frame, p, end, count, data_end);
+    }
+    return walk_rest<Scan>(frame, begin, end, first, data_end);
+  } else {
+    return walk_general<Scan>(frame, begin, end, first, data_end);
+  }
+}
+
+// What a block walk leaves (a data field, a long tag, an error, a short
+// frame) is rare: out of line, the general walk keeps its code out of the
+// lines an order runs through.
+template <class Scan>
+[[gnu::noinline, gnu::cold]] IndexResult FieldIndex::walk_rest(const char* frame, std::size_t begin, std::size_t end,
+                                                               std::uint32_t first, std::size_t data_end) noexcept {
+  return walk_general<Scan>(frame, begin, end, first, data_end);
+}
+
+template <class Scan>
+[[gnu::always_inline]] inline IndexResult FieldIndex::walk_general(const char* frame, std::size_t begin,
+                                                                   std::size_t end, std::uint32_t first,
+                                                                   std::size_t data_end) noexcept {
   if (data_end > end) data_end = end;
   // Locals, not members: stores into the uint32_t field table could alias
   // members and force reloads on every field.
@@ -147,18 +176,7 @@ template <class Scan>
     pending &= ~std::uint64_t{0} << (pos - start);
   };
   std::size_t p = begin;
-  bool bulk_done = false;                          // a level's vector walk ran: p is where the walks below go on
-  if constexpr (requires { &Scan::bulk_walk; }) {  // a level with a block walk (x86-64)
-    if (end - begin >= 4 && end < (std::size_t{1} << 30) && capacity > first) {
-      count = first + Scan::bulk_walk(bulk_arrays(first), frame, begin, end, first, p, sum);
-      bulk_done = true;
-      if (p >= end) [[likely]]
-        return done(IndexError::none, 0, 0);  // it took every field
-      load(p);
-      pending &= ~std::uint64_t{0} << (p - start);
-    }
-  }
-  if (!bulk_done && end > begin) {
+  if (end > begin) {
     load(begin);
     pending &= ~std::uint64_t{0} << (begin - start);
   }
@@ -197,7 +215,7 @@ template <class Scan>
     p = soh + 1;
     return true;
   };
-  // (After a vector walk that stopped: from where it stopped.)
+  // (After a block walk that stopped: from where it stopped.)
   if (kWide && end >= 8 && capacity > count && p < end) {
     // A field takes at least 3 bytes, so while p - from <= 3 * room - 3
     // fewer than `room` fields are recorded: the bound replaces a check per field.
