@@ -129,7 +129,7 @@ char* put_short(char* q, const char* from, std::size_t len) noexcept {
 // into room for their longest rendering (the wide number writers may use
 // all of a field's room), or by write_report_checked, field by field, when
 // that much is not free: the same bytes, or the same failure.
-void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
+[[gnu::hot]] void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
                   std::int64_t now) noexcept {
   namespace put = codec::put;
   // The longest rendering: "tag=" value SOH per field, tags of 3 digits at most.
@@ -246,7 +246,7 @@ void write_report_checked(codec::MessageWriter& w, bool old, bool oldest, bool f
   if (!r.text.empty()) w.add_string(tag::Text, r.text);
 }
 
-SendResult send_report(Session& s, const Report& r, ReportVersion v) noexcept {
+[[gnu::hot]] SendResult send_report(Session& s, const Report& r, ReportVersion v) noexcept {
   const bool old = v.old, oldest = v.oldest, fix40 = v.fix40;
   const std::int64_t now = s.time_ns();  // read once per inbound message
   // A report is never dropped: when it cannot go out now (the resting
@@ -276,7 +276,7 @@ bool reject_field(Session& s, const codec::Header& h, Get g, std::uint32_t t) no
   return true;
 }
 
-bool read_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix, OrderFields& o) noexcept {
+[[gnu::hot]] bool read_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix, OrderFields& o) noexcept {
   if (reject_field(s, h, ix.get(tag::ClOrdID, o.cl_ord_id), tag::ClOrdID)) return false;
   if (reject_field(s, h, ix.get(tag::Side, o.side), tag::Side)) return false;
   if (reject_field(s, h, ix.get(tag::Symbol, o.symbol), tag::Symbol)) return false;
@@ -337,7 +337,7 @@ void OrderApplication::count(SendResult r) noexcept {
     ++stats_.send_failures;
 }
 
-void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+[[gnu::hot]] void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
   if (mode_ == Mode::echo) {
     echo(s, h, ix);
     return;
@@ -362,7 +362,7 @@ void OrderApplication::unsupported(Session& s, const codec::Header& h) noexcept 
     count(s.send_business_reject(h.msg_seq_num, h.msg_type, 3, "Unsupported message type"));
 }
 
-void OrderApplication::on_new_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+[[gnu::hot]] void OrderApplication::on_new_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
   ++stats_.orders;
   if (mode_ == Mode::match) {
     match_new(s, h, ix);

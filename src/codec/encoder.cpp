@@ -66,7 +66,7 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
 }
 }  // namespace
 
-char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept {
+[[gnu::hot]] char* MessageWriter::render_timestamp(char* q, std::int64_t nanos, TimePrecision precision) noexcept {
   const std::int64_t ms = nanos >= 0 ? static_cast<std::int64_t>(static_cast<std::uint64_t>(nanos) / 1'000'000)
                                      : floor_div(nanos, 1'000'000);
   MilliText& t = t_milli;

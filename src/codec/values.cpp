@@ -161,7 +161,7 @@ bool parse_date(std::string_view s, Date& out) noexcept {
   return true;
 }
 
-bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
+[[gnu::hot]] bool parse_utc_timestamp(std::string_view s, std::int64_t& nanos, TimePrecision* precision) noexcept {
   // The word read's lengths: 17, 21, 24 or 27 bytes.
   const std::size_t n = s.size();
   const bool word_length = n == 17 || n == 21 || n == 24 || n == 27;

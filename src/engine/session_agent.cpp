@@ -89,7 +89,7 @@ SessionAgent::SessionAgent(Shared& shared, std::unique_ptr<transport::Driver> dr
 
 SessionAgent::~SessionAgent() = default;
 
-int SessionAgent::do_work(std::int64_t now_ns) noexcept {
+[[gnu::hot]] int SessionAgent::do_work(std::int64_t now_ns) noexcept {
   now_ = now_ns;
   int work = 0;
   if (setup_.inbox) work += drain_inbox();
@@ -224,7 +224,7 @@ void SessionAgent::adopt(int fd) noexcept {
   if (!s.conn.tx.empty()) flush(s);
 }
 
-void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noexcept {
+[[gnu::hot]] void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noexcept {
   Slot& s = *slots_[c.slot];
   if (!s.open) return;
   if (s.closing) {  // input after close() is dropped; the connection is going
@@ -234,14 +234,14 @@ void SessionAgent::on_data(transport::Conn& c, const char* p, std::size_t n) noe
   deliver(s, p, n);
 }
 
-void SessionAgent::deliver(Slot& s, const char* p, std::size_t n) noexcept {
+[[gnu::hot]] void SessionAgent::deliver(Slot& s, const char* p, std::size_t n) noexcept {
   transport::SendBuffer& tx = s.conn.tx;
   if (stage_ != nullptr && tx.empty() && !tx.locked() && !s.conn.write_blocked) tx.lend(stage_);
   deliver_bytes(s, p, n);
   tx.reclaim();
 }
 
-void SessionAgent::deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept {
+[[gnu::hot]] void SessionAgent::deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept {
   transport::RecvBuffer& rx = s.conn.rx;
   if (p != nullptr && rx.empty()) {
     // Bytes outside rx (io_uring provided buffer): whole frames are consumed
@@ -274,7 +274,7 @@ void SessionAgent::deliver_bytes(Slot& s, const char* p, std::size_t n) noexcept
   if (!s.conn.tx.empty() && !s.conn.write_blocked && !s.conn.send_in_flight) flush(s);
 }
 
-void SessionAgent::flush(Slot& s) noexcept {
+[[gnu::hot]] void SessionAgent::flush(Slot& s) noexcept {
   if (driver_->flush(s.conn) == Io::error) s.close("send failed", false);
 }
 
@@ -284,7 +284,7 @@ void SessionAgent::on_closed(transport::Conn& c, Io why, int) noexcept {
   finish(s, why == Io::closed ? "peer closed" : "connection error");
 }
 
-int SessionAgent::service() noexcept {
+[[gnu::hot]] int SessionAgent::service() noexcept {
   int work = 0;
   // Timers are milliseconds to seconds apart: giving every protocol a turn on
   // every spin (a virtual call and a clock read per connection) was most of an

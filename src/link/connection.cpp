@@ -123,7 +123,7 @@ class ScratchLease {
 };
 }  // namespace
 
-std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int64_t) noexcept {
+[[gnu::hot]] std::size_t SessionConnection::on_data(const char* data, std::size_t n, std::int64_t) noexcept {
   if (metrics_ != nullptr) rx_ns_ = engine::monotonic_ns();
   const ScratchLease lease;
   codec::FieldIndex& index = lease.index();
@@ -219,7 +219,7 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Header& header, const codec::IndexResult& ir,
+[[gnu::hot]] bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Header& header, const codec::IndexResult& ir,
                                      std::string_view frame) noexcept {
   if (!ir) {
     if (ir.error == codec::IndexError::bad_tag && session_ != nullptr && session_->connected()) {
@@ -412,7 +412,7 @@ int SessionConnection::on_timer(std::int64_t now_ns) noexcept {
   return work;
 }
 
-std::int64_t SessionConnection::timer_quiet_ns() noexcept {
+[[gnu::hot]] std::int64_t SessionConnection::timer_quiet_ns() noexcept {
   // A FakeClock's time does not pass with the engine's: tests that move it
   // expect the next turn to see it.
   if (closed_ || session_ == nullptr || metrics_ != nullptr || !system_clock_ || port_waiting_) return 0;

@@ -263,7 +263,7 @@ void Session::keep(std::uint64_t seq, std::string_view msg) noexcept {
             static_cast<unsigned long long>(seq));
 }
 
-codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
+[[gnu::hot]] codec::MessageWriter* Session::begin_app(std::string_view msg_type) noexcept {
   if (state_ != SessionState::active && state_ != SessionState::logout_sent) {
     last_send_ = SendResult::not_logged_on;
     return nullptr;
@@ -290,7 +290,7 @@ codec::MessageWriter* Session::begin_message(char* p, std::string_view msg_type)
   return &writer_;
 }
 
-SendResult Session::finish_app() noexcept {
+[[gnu::hot]] SendResult Session::finish_app() noexcept {
   const std::size_t n = writer_.finish();
   if (n == 0) {
     out_->commit(0);
@@ -704,7 +704,7 @@ int Session::on_timer() noexcept {
   return work + finish_close();
 }
 
-std::int64_t Session::timer_quiet_ns() const noexcept {
+[[gnu::hot]] std::int64_t Session::timer_quiet_ns() const noexcept {
   if (out_ == nullptr || state_ != SessionState::active || held_ || refreshing_ || overflow_len_ != 0 ||
       resend_end_ != 0 || rejects_suppressed_ != 0 || gap_open_ || test_request_sent_ns_ != 0 || !schedule_always_ ||
       store_polls_ || heart_bt_int_ <= 0)
@@ -804,7 +804,7 @@ void Session::on_garbled(const char* why) noexcept {
 
 // ------------------------------------------------------------------ reading
 
-void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
+[[gnu::hot]] void Session::on_message(const Header& h, const FieldIndex& ix) noexcept {
   if (out_ == nullptr || state_ == SessionState::closing || state_ == SessionState::disconnected) return;
   if (msg_depth_ == 0) {
     msg_now_ = clock_.now_ns();
@@ -875,7 +875,7 @@ int Session::poll_refresh() noexcept {
   return 1;
 }
 
-void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
+[[gnu::hot]] void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
   last_received_ns_ = now();
   if (park_for_refresh(h, ix)) return;
   if (state_ == SessionState::awaiting_logon && h.msg_type != "A") {
@@ -934,7 +934,7 @@ void Session::handle_message(const Header& h, const FieldIndex& ix) noexcept {
   if (queue_count_ != queue_head_ && !draining_) drain_queue();
 }
 
-Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept {
+[[gnu::hot]] Session::Verdict Session::check(const Header& h, const FieldIndex& ix) noexcept {
   const std::uint64_t expected = store_.next_target_seq();
   const bool sequence_reset = h.msg_type == "4";
   bool gap_fill = false;
@@ -1110,7 +1110,7 @@ void Session::drain_queue() noexcept {
   draining_ = false;
 }
 
-void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
+[[gnu::hot]] void Session::dispatch(const Header& h, const FieldIndex& ix) noexcept {
   if (h.msg_type.size() == 1) {
     switch (h.msg_type[0]) {
       case 'A': on_logon(h, ix); return;

@@ -23,7 +23,7 @@ constexpr std::size_t kLandingBytes = 64 * 1024;
 
 // Reads c until EAGAIN, a full buffer or the per-poll bound; hands each read
 // to the sink. Returns reads that brought bytes.
-int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg, bool pause_when_full, char* landing) noexcept {
+[[gnu::hot]] int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg, bool pause_when_full, char* landing) noexcept {
   int n = 0;
   for (int i = 0; i < cfg.max_reads_per_conn && c.watching; ++i) {
     if (c.rx.empty()) {
@@ -69,7 +69,7 @@ int read_conn(Conn& c, Sink& sink, const DriverConfig& cfg, bool pause_when_full
   return n;
 }
 
-Io write_conn(Conn& c) noexcept {
+[[gnu::hot]] Io write_conn(Conn& c) noexcept {
   while (!c.tx.empty()) {
     const IoResult r = write_some(c.fd, c.tx.data(), c.tx.size());
     if (r.status == Io::ok) {
@@ -176,7 +176,7 @@ class EpollDriver final : public Driver {
     c.recv_paused = false;
     return true;
   }
-  Io flush(Conn& c) noexcept override {
+  [[gnu::hot]] Io flush(Conn& c) noexcept override {
     const bool was = c.write_blocked;
     const Io r = write_conn(c);
     if (was != c.write_blocked && c.fd >= 0) update(c);
@@ -191,7 +191,7 @@ class EpollDriver final : public Driver {
     c.watching = false;
   }
 
-  int poll(Sink& sink, int timeout_us) noexcept override {
+  [[gnu::hot]] int poll(Sink& sink, int timeout_us) noexcept override {
     const int timeout_ms = timeout_us > 0 ? (timeout_us + 999) / 1000 : 0;
     const int n = ::epoll_wait(ep_, events_.data(), static_cast<int>(events_.size()), timeout_ms);
     int work = 0;

@@ -179,7 +179,7 @@ const bool g_direct = from_libc("recv") && from_libc("send");
 
 bool socket_calls_direct() noexcept { return g_direct; }
 
-IoResult read_some(int fd, char* p, std::size_t n) noexcept {
+[[gnu::hot]] IoResult read_some(int fd, char* p, std::size_t n) noexcept {
   const ssize_t got =
       g_direct ? ::syscall(SYS_recvfrom, fd, p, n, MSG_DONTWAIT, nullptr, nullptr) : ::recv(fd, p, n, MSG_DONTWAIT);
   if (got > 0) return {Io::ok, static_cast<std::size_t>(got), 0};
@@ -188,7 +188,7 @@ IoResult read_some(int fd, char* p, std::size_t n) noexcept {
   return {Io::error, 0, errno};
 }
 
-IoResult write_some(int fd, const char* p, std::size_t n) noexcept {
+[[gnu::hot]] IoResult write_some(int fd, const char* p, std::size_t n) noexcept {
   constexpr int kFlags = MSG_DONTWAIT | MSG_NOSIGNAL;
   const ssize_t put = g_direct ? ::syscall(SYS_sendto, fd, p, n, kFlags, nullptr, 0) : ::send(fd, p, n, kFlags);
   if (put >= 0) return {put > 0 ? Io::ok : Io::retry, static_cast<std::size_t>(put), 0};

@@ -168,7 +168,7 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   const char* label() const noexcept { return who_; }
 
  private:
-  void refuse(const char* reason) noexcept;
+  [[gnu::cold]] void refuse(const char* reason) noexcept;
   // Bytes discarded as not FIX since the last whole frame: the first error
   // is kept, and the run is cut at the message size limit.
   void garbled(codec::FrameError why, std::size_t bytes, std::uint32_t max) noexcept;

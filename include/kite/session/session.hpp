@@ -165,10 +165,10 @@ class alignas(64) Session {
   // (0, Invalid tag number, RefTagID as sent); the session goes on. False
   // when the rest does not read as a message either (then it is garbled).
   // Not the hot path: the frame is copied once into a buffer of the session's.
-  bool on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept;
+  [[gnu::cold]] bool on_invalid_tag(std::string_view frame, std::uint32_t at) noexcept;
   // A frame that failed its checksum/length or could not be indexed: ignored
   // (the expected sequence number does not move), counted and logged.
-  void on_garbled(const char* why) noexcept;
+  [[gnu::cold]] void on_garbled(const char* why) noexcept;
   // Timers: heartbeats, test requests, logon/logout timeouts, schedule end,
   // draining the overflow buffer and resends, store flushing. Returns work done.
   int on_timer() noexcept;
@@ -208,20 +208,22 @@ class alignas(64) Session {
     body(*w);
     return now ? finish_app() : finish_stored();
   }
+  // The answers to errors are [[gnu::cold]]: GCC then moves the blocks that
+  // call them out of the code lines an order runs through.
   // BusinessMessageReject (j) for an application message the application
   // does not support (reason 3 = unsupported message type); on FIX.4.2 and
   // later only (j exists since 4.2).
-  SendResult send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
-                                  std::string_view text, std::string_view ref_id = {}) noexcept;
+  [[gnu::cold]] SendResult send_business_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, int reason,
+                                                std::string_view text, std::string_view ref_id = {}) noexcept;
   // A session-level Reject of an inbound message.
-  void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
-                   std::uint32_t ref_tag, std::string_view text) noexcept;
+  [[gnu::cold]] void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
+                                 std::uint32_t ref_tag, std::string_view text) noexcept;
   // The same with RefTagID as text (a tag that is no number: "0", "-5").
-  void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
-                   std::string_view ref_tag, std::string_view text) noexcept;
+  [[gnu::cold]] void send_reject(std::uint64_t ref_seq, std::string_view ref_msg_type, codec::RejectReason reason,
+                                 std::string_view ref_tag, std::string_view text) noexcept;
   // Starts a logout handshake: Logout(Text) now; disconnect on the answer or
   // after LogoutTimeout.
-  void logout(std::string_view text) noexcept;
+  [[gnu::cold]] void logout(std::string_view text) noexcept;
   // Initiator: sends Logon on a fresh connection (on_connected does it).
   void send_logon() noexcept;
 
@@ -348,11 +350,11 @@ class alignas(64) Session {
   void consume(const codec::Header& h) noexcept {
     if (h.msg_seq_num == store_.next_target_seq()) store_.set_next_target_seq(h.msg_seq_num + 1);
   }
-  void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
+  [[gnu::cold]] void logout_and_close(std::string_view text) noexcept;  // Logout then disconnect at once
   // A message whose BeginString is not the session's (`is_logout`: a Logout).
-  void wrong_begin_string(std::string_view begin, bool is_logout) noexcept;
+  [[gnu::cold]] void wrong_begin_string(std::string_view begin, bool is_logout) noexcept;
   // Logout naming both numbers, then disconnect.
-  void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
+  [[gnu::cold]] void logout_seq_too_low(std::uint64_t expected, std::uint64_t received) noexcept;
   // Ends the session and closes the connection; under a store that holds
   // sends, once what was written (a Logout answer, the last reports) has
   // committed and gone out, or after LogoutTimeout (the rest the peer gets
