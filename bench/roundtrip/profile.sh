@@ -14,6 +14,8 @@
 # Sampling slows every server by a few percent; the buckets are compared
 # between flavours, not against the lab's figures.
 #   usage: bench/roundtrip/profile.sh [BUILD_DIR] [OUT]
+# A flavour written NAME@DIR runs NAME from the build folder DIR instead (two
+# builds of one flavour side by side: FLAVOURS="cpp cpp@/tmp/before").
 #   env: FLAVOURS ("cpp raw rust-pure") MODEL (mono) SESSIONS (32) ROUNDS (6)
 #        WARMUP (1) SAMPLE_S (2) FREQ (4000) SERVER_CORE (0) CLIENT_CORE (1)
 # Needs perf (Debian's linux-perf) and, for rust-pure, BUILD_DIR/rust-pure/release/rust_pure.
@@ -25,21 +27,27 @@ model=${MODEL:-mono} sessions=${SESSIONS:-32} rounds=${ROUNDS:-6}
 warmup=${WARMUP:-1} sample=${SAMPLE_S:-2} freq=${FREQ:-4000}
 sc=${SERVER_CORE:-0} cc=${CLIENT_CORE:-1}
 command -v perf >/dev/null || { echo "profile.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+server_bin() {  # flavour token -> the server binary
+  local name=${1%%@*} dir=$build
+  [[ $1 == *@* ]] && dir=${1#*@}
+  if [[ $name == rust-pure ]]; then echo "$dir/rust-pure/release/rust_pure"; else echo "$dir/bench_roundtrip"; fi
+}
 for f in "${flavours[@]}"; do
-  if [[ $f == rust-pure ]]; then bin=$build/rust-pure/release/rust_pure; else bin=$build/bench_roundtrip; fi
+  bin=$(server_bin "$f")
   [[ -x $bin ]] || { echo "profile.sh: no $bin: build it first" >&2; exit 1; }
 done
 mkdir -p "$out"
 
 run() {  # flavour round
-  local f=$1 r=$2 dir="$out/$1.$2" spid cpid
+  local f=$1 r=$2 dir="$out/${1//\//_}.$2" name=${1%%@*} bin spid cpid
+  bin=$(server_bin "$f")
   mkdir -p "$dir"; rm -f "$dir/ready"
   local args=(--transport kernel --model "$model" --bind 127.0.0.1 --port 0 --sessions "$sessions" --workers 1
               --cores "$sc" --coordinator-core "$sc" --busy-poll-usecs 0 --idle spin --store null --ready-file "$dir/ready")
-  if [[ $f == rust-pure ]]; then
-    "$build/rust-pure/release/rust_pure" "${args[@]}" 2>"$dir/server.err" &
+  if [[ $name == rust-pure ]]; then
+    "$bin" "${args[@]}" 2>"$dir/server.err" &
   else
-    "$build/bench_roundtrip" server --flavour "$f" "${args[@]}" 2>"$dir/server.err" &
+    "$bin" server --flavour "$name" "${args[@]}" 2>"$dir/server.err" &
   fi
   spid=$!
   for _ in $(seq 100); do [[ -s $dir/ready ]] && break; sleep 0.1; done
@@ -47,7 +55,7 @@ run() {  # flavour round
   # The client's measured run spans the sampled window with half a second either side.
   "$build/bench_roundtrip" client --host 127.0.0.1 --port "$(cat "$dir/ready")" --loop closed --sessions "$sessions" \
     --think-us 0 --warmup "$warmup" --duration "$(awk -v s="$sample" 'BEGIN { print s + 1 }')" --runs 1 --cores "$cc" \
-    --idle spin --json "$dir/client.json" --cell "$f/kernel/$model/closed" >"$dir/client.out" 2>&1 &
+    --idle spin --json "$dir/client.json" --cell "$name/kernel/$model/closed" >"$dir/client.out" 2>&1 &
   cpid=$!
   sleep "$(awk -v w="$warmup" 'BEGIN { print w + 0.5 }')"
   perf record -q -e cpu-clock -F "$freq" -g -p "$spid" -o "$dir/perf.data" -- sleep "$sample" >/dev/null 2>&1
@@ -82,8 +90,9 @@ def bucket(syms, leaf):
 per = {}  # (flavour, round) -> {bucket: us/order, "rate": orders/s}
 for f in flavours:
     r = 0
-    while os.path.isdir(os.path.join(out, f"{f}.{r}")):
-        d = os.path.join(out, f"{f}.{r}")
+    folder = f.replace("/", "_")
+    while os.path.isdir(os.path.join(out, f"{folder}.{r}")):
+        d = os.path.join(out, f"{folder}.{r}")
         try:
             rate = json.load(open(os.path.join(d, "client.json")))["summary"]["achieved_rate"]
             text = open(os.path.join(d, "samples.txt")).read()
@@ -101,12 +110,12 @@ for f in flavours:
 
 ref = flavours[0]
 print(f"us of server time per order, median of the rounds (perf cpu-clock at {freq:.0f} Hz, {window:g} s per run)")
-print(f"{'flavour':10s} {'rounds':>6s} {'rate/s':>9s} " + " ".join(f"{b:>10s}" for b in BUCKETS + ["total"]) + f"  rate/{ref}")
+print(f"{'flavour':14s} {'rounds':>6s} {'rate/s':>9s} " + " ".join(f"{b:>10s}" for b in BUCKETS + ["total"]) + f"  rate/{ref}")
 for f in flavours:
     rows = [v for (g, _), v in per.items() if g == f]
-    if not rows: print(f"{f:10s} no run succeeded"); continue
+    if not rows: print(f"{f:14s} no run succeeded"); continue
     med = {k: statistics.median(v[k] for v in rows) for k in rows[0]}
     ratios = [per[(f, r)]["rate"] / per[(ref, r)]["rate"] for (g, r) in per if g == f and (ref, r) in per]
-    print(f"{f:10s} {len(rows):6d} {med['rate']:9.0f} " + " ".join(f"{med[b]:10.3f}" for b in BUCKETS + ["total"]) +
+    print(f"{f:14s} {len(rows):6d} {med['rate']:9.0f} " + " ".join(f"{med[b]:10.3f}" for b in BUCKETS + ["total"]) +
           f"  {statistics.median(ratios):.3f}")
 PY
