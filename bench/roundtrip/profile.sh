@@ -16,6 +16,8 @@
 #   usage: bench/roundtrip/profile.sh [BUILD_DIR] [OUT]
 # A flavour written NAME@DIR runs NAME from the build folder DIR instead (two
 # builds of one flavour side by side: FLAVOURS="cpp cpp@/tmp/before").
+# TOP=N also lists each flavour's N costliest functions of its own code (us
+# per order over all its rounds' samples, by the sampled leaf function).
 #   env: FLAVOURS ("cpp raw rust-pure") MODEL (mono) SESSIONS (32) ROUNDS (6)
 #        WARMUP (1) SAMPLE_S (2) FREQ (4000) SERVER_CORE (0) CLIENT_CORE (1)
 # Needs perf (Debian's linux-perf) and, for rust-pure, BUILD_DIR/rust-pure/release/rust_pure.
@@ -74,9 +76,9 @@ for ((r = 0; r < rounds; ++r)); do
   done
 done
 
-python3 - "$out" "$freq" "$sample" "${flavours[@]}" <<'PY'
-import json, os, statistics, sys
-out, freq, window, flavours = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+python3 - "$out" "$freq" "$sample" "${TOP:-0}" "${flavours[@]}" <<'PY'
+import collections, json, os, re, statistics, sys
+out, freq, window, top, flavours = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 BUCKETS = ["user", "libc", "recvfrom", "send", "deliver", "epoll_wait", "other"]
 
 def bucket(syms, leaf):
@@ -88,6 +90,8 @@ def bucket(syms, leaf):
     return "libc" if "libc.so" in leaf else "user"
 
 per = {}  # (flavour, round) -> {bucket: us/order, "rate": orders/s}
+own = collections.defaultdict(collections.Counter)  # flavour -> {function: samples}
+own_orders = collections.Counter()                  # flavour -> orders in its sampled windows
 for f in flavours:
     r = 0
     folder = f.replace("/", "_")
@@ -101,8 +105,15 @@ for f in flavours:
         counts = dict.fromkeys(BUCKETS, 0)
         for block in text.split("\n\n"):
             syms = [l.split()[1].split("+")[0] for l in block.strip().splitlines() if len(l.split()) > 1]
-            if syms: counts[bucket(syms, block.strip().splitlines()[0])] += 1
+            if not syms: continue
+            leaf = block.strip().splitlines()[0]
+            b = bucket(syms, leaf)
+            counts[b] += 1
+            if b == "user":  # "ip symbol+offset (object)": the symbol may hold spaces
+                m = re.match(r"\s*\S+\s+(.*?)(\+0x[0-9a-f]+)?\s+\([^()]*\)$", leaf)
+                own[f][m.group(1) if m else "?"] += 1
         orders = rate * window
+        own_orders[f] += orders
         row = {b: c / freq / orders * 1e6 for b, c in counts.items()}
         row["total"] = sum(row[b] for b in BUCKETS); row["rate"] = rate
         per[(f, r)] = row
@@ -118,4 +129,10 @@ for f in flavours:
     ratios = [per[(f, r)]["rate"] / per[(ref, r)]["rate"] for (g, r) in per if g == f and (ref, r) in per]
     print(f"{f:14s} {len(rows):6d} {med['rate']:9.0f} " + " ".join(f"{med[b]:10.3f}" for b in BUCKETS + ["total"]) +
           f"  {statistics.median(ratios):.3f}")
+if top > 0:
+    for f in flavours:
+        if not own_orders[f]: continue
+        print(f"\n{f}: its own code's costliest functions, us per order")
+        for name, c in own[f].most_common(top):
+            print(f"  {c / freq / own_orders[f] * 1e6:7.3f}  {name[:120]}")
 PY
