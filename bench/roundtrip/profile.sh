@@ -60,9 +60,11 @@ run() {  # flavour round
     --idle spin --json "$dir/client.json" --cell "$name/kernel/$model/closed" >"$dir/client.out" 2>&1 &
   cpid=$!
   sleep "$(awk -v w="$warmup" 'BEGIN { print w + 0.5 }')"
-  perf record -q -e cpu-clock -F "$freq" -g -p "$spid" -o "$dir/perf.data" -- sleep "$sample" >/dev/null 2>&1
+  perf record -q -e cpu-clock -F "$freq" -g -p "$spid" -o "$dir/perf.data" -- sleep "$sample" >"$dir/perf.err" 2>&1 ||
+    echo "profile.sh: perf record failed for $f: $(tail -1 "$dir/perf.err")" >&2
   wait "$cpid" || { echo "profile.sh: $f client failed: $(tail -1 "$dir/client.out")" >&2; kill "$spid"; return 1; }
   kill -TERM "$spid"; wait "$spid" || true
+  [[ -s $dir/perf.data ]] || { echo "profile.sh: no samples of $f (is perf allowed here? kernel.perf_event_paranoid)" >&2; return 1; }
   perf script -i "$dir/perf.data" -F ip,sym,dso >"$dir/samples.txt" 2>/dev/null
   rm -f "$dir/perf.data"
 }

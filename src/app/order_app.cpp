@@ -130,7 +130,7 @@ char* put_short(char* q, const char* from, std::size_t len) noexcept {
 // all of a field's room), or by write_report_checked, field by field, when
 // that much is not free: the same bytes, or the same failure.
 [[gnu::hot]] void write_report(codec::MessageWriter& w, bool old, bool oldest, bool fix40, const Report& r,
-                  std::int64_t now) noexcept {
+                               std::int64_t now) noexcept {
   namespace put = codec::put;
   // The longest rendering: "tag=" value SOH per field, tags of 3 digits at most.
   constexpr std::size_t kFixed = 2 * (4 + codec::kMaxUintChars)       // 37 17
@@ -337,7 +337,8 @@ void OrderApplication::count(SendResult r) noexcept {
     ++stats_.send_failures;
 }
 
-[[gnu::hot]] void OrderApplication::on_message(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+[[gnu::hot]] void OrderApplication::on_message(Session& s, const codec::Header& h,
+                                               const codec::FieldIndex& ix) noexcept {
   if (mode_ == Mode::echo) {
     echo(s, h, ix);
     return;
@@ -362,7 +363,8 @@ void OrderApplication::unsupported(Session& s, const codec::Header& h) noexcept 
     count(s.send_business_reject(h.msg_seq_num, h.msg_type, 3, "Unsupported message type"));
 }
 
-[[gnu::hot]] void OrderApplication::on_new_order(Session& s, const codec::Header& h, const codec::FieldIndex& ix) noexcept {
+[[gnu::hot]] void OrderApplication::on_new_order(Session& s, const codec::Header& h,
+                                                 const codec::FieldIndex& ix) noexcept {
   ++stats_.orders;
   if (mode_ == Mode::match) {
     match_new(s, h, ix);

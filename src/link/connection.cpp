@@ -219,8 +219,8 @@ bool is_session_message(std::string_view t) noexcept {
 }
 }  // namespace
 
-[[gnu::hot]] bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Header& header, const codec::IndexResult& ir,
-                                     std::string_view frame) noexcept {
+[[gnu::hot]] bool SessionConnection::handle_frame(const codec::FieldIndex& index, codec::Header& header,
+                                                  const codec::IndexResult& ir, std::string_view frame) noexcept {
   if (!ir) {
     if (ir.error == codec::IndexError::bad_tag && session_ != nullptr && session_->connected()) {
       if (m_ != nullptr) {

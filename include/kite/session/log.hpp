@@ -24,7 +24,8 @@ class Logger {
 
   // printf-style helper: formats into a stack buffer (truncating at 512 bytes).
   // Cold: events, never per message, so the code around a call stays compact.
-  [[gnu::cold]] void logf(LogLevel level, std::string_view who, const char* fmt, ...) noexcept __attribute__((format(printf, 4, 5)));
+  [[gnu::cold]] void logf(LogLevel level, std::string_view who, const char* fmt, ...) noexcept
+      __attribute__((format(printf, 4, 5)));
 };
 
 // Writes "2026-11-30T03:52:18.123Z INFO FIX.4.4:KITE->PEER text" lines to stderr.

@@ -208,7 +208,7 @@ class alignas(64) Session {
     body(*w);
     return now ? finish_app() : finish_stored();
   }
-  // The answers to errors are [[gnu::cold]]: GCC then moves the blocks that
+  // Rejects and logouts are [[gnu::cold]]: GCC then moves the blocks that
   // call them out of the code lines an order runs through.
   // BusinessMessageReject (j) for an application message the application
   // does not support (reason 3 = unsupported message type); on FIX.4.2 and
