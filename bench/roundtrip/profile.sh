@@ -83,13 +83,20 @@ import collections, json, os, re, statistics, sys
 out, freq, window, top, flavours = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 BUCKETS = ["user", "libc", "recvfrom", "send", "deliver", "epoll_wait", "other"]
 
-def bucket(syms, leaf):
+FRAME = re.compile(r"\s*\S+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\(([^()]*)\)$")  # "ip symbol+offset (object)"
+
+def frame(line):  # -> (symbol, object); a symbol may hold spaces
+    m = FRAME.match(line)
+    return (m.group(1), m.group(2)) if m else (line.strip(), "")
+
+def bucket(stack):  # stack: (symbol, object) frames, the leaf first
+    syms = [s for s, _ in stack]
     if "__x64_sys_sendto" in syms:
         return "deliver" if "net_rx_action" in syms else "send"
     if "__x64_sys_recvfrom" in syms: return "recvfrom"
     if "__x64_sys_epoll_wait" in syms: return "epoll_wait"
     if any(s.startswith(("__x64_sys_", "asm_", "entry_SYSCALL")) for s in syms): return "other"
-    return "libc" if "libc.so" in leaf else "user"
+    return "libc" if "libc.so" in stack[0][1] else "user"
 
 per = {}  # (flavour, round) -> {bucket: us/order, "rate": orders/s}
 own = collections.defaultdict(collections.Counter)  # flavour -> {function: samples}
@@ -106,14 +113,11 @@ for f in flavours:
             r += 1; continue
         counts = dict.fromkeys(BUCKETS, 0)
         for block in text.split("\n\n"):
-            syms = [l.split()[1].split("+")[0] for l in block.strip().splitlines() if len(l.split()) > 1]
-            if not syms: continue
-            leaf = block.strip().splitlines()[0]
-            b = bucket(syms, leaf)
+            stack = [frame(l) for l in block.strip().splitlines() if len(l.split()) > 1]
+            if not stack: continue
+            b = bucket(stack)
             counts[b] += 1
-            if b == "user":  # "ip symbol+offset (object)": the symbol may hold spaces
-                m = re.match(r"\s*\S+\s+(.*?)(\+0x[0-9a-f]+)?\s+\([^()]*\)$", leaf)
-                own[f][m.group(1) if m else "?"] += 1
+            if b == "user": own[f][stack[0][0]] += 1
         orders = rate * window
         own_orders[f] += orders
         row = {b: c / freq / orders * 1e6 for b, c in counts.items()}
