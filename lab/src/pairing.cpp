@@ -119,7 +119,7 @@ PairedGroup::PairedGroup(std::vector<std::string> members, std::size_t reference
 
 void PairedGroup::add_round(const std::vector<std::size_t>& runs, const std::vector<double>& p50) {
   if (runs.size() != p50.size()) throw std::invalid_argument("a round gives one p50 per run");
-  std::vector<double> own(members_.size(), -1), ratio(members_.size(), -1);
+  std::vector<double> own(members_.size(), -1);
   double ref_log = 0;
   int ref_runs = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -131,33 +131,51 @@ void PairedGroup::add_round(const std::vector<std::size_t>& runs, const std::vec
   }
   if (ref_runs > 0) own[reference_] = std::exp(ref_log / ref_runs);
   auto reference_at = [&](std::size_t i) { return runs[i] == reference_ && p50[i] > 0 ? p50[i] : -1.0; };
+  std::vector<Bracket> brackets(members_.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (runs[i] == reference_ || p50[i] <= 0) continue;
     own[runs[i]] = p50[i];
-    const double before = i > 0 ? reference_at(i - 1) : -1, after = i + 1 < runs.size() ? reference_at(i + 1) : -1;
-    const double ref = before > 0 && after > 0 ? std::sqrt(before * after) : std::max(before, after);
-    if (ref > 0) ratio[runs[i]] = p50[i] / ref;
+    brackets[runs[i]] = {p50[i], i > 0 ? reference_at(i - 1) : -1, i + 1 < runs.size() ? reference_at(i + 1) : -1};
   }
   rounds_.push_back(std::move(own));
-  ratios_.push_back(std::move(ratio));
+  brackets_.push_back(std::move(brackets));
   runs_ += static_cast<int>(runs.size());
 }
 
 void PairedGroup::add_round(const std::vector<double>& p50) {
   if (p50.size() != members_.size()) throw std::invalid_argument("a round gives one p50 per member");
-  std::vector<double> ratio(members_.size(), -1);
+  std::vector<Bracket> brackets(members_.size());
   const double ref = p50[reference_];
   for (std::size_t m = 0; m < members_.size(); ++m)
-    if (m != reference_ && ref > 0 && p50[m] > 0) ratio[m] = p50[m] / ref;
+    if (m != reference_ && p50[m] > 0) brackets[m] = {p50[m], ref, -1};
   rounds_.push_back(p50);
-  ratios_.push_back(std::move(ratio));
+  brackets_.push_back(std::move(brackets));
   runs_ += static_cast<int>(p50.size());
 }
 
-std::vector<double> PairedGroup::ratios_of(std::size_t member) const {
+// The log difference beyond which two reference runs are not one host state.
+double PairedGroup::unsteady_limit() const {
+  std::vector<double> moves;
+  for (const auto& round : brackets_)
+    for (const Bracket& b : round)
+      if (b.before > 0 && b.after > 0) moves.push_back(std::abs(std::log(b.after / b.before)));
+  if (moves.empty()) return HUGE_VAL;
+  return std::max(std::log1p(rule_.unsteady_floor), rule_.unsteady_factor * median_of(std::move(moves)));
+}
+
+std::vector<double> PairedGroup::ratios_of(std::size_t member, std::vector<std::size_t>* unsteady) const {
+  const double limit = unsteady_limit();
   std::vector<double> out;
-  for (const auto& round : ratios_)
-    if (round[member] > 0) out.push_back(round[member]);
+  for (std::size_t r = 0; r < brackets_.size(); ++r) {
+    const Bracket& b = brackets_[r][member];
+    if (b.own <= 0) continue;
+    if (b.before > 0 && b.after > 0 && std::abs(std::log(b.after / b.before)) > limit) {
+      if (unsteady) unsteady->push_back(r + 1);
+      continue;
+    }
+    const double ref = b.before > 0 && b.after > 0 ? std::sqrt(b.before * b.after) : std::max(b.before, b.after);
+    if (ref > 0) out.push_back(b.own / ref);
+  }
   return out;
 }
 
@@ -200,7 +218,7 @@ std::vector<PairedGroup::Member> PairedGroup::summary() const {
     s.name = members_[m];
     s.reference = m == reference_;
     if (!s.reference) {
-      s.ratios = ratios_of(m);
+      s.ratios = ratios_of(m, &s.unsteady_rounds);
       s.interval = interval_of(m);
       s.verdict = static_cast<int>(s.ratios.size()) < rule_.min_ratios ? PairVerdict::level
                                                                        : verdict_of(s.interval, rule_.resolution);

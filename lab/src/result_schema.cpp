@@ -164,6 +164,7 @@ json to_json(const PairingRecord& p) {
   if (p.paired()) j["ratio"] = p.ratio ? to_json(*p.ratio) : json();
   if (p.judged) j["verdict"] = p.verdict ? json(*p.verdict) : json();
   write(j, "refused_rounds", p.refused_rounds);
+  write(j, "unsteady_rounds", p.unsteady_rounds);
   return j;
 }
 
@@ -193,6 +194,7 @@ PairingRecord pairing_record_from_json(const json& j, const std::string& where) 
   p.judged = j.contains("verdict");
   read(j, where, "verdict", p.verdict);
   read_array(j, where, "refused_rounds", p.refused_rounds, text_item);
+  read_array(j, where, "unsteady_rounds", p.unsteady_rounds, index_item);
   return p;
 }
 

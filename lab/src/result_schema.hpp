@@ -59,6 +59,8 @@ struct PairingRecord {
   bool judged = false;
   std::optional<std::string> verdict;  ///< "faster", "slower", "level"
   std::optional<std::vector<std::string>> refused_rounds;
+  /// Rounds (from 1) whose bracket was unsteady: the reference moved far beyond its usual spread, no ratio.
+  std::optional<std::vector<std::size_t>> unsteady_rounds;
 
   bool paired() const { return mode == "rounds"; }
   bool operator==(const PairingRecord&) const = default;

@@ -151,9 +151,11 @@ void show_group(Context& c, const PairedGroup& g, const Cell& cell) {
   for (const auto& s : g.summary()) {
     if (s.reference || s.ratios.empty()) continue;
     char buf[160];
-    std::snprintf(buf, sizeof buf, " %s %.3f [%.3f, %.3f] %s;", s.name.c_str(), s.interval.median, s.interval.low,
+    std::snprintf(buf, sizeof buf, " %s %.3f [%.3f, %.3f] %s", s.name.c_str(), s.interval.median, s.interval.low,
                   s.interval.high, to_string(s.verdict));
     line += buf;
+    if (!s.unsteady_rounds.empty()) line += " (" + std::to_string(s.unsteady_rounds.size()) + " unsteady)";
+    line += ";";
   }
   c.progress.show(line, true);
 }

@@ -219,6 +219,7 @@ PairingRecord pairing_record(const PairedGroup& g, const PairedGroup::Member& s,
     p.ratios = s.ratios;
     p.verdict = to_string(s.verdict);
   }
+  if (!s.reference) p.unsteady_rounds = s.unsteady_rounds;
   return p;
 }
 

@@ -120,6 +120,39 @@ TEST(PairingTest, aFailedRunLeavesItsRatioOut) {
   EXPECT_EQ(s[2].ratios.size(), 2u);
 }
 
+// The host flips state between a member's two reference runs in round 3:
+// the geometric mean of a slow and a fast run matches neither state, so that
+// bracket gives no ratio; the reference's ordinary spread (about 2%) keeps the rest.
+TEST(PairingTest, anUnsteadyBracketGivesNoRatio) {
+  PairedGroup g({"cpp", "rust-pure"}, 0, PairingRule{}, 1);
+  const std::vector<std::size_t> runs = {0, 1, 0};
+  for (int r = 0; r < 8; ++r) {
+    const double wobble = r % 2 ? 1.02 : 0.99;
+    if (r == 2)
+      g.add_round(runs, {19.0, 12.5, 10.0});  // slow, then the member and the reference fast
+    else
+      g.add_round(runs, {10.0, 12.5 * wobble, 10.0 * wobble});
+  }
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].ratios.size(), 7u);
+  EXPECT_EQ(s[1].unsteady_rounds, std::vector<std::size_t>{3});
+  EXPECT_GT(s[1].interval.low, 1.2);
+  EXPECT_EQ(s[1].verdict, PairVerdict::slower);
+}
+
+// A group whose reference moves 30% between every two runs: no bracket
+// stands out against that spread, so none is unsteady.
+TEST(PairingTest, aWideButSteadySpreadDropsNoBracket) {
+  PairedGroup g({"cpp", "raw"}, 0, PairingRule{}, 1);
+  for (int r = 0; r < 10; ++r) {
+    const double a = r % 2 ? 10.0 : 13.0, b = r % 2 ? 13.0 : 10.0;
+    g.add_round({0, 1, 0}, {a, 11.0, b});
+  }
+  const auto s = g.summary();
+  EXPECT_EQ(s[1].ratios.size(), 10u);
+  EXPECT_TRUE(s[1].unsteady_rounds.empty());
+}
+
 TEST(PairingTest, refusesAGroupOfOne) {
   EXPECT_THROW(PairedGroup({"cpp"}, 0, PairingRule{}, 1), std::invalid_argument);
   EXPECT_THROW(PairedGroup({"cpp", "raw"}, 2, PairingRule{}, 1), std::invalid_argument);

@@ -40,6 +40,7 @@ PairingRecord member_record() {
   p.judged = true;
   p.verdict = "faster";
   p.refused_rounds = {"round 2: audit"};
+  p.unsteady_rounds = {3};
   return p;
 }
 
@@ -116,7 +117,8 @@ TEST(ResultSchemaTest, olderPairingRecordReadsWithLaterKeysAbsent) {
                     {"ratio", nullptr},
                     {"verdict", nullptr}};
   const PairingRecord p = pairing_record_from_json(old);
-  EXPECT_FALSE(p.on || p.runs || p.budget_runs || p.bracketed || p.refused_rounds || p.orders || p.ratios);
+  EXPECT_FALSE(p.on || p.runs || p.budget_runs || p.bracketed || p.refused_rounds || p.unsteady_rounds || p.orders ||
+               p.ratios);
   EXPECT_FALSE(p.ratio.has_value());
   EXPECT_TRUE(p.judged);
   EXPECT_FALSE(p.verdict.has_value());

@@ -4,7 +4,9 @@
 // slow states moves every member of a round alike. A round is bracketed: the
 // reference runs before the first member, between every two and after the
 // last, and each member is divided by the reference runs beside it, because
-// this host's state holds for a second or two and not for a whole round.
+// this host's state holds for a second or two and not for a whole round; a
+// bracket whose two reference runs disagree far beyond the group's usual
+// spread saw the host change state and gives no ratio.
 // Members are judged by those per-round ratios: their median, its
 // percentile-bootstrap interval, and a verdict.
 //
@@ -48,6 +50,14 @@ struct PairingRule {
   /// A member with fewer ratios than this (rounds the audit refused or that
   /// failed) is `level`: a bootstrap over so few says nothing.
   int min_ratios = 5;
+  /// A member's bracket is unsteady, and gives no ratio that round, when the
+  /// two reference runs beside it differ (in log) by more than
+  /// `unsteady_factor` times the group's median difference between
+  /// neighbouring reference runs, and by more than `unsteady_floor`: the host
+  /// changed state inside the bracket, and a geometric mean of two states
+  /// matches neither.
+  double unsteady_factor = 4;
+  double unsteady_floor = 0.10;
 };
 
 /// The median of per-round ratios and its interval.
@@ -117,10 +127,11 @@ class PairedGroup {
   /// Records a bracketed round: `runs` as next_order() gave it and the judged
   /// p50 of each run (<= 0: the run failed). A member's ratio is its p50 over
   /// the geometric mean of the reference runs on either side of it, or over
-  /// the one of them that succeeded; with neither, or its own run failed, it
-  /// has no ratio that round. The reference's p50 of the round is the
-  /// geometric mean of its runs that succeeded. Throws std::invalid_argument
-  /// when the sizes differ or a run names no member.
+  /// the one of them that succeeded; with neither, its own run failed, or an
+  /// unsteady bracket (PairingRule::unsteady_factor), it has no ratio that
+  /// round. The reference's p50 of the round is the geometric mean of its
+  /// runs that succeeded. Throws std::invalid_argument when the sizes differ
+  /// or a run names no member.
   void add_round(const std::vector<std::size_t>& runs, const std::vector<double>& p50);
 
   /// Records an unbracketed round: each member ran once, in members() order
@@ -137,6 +148,7 @@ class PairedGroup {
     std::string name;
     bool reference = false;
     std::vector<double> ratios;  ///< one per round it and the reference both ran
+    std::vector<std::size_t> unsteady_rounds;  ///< rounds (from 1) its bracket was unsteady: no ratio
     RatioInterval interval;      ///< zero for the reference
     PairVerdict verdict = PairVerdict::level;
   };
@@ -153,7 +165,12 @@ class PairedGroup {
   const std::vector<std::vector<double>>& p50s() const { return rounds_; }
 
  private:
-  std::vector<double> ratios_of(std::size_t member) const;
+  // A member's p50 in a round and the reference runs beside it (<= 0: none).
+  struct Bracket {
+    double own = -1, before = -1, after = -1;
+  };
+  double unsteady_limit() const;
+  std::vector<double> ratios_of(std::size_t member, std::vector<std::size_t>* unsteady = nullptr) const;
   RatioInterval interval_of(std::size_t member) const;
 
   std::vector<std::string> members_;
@@ -161,7 +178,7 @@ class PairedGroup {
   PairingRule rule_;
   std::uint64_t seed_;
   std::vector<std::vector<double>> rounds_;  ///< p50 per member per round
-  std::vector<std::vector<double>> ratios_;  ///< ratio per member per round, <= 0 for none
+  std::vector<std::vector<Bracket>> brackets_;  ///< per member per round
   int runs_ = 0;
 };
 
