@@ -192,18 +192,18 @@ class alignas(64) SessionConnection final : public engine::Protocol {
   // A message the session sent (its SendObserver, while counting).
   void sent(const session::SentMessage& m) noexcept;
 
-  // Hot: what every message reads, in the object's first line (aligned):
-  // the session, the output its replies claim room through, and the checks
-  // of every frame (counting off: metrics_ null).
+  // Hot: what every message reads, in the object's first line (aligned, the
+  // vtable pointer first): the session, the output its replies claim room
+  // through, and the checks of every frame (counting off: metrics_ null).
   session::Session* session_ = nullptr;
   Metrics* metrics_ = nullptr;
   OutboundOutput output_;
-  CommandPort* port_ = nullptr;  // the bound session's
   bool closed_ = false;
   bool bound_by_logon_ = false;    // holds the session's binding
   bool system_clock_ = false;      // clock_ is a SystemClock: quiet spans are real time
   bool port_waiting_ = false;      // the last turn left a command that could not run yet
   std::uint32_t garbled_run_ = 0;  // bytes discarded since the last whole frame (below the size limit)
+  CommandPort* port_ = nullptr;    // the bound session's (timer turns)
   // Counting (observe()): the bound session's slot, its log, and the time the
   // current inbound bytes arrived (monotonic; 0 once their first reply went).
   SessionMetrics* m_ = nullptr;
