@@ -1,6 +1,7 @@
 #include "kite/link/connection.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -21,6 +22,12 @@ using session::SessionState;
 
 SessionConnection::SessionConnection(SessionRegistry& registry, const AcceptorLimits& limits)
     : registry_(&registry), clock_(registry.clock()), log_(registry.logger()), limits_(limits) {
+  // What every frame reads shares the object's first line, the vtable
+  // pointer's included (a second line cost a D1 miss per order at 32 sessions).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(SessionConnection, garbled_run_) + sizeof garbled_run_ <= 64);
+#pragma GCC diagnostic pop
   system_clock_ = dynamic_cast<const session::SystemClock*>(&clock_) != nullptr;
 }
 
