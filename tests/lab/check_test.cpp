@@ -64,6 +64,17 @@ TEST(CheckFlavour, aWrongThreadNameFailsTheChecksThatGoByName) {
   EXPECT_EQ(failed_checks("thread-name"), (std::set<std::string>{"thread-names", "runtime-idle"}));
 }
 
+TEST(CheckFlavour, aThreadThatBurnsOnceAfterTheColdPathsPassesOnALaterWindow) {
+  // fake-jit spins through the settling orders and the first window, then
+  // stops: the first quiet window is judged, and the line says which.
+  CheckReport r;
+  EXPECT_EQ(failed_checks("compile-once", &r), std::set<std::string>{});
+  bool said = false;
+  for (const auto& l : r.lines)
+    if (l.name == "runtime-idle") said = l.text().find("(window ") != std::string::npos;
+  EXPECT_TRUE(said) << "runtime-idle should name the window it judged";
+}
+
 TEST(CheckFlavour, anOrderWithoutExecutionReportFailsTheOrderCheckOnly) {
   EXPECT_EQ(failed_checks("no-report"), std::set<std::string>{"orders"});
 }

@@ -7,6 +7,10 @@
 //   ignore-sigterm  SIGTERM is ignored
 //   unpinned        the server thread is not pinned
 //   busy-poll       SO_BUSY_POLL is never set on the session's socket
+//   compile-once    a thread "fake-jit" (started before the ready file) spins
+//                   for 0.8 s from check-flavour's first settling order
+//                   (ClOrdID C000000005000): a JIT compiling what the checks'
+//                   cold paths left, past the settling orders
 // and `--order-us N` to make it a slow server of known capacity: orders are
 // served one after another, N microseconds each, on the wall clock (an
 // order's reply is due N us after the previous one's, or after its own
@@ -50,6 +54,7 @@ namespace tag = kite::codec::tag;
 using kite::codec::MessageWriter;
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_compile{false};  // compile-once: fake-jit's spin is due
 extern "C" void on_term(int) { g_stop.store(true); }
 
 struct Options {
@@ -134,6 +139,7 @@ class Session {
       if (o_.broken == "no-report") return true;
       kite::bench::OrderEcho e;
       ix.get(tag::ClOrdID, e.cl_ord_id);
+      if (o_.broken == "compile-once" && e.cl_ord_id == "C000000005000") g_compile.store(true);
       ix.get(tag::Symbol, e.symbol);
       std::string_view side;
       ix.get(tag::Side, side);
@@ -278,6 +284,15 @@ int main(int argc, char** argv) {
   socklen_t len = sizeof a;
   ::getsockname(l, reinterpret_cast<sockaddr*>(&a), &len);
   std::atomic<bool> up{false};
+  std::thread jit;
+  if (o.broken == "compile-once")
+    jit = std::thread([] {
+      pthread_setname_np(pthread_self(), "fake-jit");
+      while (!g_stop.load() && !g_compile.load()) ::usleep(5000);
+      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+      while (!g_stop.load() && std::chrono::steady_clock::now() < end) {}
+      while (!g_stop.load()) ::usleep(5000);
+    });
   std::thread t([&] { serve(o, l, up); });
   while (!up.load()) ::usleep(1000);
   const std::string tmp = o.ready + ".tmp";
@@ -286,5 +301,6 @@ int main(int argc, char** argv) {
   std::fclose(f);
   std::rename(tmp.c_str(), o.ready.c_str());
   t.join();
+  if (jit.joinable()) jit.join();
   return 0;
 }
