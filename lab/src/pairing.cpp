@@ -28,6 +28,9 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// How far apart (in log) the two reference runs of a bracket are.
+double log_move(double before, double after) { return std::abs(std::log(after / before)); }
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return quantile(v, 0.5);
@@ -158,7 +161,7 @@ double PairedGroup::unsteady_limit() const {
   std::vector<double> moves;
   for (const auto& round : brackets_)
     for (const Bracket& b : round)
-      if (b.before > 0 && b.after > 0) moves.push_back(std::abs(std::log(b.after / b.before)));
+      if (b.closed()) moves.push_back(log_move(b.before, b.after));
   if (moves.empty()) return HUGE_VAL;
   return std::max(std::log1p(rule_.unsteady_floor), rule_.unsteady_factor * median_of(std::move(moves)));
 }
@@ -169,11 +172,11 @@ std::vector<double> PairedGroup::ratios_of(std::size_t member, std::vector<std::
   for (std::size_t r = 0; r < brackets_.size(); ++r) {
     const Bracket& b = brackets_[r][member];
     if (b.own <= 0) continue;
-    if (b.before > 0 && b.after > 0 && std::abs(std::log(b.after / b.before)) > limit) {
+    if (b.closed() && log_move(b.before, b.after) > limit) {
       if (unsteady) unsteady->push_back(r + 1);
       continue;
     }
-    const double ref = b.before > 0 && b.after > 0 ? std::sqrt(b.before * b.after) : std::max(b.before, b.after);
+    const double ref = b.closed() ? std::sqrt(b.before * b.after) : std::max(b.before, b.after);
     if (ref > 0) out.push_back(b.own / ref);
   }
   return out;

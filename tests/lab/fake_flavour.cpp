@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
       while (!g_stop.load() && !g_compile.load()) ::usleep(5000);
       const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
       while (!g_stop.load() && std::chrono::steady_clock::now() < end) {}
-      while (!g_stop.load()) ::usleep(5000);
+      while (!g_stop.load()) ::usleep(5000);  // lives on: a thread that exits fails thread-stable
     });
   std::thread t([&] { serve(o, l, up); });
   while (!up.load()) ::usleep(1000);

@@ -168,6 +168,7 @@ class PairedGroup {
   // A member's p50 in a round and the reference runs beside it (<= 0: none).
   struct Bracket {
     double own = -1, before = -1, after = -1;
+    bool closed() const { return before > 0 && after > 0; }  // both reference runs measured
   };
   double unsteady_limit() const;
   std::vector<double> ratios_of(std::size_t member, std::vector<std::size_t>* unsteady = nullptr) const;
