@@ -35,10 +35,13 @@ cell() {
     local args=(--host 127.0.0.1 --port "$(cat "$ready")" --loop "$loop" --sessions "$sessions" --warmup 0.2 --duration 0.5
                 --runs 1 --idle spin --cell "$flavour/$transport/$model/$loop")
     [[ $loop == open ]] && args+=(--rate 20000)
-    "$bin" client "${args[@]}" >"$work/client.log" 2>&1 && ok=1
+    timeout 60 "$bin" client "${args[@]}" >"$work/client.log" 2>&1 && ok=1
   fi
+  # The counts are written as the server exits: wait for it (a server that
+  # does not stop within 10 s is killed, and its counts are lost).
   kill -TERM "$server" 2>/dev/null || true
-  # The counts are written as the server exits: wait for it.
+  for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   if [[ $ok == 0 ]]; then
     echo "pgo_train: $flavour/$transport/$model/$loop did not run: $(tail -1 "$work/server.log") $(tail -1 "$work/client.log" 2>/dev/null)" >&2
@@ -46,7 +49,8 @@ cell() {
   fi
 }
 
-cell cpp kernel mono closed || exit 1
+# Once more before giving up: a loaded build machine may time a logon out.
+cell cpp kernel mono closed || cell cpp kernel mono closed || exit 1
 trained=("cpp/kernel/mono/closed")
 for spec in "cpp kernel mono open" "cpp kernel single closed" "cpp kernel pool closed" "cpp kernel shard closed" \
             "cpp uring mono closed" "cpp uring single closed" "cpp uring pool closed" "cpp uring shard closed" \
