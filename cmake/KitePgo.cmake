@@ -1,13 +1,13 @@
 # Profile-guided optimisation of the engine and the lab's C++ servers
-# (KITE_PGO, on in the release preset; docs/engine.md, "Build"). The build
-# makes a training copy of itself in <build>/pgo/train with
+# (KITE_PGO, on in the release presets; docs/engine.md, "Profile-guided
+# build"). The build makes a training copy of itself in <build>/pgo/train with
 # -fprofile-generate (target bench_roundtrip only), runs it through the lab's
 # cells (cmake/pgo_train.sh) and compiles the targets of kite_pgo_use() with
-# those counts: GCC then lays out each function's taken path in straight
-# lines and its untaken blocks in .text.unlikely, so an order runs through
-# fewer code lines. -fprofile-partial-training keeps what the training did
-# not run compiled as without a profile (the C API's own objects, the tools'
-# paths that no cell takes) rather than for size.
+# those counts: GCC then lays out each function's taken path in straight lines
+# and its untaken blocks in .text.unlikely, so an order runs through fewer
+# code lines. -fprofile-partial-training keeps what the training did not run
+# (paths no cell takes: error answers, stores, the tools' parts of the
+# libraries) compiled as without a profile rather than for size.
 #
 # The training copy is configured with KITE_PGO_GENERATE=<profile dir>. Both
 # builds strip their own folder from the counts' file names
