@@ -30,17 +30,10 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+source "$(dirname "$0")/valgrind_mono.sh"
 run() {  # orders -> callgrind file $work/cg.<orders>
-  local orders=$1 out="$work/cg.$1"
-  rm -f "$work/ready"
-  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no --callgrind-out-file="$out" \
-    "${server[@]}" --model mono --sessions 32 --idle block --ready-file "$work/ready" >"$work/server.log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 600); do [[ -s $work/ready ]] && break; sleep 0.1; done
-  [[ -s $work/ready ]] || { echo "the server did not start: $(tail -1 "$work/server.log")" >&2; kill "$pid"; exit 1; }
-  "$client" client --peer bench --protocol fix --port "$(cat "$work/ready")" --orders "$orders" --timeout 300 >/dev/null
-  kill -TERM "$pid"
-  wait "$pid" || true
+  valgrind_mono "$client" "$1" "$work" --tool=callgrind --dump-instr=yes --compress-pos=no --compress-strings=no \
+    --callgrind-out-file="$work/cg.$1" -- "${server[@]}"
 }
 run "$low"
 run "$high"

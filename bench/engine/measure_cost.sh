@@ -46,17 +46,11 @@ run() {  # protocol[-dict] orders -> "orders Ir"
   echo "$served $ir"
 }
 
+source "$(dirname "$0")/valgrind_mono.sh"
 run_bench() {  # flavour orders -> "orders Ir"
   local flavour=$1 orders=$2 out="$work/cg.bench.$1.$2"
-  rm -f "$work/ready"
-  valgrind --tool=callgrind --callgrind-out-file="$out" \
-    "$bench" server --flavour "$flavour" --model mono --sessions 32 --idle block --ready-file "$work/ready" \
-    >"$work/bench.log" 2>&1 &
-  local server=$!
-  for _ in $(seq 600); do [[ -s "$work/ready" ]] && break; sleep 0.1; done
-  "$bin" client --peer bench --protocol fix --port "$(cat "$work/ready")" --orders "$orders" --timeout 300 >/dev/null
-  kill -TERM "$server"
-  wait "$server" || true
+  valgrind_mono "$bin" "$orders" "$work" --tool=callgrind --callgrind-out-file="$out" -- \
+    "$bench" server --flavour "$flavour"
   local ir
   ir=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
   echo "$((32 * orders)) $ir"

@@ -47,26 +47,21 @@ totals() {
   fi
 }
 
+source "$(dirname "$0")/../../bench/engine/valgrind_mono.sh"
 run() {  # flavour orders -> "orders Ir D1 LL I1 Bcm"
   local flavour=$1 orders=$2 out="$work/cg.$1.$2"
-  rm -f "$work/ready"
   local cmd tool
   if [[ $flavour == rust-pure ]]; then
-    cmd=("$rust" --model mono --sessions 32 --idle block --ready-file "$work/ready")
+    cmd=("$rust")
   else
-    cmd=("$cpp" server --flavour cpp --model mono --sessions 32 --idle block --ready-file "$work/ready")
+    cmd=("$cpp" server --flavour cpp)
   fi
   if [[ $cache == 1 ]]; then
     tool=(--tool=cachegrind --cache-sim=yes --branch-sim=yes --I1="$icache" --D1="$d1" --LL="$ll" --cachegrind-out-file="$out")
   else
     tool=(--tool=callgrind --callgrind-out-file="$out")
   fi
-  valgrind "${tool[@]}" "${cmd[@]}" >"$work/server.log" 2>&1 &
-  local server=$!
-  for _ in $(seq 600); do [[ -s "$work/ready" ]] && break; sleep 0.1; done
-  "$client" client --peer bench --protocol fix --port "$(cat "$work/ready")" --orders "$orders" --timeout 300 >/dev/null
-  kill -TERM "$server"
-  wait "$server" || true
+  valgrind_mono "$client" "$orders" "$work" "${tool[@]}" -- "${cmd[@]}"
   echo "$((32 * orders)) $(totals "$out")"
 }
 
