@@ -253,12 +253,12 @@ class FieldIndex {
   }
 
   // The index of nothing, over base (a frame that did not index).
-  void clear(const char* base) noexcept {
+  [[gnu::always_inline]] void clear(const char* base) noexcept {
     reset();
     base_ = base;
     size_ = 0;
   }
-  void reset() noexcept {
+  [[gnu::always_inline]] void reset() noexcept {
     count_ = 0;
     if (++generation_ == 0x10000u) {  // 16-bit generation wrapped: clear once
       for (std::uint32_t i = 0; i < kDirectTags; ++i) slots_[i] = 0;
@@ -297,7 +297,7 @@ class FieldIndex {
   // What a level's bulk walk (detail/index_walk.hpp) writes into: the
   // fields from the first it may write, the slots, and its own arrays of
   // '=' and SOH positions and tags (capacity_ + 64 each).
-  detail::BulkArrays bulk_arrays(std::uint32_t first) const noexcept {
+  [[gnu::always_inline]] detail::BulkArrays bulk_arrays(std::uint32_t first) const noexcept {
     return {fields_ + first, slots_, ends_, sohs_, tags_, capacity_ - first, generation_ << 16};
   }
   // The five arrays live in one block, aligned to a page, each starting at a

@@ -72,7 +72,7 @@ std::uint32_t trailer_end(const char* p, std::size_t from, std::size_t n) noexce
 // "8=FIX." and "." in a little-endian word, the major version's byte masked off.
 inline constexpr std::uint64_t kFixDotHead = 0x2E002E5849463D38ull;
 
-inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {
+[[gnu::always_inline]] inline FrameResult invalid(FrameError e, std::uint32_t discard) noexcept {
   return {FrameStatus::invalid, e, discard == 0 ? 1u : discard, 0, 0};
 }
 
@@ -94,7 +94,7 @@ bool valid_begin_string(const char* s, std::size_t n) noexcept;
 // with the sum of the bytes before "10=" (frame() with Scan::checksum,
 // FieldIndex::frame_and_build with the sum its walk takes on the way).
 struct Layout {
-  Layout(const FrameResult& r, std::uint32_t s = 0, std::uint32_t b = 0) noexcept
+  [[gnu::always_inline]] Layout(const FrameResult& r, std::uint32_t s = 0, std::uint32_t b = 0) noexcept
       : result(r), stated(s), begin_string_end(b) {}
   FrameResult result;
   std::uint32_t stated;            // the CheckSum field's value

@@ -71,14 +71,18 @@ namespace detail {
 }
 }  // namespace detail
 
+// The scans' functions that a level's walk calls are always inlined: a copy
+// left out of line in a level's object, built for other instructions, could
+// serve every caller (tests/codec/level_symbols_check.sh), and a profile
+// (KITE_PGO) leaves a cold call out of line.
 struct ScalarScan {
   // First occurrence of c in [p, end), or end.
-  static const char* find(const char* p, const char* end, char c) noexcept {
+  [[gnu::always_inline]] static const char* find(const char* p, const char* end, char c) noexcept {
     while (p < end && *p != c) ++p;
     return p;
   }
   // Sum of the bytes in [p, end) modulo 256, as the CheckSum field defines.
-  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+  [[gnu::always_inline]] static std::uint32_t checksum(const char* p, const char* end) noexcept {
     std::uint32_t sum = 0;
     for (; p < end; ++p) sum += static_cast<unsigned char>(*p);
     return sum & 0xFFu;
@@ -110,7 +114,7 @@ struct SwarScan {
     return (x - kOnes) & ~x & kHighs;
   }
 
-  static const char* find(const char* p, const char* end, char c) noexcept {
+  [[gnu::always_inline]] static const char* find(const char* p, const char* end, char c) noexcept {
     while (end - p >= 8) {
       const std::uint64_t m = match(load(p), c);
       if (m != 0) return p + (__builtin_ctzll(m) >> 3);  // little-endian lane order
@@ -119,7 +123,7 @@ struct SwarScan {
     return ScalarScan::find(p, end, c);
   }
 
-  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+  [[gnu::always_inline]] static std::uint32_t checksum(const char* p, const char* end) noexcept {
     // Sum 16-bit lanes: four lanes of byte pairs per word. A lane gains at most
     // 510 per word, so fold into the total every 64 words, well before overflow.
     constexpr std::uint64_t kLow = 0x00FF00FF00FF00FFull;
@@ -170,12 +174,11 @@ struct SwarScan {
 
 #if defined(__SSE2__)
 struct Sse2Scan {
-  static std::uint32_t mask16(const char* p, char c) noexcept {
+  [[gnu::always_inline]] static std::uint32_t mask16(const char* p, char c) noexcept {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
   }
 
-  // (Always inlined: the levels' walks, built for other instructions, call it.)
   [[gnu::always_inline]] static const char* find(const char* p, const char* end, char c) noexcept {
     while (end - p >= 16) {
       const std::uint32_t m = mask16(p, c);
@@ -185,7 +188,7 @@ struct Sse2Scan {
     return SwarScan::find(p, end, c);
   }
 
-  static std::uint32_t checksum(const char* p, const char* end) noexcept {
+  [[gnu::always_inline]] static std::uint32_t checksum(const char* p, const char* end) noexcept {
     // Only the sum modulo 256 matters, so bytes are added in 8-bit lanes that
     // may wrap (paddb), and one psadbw folds the 16 lanes at the end.
     const auto at = [](const char* q) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };

@@ -57,7 +57,7 @@ struct Date {
 enum class TimePrecision : std::uint8_t { seconds = 0, millis = 3, micros = 6, nanos = 9 };
 
 // --- parsing: each returns false when the bytes are not of the type ---------
-inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept;
+[[gnu::always_inline]] inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept;
 inline bool parse_int(std::string_view s, std::int64_t& out) noexcept;
 inline bool parse_decimal(std::string_view s, Decimal& out) noexcept;
 inline bool parse_char(std::string_view s, char& out) noexcept;
@@ -92,7 +92,8 @@ Date civil_from_days(std::int64_t days) noexcept;
 
 // --- inline definitions of the hot ones ---------------------------------------
 
-inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept {
+// (Always inlined: the framer in a level's walk calls it; see scan.hpp.)
+[[gnu::always_inline]] inline bool parse_uint(std::string_view s, std::uint64_t& out) noexcept {
   if (s.empty() || s.size() > 19) return false;  // 19 digits always fit
   std::uint64_t v = 0;
   for (const char c : s) {
