@@ -63,6 +63,10 @@ template <class Masks>
   p = begin;
   if (end < 64 || frame[end - 1] != kSoh) return 0;  // (a shorter frame: the general walk)
 
+  // A tag starts at least 3 bytes before end: with 5 readable bytes past
+  // end (a framed body, its trailer after it), every tag's 8 bytes can be
+  // read whole, and the walk needs no tail read.
+  const bool tails_fit = a.readable >= end + 5;
   std::size_t next = begin;  // the start of the first field not taken
   // One field: its tag ends at e, its value at s. False (nothing written)
   // when the general walk must take it. kTail: the 8 bytes at the tag's
@@ -171,8 +175,8 @@ template <class Masks>
         break;
     }
     // Tags that start in a block ending 8 bytes or more before end can be read whole.
-    if (base + 72 <= end ? !fields_of(base, ends, sohs, std::false_type{})
-                         : !fields_of(base, ends, sohs, std::true_type{})) [[unlikely]] {
+    if (tails_fit || base + 72 <= end ? !fields_of(base, ends, sohs, std::false_type{})
+                                      : !fields_of(base, ends, sohs, std::true_type{})) [[unlikely]] {
       break;
     }
     if (ends != 0) {

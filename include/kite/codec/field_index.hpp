@@ -103,6 +103,7 @@ struct BulkArrays {
   std::uint32_t* tags;
   std::uint32_t capacity;         // fields it may write
   std::uint32_t generation_bits;  // the index's generation << 16
+  std::uint32_t readable;         // bytes of the frame it may read (its size)
 };
 }  // namespace detail
 
@@ -298,7 +299,7 @@ class FieldIndex {
   // fields from the first it may write, the slots, and its own arrays of
   // '=' and SOH positions and tags (capacity_ + 64 each).
   [[gnu::always_inline]] detail::BulkArrays bulk_arrays(std::uint32_t first) const noexcept {
-    return {fields_ + first, slots_, ends_, sohs_, tags_, capacity_ - first, generation_ << 16};
+    return {fields_ + first, slots_, ends_, sohs_, tags_, capacity_ - first, generation_ << 16, size_};
   }
   // The five arrays live in one block, aligned to a page, each starting at a
   // fixed place in its page (see the constructor), so that the decode's time
