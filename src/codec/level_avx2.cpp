@@ -25,21 +25,20 @@ struct Avx2Scan : Sse2Scan {
         0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-    const bool wide = end - p >= 32;
+    if (end - p < 32) return Sse2Scan::checksum(p, end);
     __m256i acc = _mm256_setzero_si256();
     for (; end - p >= 64; p += 64) acc = _mm256_add_epi8(acc, _mm256_add_epi8(at(p), at(p + 32)));
     for (; end - p >= 32; p += 32) acc = _mm256_add_epi8(acc, at(p));
-    if (wide && p != end) {
+    if (p != end) {
       const auto rest = static_cast<std::size_t>(end - p);  // 1..31
       const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + rest));
       acc = _mm256_add_epi8(acc, _mm256_and_si256(at(end - 32), mask));
-      p = end;
     }
     const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
     const __m128i folded = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
     const auto total = static_cast<std::uint64_t>(_mm_cvtsi128_si64(folded)) +
                        static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(folded, folded)));
-    return static_cast<std::uint32_t>((total + Sse2Scan::checksum(p, end)) & 0xFFu);
+    return static_cast<std::uint32_t>(total & 0xFFu);
   }
   static void classify(const char* p, std::size_t n, std::uint64_t& eq, std::uint64_t& soh) noexcept {
     if (n > 64) n = 64;
