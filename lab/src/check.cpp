@@ -553,6 +553,7 @@ struct CellRun {
   std::vector<std::string> logon_bad;  // what logging every session on found
   bool logged_on = false;              // every session is
   std::map<pid_t, Task> idle0;         // at the start of runtime-idle's window of orders
+  std::map<pid_t, Task> idle1;         // at its end (empty: no window was played)
   double idle_s = 0;                   // the window's length
   int idle_window = 0;                 // which window was judged (1..kIdleWindows)
   std::map<pid_t, Task> tasks1;        // after the session checks
@@ -846,6 +847,7 @@ const CellCheck kCellChecks[] = {
     {"", &Runner::log_on_all},
     {"logon", &Runner::check_logon},
     {"orders", &Runner::check_orders},
+    {"", &Runner::order_window},
     {"reconnect", &Runner::check_reconnect},
     {"heartbeat", &Runner::check_heartbeat, nullptr, true},
     {"test-request", &Runner::check_test_request, nullptr, true},
@@ -855,7 +857,6 @@ const CellCheck kCellChecks[] = {
     {"gap", &Runner::check_gap, nullptr, true},
     {"too-low", &Runner::check_too_low, nullptr, true},
     {"", &Runner::relog_session0},
-    {"", &Runner::order_window},
     {"", &Runner::read_threads},
     {"thread-names", &Runner::check_thread_names},
     {"pinning", &Runner::check_pinning},
@@ -1180,11 +1181,11 @@ double other_threads_share(const std::map<pid_t, Task>& before, const std::map<p
   return worst;
 }
 
-// runtime-idle is judged as the audit judges a cell: over orders on warm sessions. The checks
-// above play cold paths (garbled, reject, gap) that a cell never sends; a JIT may compile them,
-// on a slow host for longer than the settling orders: a window whose other threads burned is
-// followed by another, up to kIdleWindows, and the last one is judged. A runtime that burns a
-// core steadily fails every window.
+// runtime-idle is judged as the audit judges a cell: over orders on warm sessions, before the
+// checks that play cold paths a cell never sends (reconnect, garbled, reject, gap): a JIT that
+// compiles those after them is not what a cell sees. A window whose other threads burned is
+// followed by another, up to kIdleWindows, and the last one is judged (a loaded host may stretch
+// what the logons set off); a runtime that burns a core steadily fails every window.
 void Runner::order_window(CellRun& c) {
   if (!unclaimed("runtime-idle").empty() || !c.logged_on) return;
   std::uint64_t next_id = 5000;
@@ -1195,8 +1196,8 @@ void Runner::order_window(CellRun& c) {
     const auto t = Clock::now();
     orders_for(c.peers, kIdleWindow, next_id);
     c.idle_s = since(t);
-    if (c.idle_window == kIdleWindows ||
-        other_threads_share(c.idle0, read_tasks(c.pid), roles, c.idle_s) < o_.burn_fraction)
+    c.idle1 = read_tasks(c.pid);
+    if (c.idle_window == kIdleWindows || other_threads_share(c.idle0, c.idle1, roles, c.idle_s) < o_.burn_fraction)
       break;
   }
   for (auto& p : c.peers) p->problems.clear();
@@ -1247,12 +1248,12 @@ void Runner::check_pinning(CellRun& c) {
 
 // No thread but the roles' burns CPU over the audit's threshold during the window of orders.
 void Runner::check_runtime_idle(CellRun& c) {
-  if (!c.logged_on) {
+  if (c.idle1.empty()) {
     line(CheckStatus::fail, c.scope, "runtime-idle", "no order window: not every session logged on");
     return;
   }
   std::vector<std::string> bad;
-  const double worst = other_threads_share(c.idle0, c.tasks1, c.roles, c.idle_s, &bad, o_.burn_fraction);
+  const double worst = other_threads_share(c.idle0, c.idle1, c.roles, c.idle_s, &bad, o_.burn_fraction);
   const std::string window =
       c.idle_window > 1 ? " (window " + std::to_string(c.idle_window) + " of " + std::to_string(kIdleWindows) + ")"
                         : "";
