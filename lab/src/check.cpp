@@ -1184,8 +1184,8 @@ double other_threads_share(const std::map<pid_t, Task>& before, const std::map<p
 // runtime-idle is judged as the audit judges a cell: over orders on warm sessions, before the
 // checks that play cold paths a cell never sends (reconnect, garbled, reject, gap): a JIT that
 // compiles those after them is not what a cell sees. A window whose other threads burned is
-// followed by another, up to kIdleWindows, and the last one is judged (a loaded host may stretch
-// what the logons set off); a runtime that burns a core steadily fails every window.
+// followed by another, up to kIdleWindows, and the first quiet one (else the last) is judged: a
+// loaded host may stretch what the logons set off; a runtime that burns steadily fails every window.
 void Runner::order_window(CellRun& c) {
   if (!unclaimed("runtime-idle").empty() || !c.logged_on) return;
   std::uint64_t next_id = 5000;
